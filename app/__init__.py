@@ -1,0 +1,3 @@
+"""Draftlight: a local chat app that makes speculative decoding visible."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,11 @@
+"""Speculative decoding on llama.cpp. No Qt here: the UI adapts these iterators to signals."""
+
+from app.engine.errors import (ChatTemplateError, ContextOverflowError, EngineError,
+                               IncompatibleDraftError, ModelLoadError)
+from app.engine.events import Done, Event, Notice, Stats, TextPiece
+from app.engine.sampling import SamplingParams
+
+__all__ = [
+    "ChatTemplateError", "ContextOverflowError", "Done", "EngineError", "Event",
+    "IncompatibleDraftError", "ModelLoadError", "Notice", "SamplingParams", "Stats", "TextPiece",
+]

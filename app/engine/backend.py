@@ -1,0 +1,47 @@
+"""The little a speculative step needs from a model: a token cache it can extend and cut back."""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+import numpy as np
+
+
+class Backend(Protocol):
+    """A causal LM with a KV cache holding `tokens`, in order, from position 0."""
+
+    n_vocab: int
+
+    @property
+    def tokens(self) -> list[int]:
+        """The tokens whose keys and values are in the cache (a copy)."""
+        ...
+
+    def eval(self, tokens: Sequence[int], n_logits: int = 1) -> np.ndarray:
+        """Append `tokens` to the cache; return logits for the last `n_logits` of them,
+        shape (n_logits, n_vocab), row j predicting the token after tokens[len - n_logits + j]."""
+        ...
+
+    def truncate(self, n: int) -> None:
+        """Drop everything after the first `n` cached tokens (rollback)."""
+        ...
+
+
+def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def sync_cache(backend: Backend, context: Sequence[int]) -> int:
+    """Make the cache hold exactly `context`, reusing the longest cached prefix.
+
+    Returns how many tokens were reused (not evaluated again).
+    """
+    reused = common_prefix_length(backend.tokens, context)
+    backend.truncate(reused)
+    if reused < len(context):
+        backend.eval(context[reused:], n_logits=0)
+    return reused

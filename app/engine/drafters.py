@@ -1,0 +1,109 @@
+"""Drafters guess the next few tokens; the target then checks them in one pass.
+
+They share one small Protocol. A drafter may keep state (a draft model's KV cache) but must
+accept any context: after a rejection the context it sees next is not an extension of its guess.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from app.engine.backend import Backend, sync_cache
+from app.engine.sampling import SamplingParams, sample, softmax, to_probs
+
+
+@dataclass
+class Draft:
+    tokens: list[int]
+    # q: the drafter's distribution for each drafted token, shape (len(tokens), n_vocab), under
+    # the same transform as the target's. None means one-hot at each drafted token (n-gram
+    # lookup, and a draft model under greedy decoding).
+    probs: np.ndarray | None = None
+    # The drafter's own probability of each drafted token (1.0 for n-gram lookup).
+    confidence: list[float] | None = None
+
+
+class Drafter(Protocol):
+    def propose(self, context: Sequence[int], max_tokens: int, params: SamplingParams,
+                rng: np.random.Generator) -> Draft:
+        """Guess up to `max_tokens` tokens that follow `context`."""
+        ...
+
+
+class NgramDrafter:
+    """Prompt lookup: find the latest earlier occurrence of the context's last n tokens
+    (n = max_ngram down to min_ngram) and propose what followed it. Costs no model pass."""
+
+    def __init__(self, max_ngram: int = 3, min_ngram: int = 2) -> None:
+        self.max_ngram = max_ngram
+        self.min_ngram = min_ngram
+
+    def propose(self, context, max_tokens, params=None, rng=None) -> Draft:
+        tokens = np.asarray(context, dtype=np.int64)
+        for n in range(self.max_ngram, self.min_ngram - 1, -1):
+            if max_tokens <= 0 or len(tokens) <= n:
+                continue
+            # Windows that start before the suffix itself and have at least one token after them.
+            windows = np.lib.stride_tricks.sliding_window_view(tokens[:-1], n)
+            hits = np.flatnonzero((windows == tokens[-n:]).all(axis=1))
+            if hits.size:
+                start = int(hits[-1]) + n
+                guess = tokens[start:start + max_tokens].tolist()
+                return Draft(guess, None, [1.0] * len(guess))
+        return Draft([])
+
+
+class ModelDrafter:
+    """A smaller model with the same vocabulary drafts autoregressively, one token per pass.
+
+    Its cache is synced to the context before each proposal, so after a rejection only the
+    tokens that differ are evaluated again. `stop_below` ends a draft early when the draft's own
+    probability of its token falls below it (the break-even set by the adaptive controller).
+    """
+
+    def __init__(self, backend: Backend, target_vocab: int) -> None:
+        self.backend = backend
+        self.target_vocab = target_vocab
+        self.stop_below = 0.0
+        self.seconds = 0.0
+
+    def _fit_vocab(self, logits: np.ndarray) -> np.ndarray:
+        """Align the draft's logits with the target's vocabulary (sizes may differ slightly)."""
+        n = self.target_vocab
+        if logits.shape[-1] == n:
+            return logits
+        out = np.full(n, -np.inf, dtype=np.float32)
+        m = min(n, logits.shape[-1])
+        out[:m] = logits[:m]
+        return out
+
+    def propose(self, context, max_tokens, params, rng) -> Draft:
+        if max_tokens <= 0 or not context:
+            return Draft([])
+        sync_cache(self.backend, context[:-1])
+        token = context[-1]
+        tokens: list[int] = []
+        rows: list[np.ndarray] = []
+        confidence: list[float] = []
+        for _ in range(max_tokens):
+            logits = self._fit_vocab(self.backend.eval([token], n_logits=1)[0])
+            if params.greedy:
+                token = int(np.argmax(logits))
+                own_p = float(softmax(logits)[token]) if self.stop_below > 0 else 1.0
+            else:
+                q = to_probs(logits, params)[0]
+                token = sample(q, rng)
+                own_p = float(q[token])
+                rows.append(q)
+            if tokens and own_p < self.stop_below:
+                if rows:
+                    rows.pop()
+                break
+            tokens.append(token)
+            confidence.append(own_p)
+        probs = np.stack(rows) if rows else None
+        return Draft(tokens, probs, confidence)

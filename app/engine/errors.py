@@ -1,0 +1,21 @@
+"""Errors the engine raises. Each message is one plain sentence a user can act on."""
+
+
+class EngineError(Exception):
+    """Base class: anything the app shows as one clear line instead of a traceback."""
+
+
+class ModelLoadError(EngineError):
+    """A model file is missing, is not a GGUF, or llama.cpp cannot load it."""
+
+
+class IncompatibleDraftError(EngineError):
+    """The draft's vocabulary does not match the target's."""
+
+
+class ContextOverflowError(EngineError):
+    """The conversation does not fit in the context window even after dropping old turns."""
+
+
+class ChatTemplateError(EngineError):
+    """The model's chat template is unsafe or broken."""

@@ -1,0 +1,100 @@
+"""What `Engine.generate` yields: pieces of text that say where they came from, then one Done."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+Source = Literal["draft", "target"]
+
+
+@dataclass(frozen=True)
+class TextPiece:
+    """Text of one emitted token (may be "" while a UTF-8 character is incomplete).
+
+    source: "draft" = a drafted token the target accepted; "target" = a token the target
+    produced itself (the correction or bonus token of a pass, or plain decoding).
+    step: index of the target pass that produced it; consecutive "draft" pieces with the same
+    step form one accepted run.
+    """
+
+    text: str
+    source: Source
+    step: int
+
+
+@dataclass
+class Stats:
+    """Figures of one reply. Times are wall-clock seconds."""
+
+    new_tokens: int = 0  # tokens emitted (stop tokens excluded)
+    target_passes: int = 0  # target forward passes after the prompt (one per step)
+    drafted: int = 0  # tokens proposed by the drafter
+    accepted: int = 0  # proposed tokens the target accepted
+    prompt_tokens: int = 0  # tokens in the rendered prompt
+    reused_prompt_tokens: int = 0  # of those, found already in the KV cache
+    prefill_seconds: float = 0.0  # evaluating the new part of the prompt
+    draft_seconds: float = 0.0  # drafter time (draft model passes, n-gram lookups)
+    verify_seconds: float = 0.0  # target passes over [last token + draft]
+    seconds: float = 0.0  # whole call, prefill included
+    mode: str = "off"
+    stop_reason: str = ""  # "eos", "max_tokens", "context_full", "cancelled"
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.accepted / self.drafted if self.drafted else 0.0
+
+    @property
+    def mean_accepted_length(self) -> float:
+        """Tokens emitted per target pass (1.0 for plain decoding): accepted drafts + 1."""
+        return self.new_tokens / self.target_passes if self.target_passes else 0.0
+
+    @property
+    def decode_seconds(self) -> float:
+        return max(self.seconds - self.prefill_seconds, 0.0)
+
+    @property
+    def other_seconds(self) -> float:
+        """Sampling, detokenizing and bookkeeping: the part of decoding that is neither."""
+        return max(self.decode_seconds - self.draft_seconds - self.verify_seconds, 0.0)
+
+    @property
+    def tokens_per_second(self) -> float:
+        """New tokens over decoding time (prefill excluded, so modes compare fairly)."""
+        return self.new_tokens / self.decode_seconds if self.decode_seconds > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        for name in ("acceptance_rate", "mean_accepted_length", "tokens_per_second",
+                     "other_seconds", "decode_seconds"):
+            out[name] = getattr(self, name)
+        return out
+
+    def summary(self) -> str:
+        """One line for terminals and footers."""
+        line = (f"{self.new_tokens} tokens, {self.tokens_per_second:.1f} tok/s, "
+                f"{self.target_passes} target passes")
+        if self.drafted:
+            line += (f", accepted {self.accepted}/{self.drafted} "
+                     f"({100 * self.acceptance_rate:.0f}%), "
+                     f"{self.mean_accepted_length:.2f} tokens/pass")
+        line += (f" | {self.seconds:.2f} s: prefill {self.prefill_seconds:.2f}, "
+                 f"draft {self.draft_seconds:.2f}, verify {self.verify_seconds:.2f}, "
+                 f"other {self.other_seconds:.2f} [{self.mode}]")
+        return line
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should be told (e.g. old turns dropped to fit the context)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Done:
+    text: str
+    stats: Stats = field(default_factory=Stats)
+
+
+Event = TextPiece | Notice | Done

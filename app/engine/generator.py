@@ -1,0 +1,197 @@
+"""The engine: a target model, an optional draft model, and `generate()`.
+
+    engine = Engine.load(target_path, draft_path=None)
+    for event in engine.generate(messages, SamplingParams(), mode="ngram"):
+        ...  # TextPiece(text, source, step) ... then Done(text, stats)
+
+Modes: "off" (plain decoding), "draft" (the draft model guesses), "ngram" (prompt lookup over
+the conversation). The mode may change between two calls; nothing is reloaded, and each call
+reuses the KV cache for the part of the conversation that is unchanged.
+"""
+
+from __future__ import annotations
+
+import codecs
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Literal
+
+import numpy as np
+
+from app.engine.backend import sync_cache
+from app.engine.chat_template import ChatTemplate
+from app.engine.compat import check_compatible
+from app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
+from app.engine.errors import ContextOverflowError, EngineError
+from app.engine.events import Done, Event, Notice, Stats, TextPiece
+from app.engine.llama_backend import LlamaBackend, LoadOptions
+from app.engine.sampling import SamplingParams
+from app.engine.speculative import speculative_step
+
+Mode = Literal["off", "draft", "ngram"]
+MODES: tuple[str, ...] = ("off", "draft", "ngram")
+
+
+@dataclass(frozen=True)
+class SpeculationConfig:
+    draft_tokens: int = 4  # tokens a draft model guesses per step
+    ngram_tokens: int = 8  # tokens an n-gram match may propose per step
+    ngram_max: int = 3  # longest suffix looked up
+    ngram_min: int = 2  # shortest suffix looked up
+
+
+class Engine:
+    """Owns the models; use it from one thread only, and close() it."""
+
+    def __init__(self, target: LlamaBackend, draft: LlamaBackend | None = None,
+                 config: SpeculationConfig = SpeculationConfig()) -> None:
+        self.target = target
+        self.config = config
+        meta = target.metadata()
+        self.template = ChatTemplate(meta.get("tokenizer.chat_template"),
+                                     bos_token=target.token_text(target.bos),
+                                     eos_token=target.token_text(target.eos))
+        self.ngram = NgramDrafter(config.ngram_max, config.ngram_min)
+        self.draft: LlamaBackend | None = None
+        self.model_drafter: ModelDrafter | None = None
+        if draft is not None:
+            self.attach_draft(draft)
+
+    @classmethod
+    def load(cls, target_path: str | Path, draft_path: str | Path | None = None,
+             options: LoadOptions = LoadOptions(),
+             draft_options: LoadOptions | None = None) -> "Engine":
+        target = LlamaBackend(target_path, options)
+        try:
+            engine = cls(target)
+            if draft_path is not None:
+                engine.attach_draft(LlamaBackend(draft_path, draft_options or options))
+        except BaseException:
+            target.close()
+            raise
+        return engine
+
+    def attach_draft(self, draft: LlamaBackend) -> None:
+        """Use `draft` as the draft model, after checking its vocabulary. Closes it if refused."""
+        try:
+            check_compatible(self.target, draft)
+        except EngineError:
+            draft.close()
+            raise
+        self.detach_draft()
+        self.draft = draft
+        self.model_drafter = ModelDrafter(draft, self.target.n_vocab)
+
+    def detach_draft(self) -> None:
+        if self.draft is not None:
+            self.draft.close()
+        self.draft = None
+        self.model_drafter = None
+
+    def close(self) -> None:
+        self.detach_draft()
+        self.target.close()
+
+    # --- prompt --------------------------------------------------------------------------
+
+    def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        text = self.template.render(messages)
+        bos_text = self.template.bos_token
+        add_bos = self.target.add_bos and not (bos_text and text.startswith(bos_text))
+        return self.target.tokenize(text, add_bos=add_bos, special=True)
+
+    def fit_prompt(self, messages: list[dict[str, str]], reserve: int
+                   ) -> tuple[list[int], int]:
+        """Tokens of the conversation, dropping its oldest turns until `reserve` new tokens fit.
+
+        The system prompt and the latest message are always kept. Returns (tokens, dropped).
+        """
+        system = [m for m in messages[:1] if m["role"] == "system"]
+        turns = messages[len(system):]
+        for dropped in range(len(turns)):
+            tokens = self.tokenize_chat(system + turns[dropped:])
+            if len(tokens) + reserve <= self.target.n_ctx:
+                return tokens, dropped
+        raise ContextOverflowError(
+            f"the message is {len(tokens):,} tokens long; with room for a reply "
+            f"({reserve:,} tokens) it does not fit the {self.target.n_ctx:,}-token context")
+
+    # --- generation ----------------------------------------------------------------------
+
+    def drafter_for(self, mode: str) -> Drafter | None:
+        if mode == "off":
+            return None
+        if mode == "ngram":
+            return self.ngram
+        if mode == "draft":
+            if self.model_drafter is None:
+                raise EngineError("draft mode needs a draft model; load one or use n-gram mode")
+            return self.model_drafter
+        raise EngineError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+
+    def draft_length(self, mode: str) -> int:
+        return {"off": 0, "draft": self.config.draft_tokens,
+                "ngram": self.config.ngram_tokens}[mode]
+
+    def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
+                 mode: str = "ngram") -> Iterator[Event]:
+        params.validate()
+        drafter = self.drafter_for(mode)
+        started = time.perf_counter()
+        stats = Stats(mode=mode)
+        target = self.target
+        rng = np.random.default_rng(params.seed)
+
+        reserve = min(params.max_tokens, max(target.n_ctx // 4, 1))
+        prompt, dropped = self.fit_prompt(messages, reserve)
+        if dropped:
+            yield Notice(f"The {dropped} oldest message(s) were left out so the conversation "
+                         f"fits the {target.n_ctx:,}-token context.")
+        # The cache holds the prompt minus its last token; each step starts from that token.
+        stats.prompt_tokens = len(prompt)
+        stats.reused_prompt_tokens = sync_cache(target, prompt[:-1])
+        stats.prefill_seconds = time.perf_counter() - started
+        last = prompt[-1]
+
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        text: list[str] = []
+        stats.stop_reason = "max_tokens"
+        try:
+            while stats.new_tokens < params.max_tokens:
+                room = target.n_ctx - len(target.tokens) - 1
+                if room <= 0:
+                    stats.stop_reason = "context_full"
+                    break
+                budget = params.max_tokens - stats.new_tokens - 1  # the step adds one token itself
+                gamma = max(0, min(self.draft_length(mode), budget, room - 1))
+                step = speculative_step(target, drafter, last, gamma, params, rng)
+                stats.target_passes += 1
+                stats.drafted += step.drafted
+                stats.accepted += len(step.accepted)
+                stats.draft_seconds += step.draft_seconds
+                stats.verify_seconds += step.verify_seconds
+                emitted = [(t, "draft") for t in step.accepted] + [(step.token, "target")]
+                finished = False
+                for token, source in emitted:
+                    if target.is_end_of_generation(token):
+                        stats.stop_reason, finished = "eos", True
+                        break
+                    piece = decoder.decode(target.piece(token))
+                    stats.new_tokens += 1
+                    text.append(piece)
+                    yield TextPiece(piece, source, stats.target_passes - 1)
+                    if stats.new_tokens >= params.max_tokens:
+                        break
+                last = step.token
+                if finished:
+                    break
+        except GeneratorExit:
+            stats.stop_reason = "cancelled"
+            raise
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            text.append(tail)
+            yield TextPiece(tail, "target", stats.target_passes - 1)
+        stats.seconds = time.perf_counter() - started
+        yield Done("".join(text), stats)

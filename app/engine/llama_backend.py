@@ -1,0 +1,213 @@
+"""A GGUF model on llama.cpp, through llama-cpp-python's low-level wrappers.
+
+We drive `llama_decode` ourselves instead of `Llama.eval`: that asks for logits only for the rows
+being verified (no n_ctx × n_vocab buffer), and rolls the KV cache back with llama_memory_seq_rm.
+Flash attention is on because it makes batched and one-at-a-time evaluation give bit-identical
+logits on llama.cpp's CPU backend, which greedy speculation needs to be exactly lossless.
+
+Not thread-safe: one thread owns a LlamaBackend for its whole life.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections import deque
+from contextlib import ExitStack, closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+import llama_cpp
+from llama_cpp import _internals
+
+from app.engine.errors import ModelLoadError
+
+GGUF_MAGIC = b"GGUF"
+
+# llama.cpp logs to stderr by default. Keep its recent lines instead: the last error explains a
+# failed load in our one-line message, and the terminal stays clean.
+_recent_log: deque[str] = deque(maxlen=20)
+
+
+@llama_cpp.llama_log_callback
+def _log_to_buffer(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+    if level in (2, 3):  # warnings and errors
+        _recent_log.append(text.decode("utf-8", "replace").strip())
+
+
+llama_cpp.llama_log_set(_log_to_buffer, ctypes.c_void_p(0))
+
+
+def default_threads() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        cores = os.cpu_count() or 1
+    # Beyond 4 logical cores assume SMT: llama.cpp is fastest on physical cores.
+    return cores if cores <= 4 else cores // 2
+
+
+def gpu_offload_supported() -> bool:
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    n_ctx: int = 4096  # context window in tokens
+    n_batch: int = 512  # most tokens per llama_decode call
+    n_threads: int = 0  # 0 = default_threads()
+    n_gpu_layers: int = 0  # -1 = all layers on the GPU (CUDA/Metal builds only)
+
+
+def check_gguf_file(path: Path) -> None:
+    """Fail early, in plain words, on a missing file or one that is not GGUF."""
+    if not path.exists():
+        raise ModelLoadError(f"model file not found: {path}")
+    if not path.is_file():
+        raise ModelLoadError(f"not a file: {path}")
+    with path.open("rb") as handle:
+        magic = handle.read(4)
+    if magic != GGUF_MAGIC:
+        raise ModelLoadError(f"not a GGUF model file (it does not start with 'GGUF'): {path}")
+
+
+class LlamaBackend:
+    """One loaded GGUF: model, context, a reusable batch, and the tokens in its KV cache."""
+
+    def __init__(self, path: str | Path, options: LoadOptions = LoadOptions()) -> None:
+        self.path = Path(path)
+        check_gguf_file(self.path)
+        self.options = options
+        self._stack = ExitStack()
+        _recent_log.clear()
+        try:
+            model_params = llama_cpp.llama_model_default_params()
+            model_params.n_gpu_layers = options.n_gpu_layers
+            self._model = self._stack.enter_context(closing(
+                _internals.LlamaModel(path_model=str(self.path), params=model_params,
+                                      verbose=False)))
+            ctx_params = llama_cpp.llama_context_default_params()
+            ctx_params.n_ctx = options.n_ctx
+            ctx_params.n_batch = options.n_batch
+            ctx_params.n_ubatch = options.n_batch
+            threads = options.n_threads or default_threads()
+            ctx_params.n_threads = threads
+            ctx_params.n_threads_batch = threads
+            ctx_params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
+            ctx_params.no_perf = True
+            self._ctx = self._stack.enter_context(closing(
+                _internals.LlamaContext(model=self._model, params=ctx_params, verbose=False)))
+            self._batch = self._stack.enter_context(closing(
+                _internals.LlamaBatch(n_tokens=options.n_batch, embd=0, n_seq_max=1,
+                                      verbose=False)))
+        except (ValueError, RuntimeError, OSError) as exc:
+            self._stack.close()
+            reason = next((line for line in reversed(_recent_log) if line), str(exc))
+            raise ModelLoadError(f"llama.cpp could not load {self.path.name}: {reason}") from exc
+        self.vocab = self._model.vocab
+        self.n_vocab = self._model.n_vocab()
+        self.n_ctx = self._ctx.n_ctx()
+        self._tokens: list[int] = []
+        self._piece_buffer = ctypes.create_string_buffer(256)
+
+    # --- the Backend protocol -------------------------------------------------------------
+
+    @property
+    def tokens(self) -> list[int]:
+        return list(self._tokens)
+
+    def eval(self, tokens: Sequence[int], n_logits: int = 1) -> np.ndarray:
+        if len(self._tokens) + len(tokens) > self.n_ctx:
+            raise RuntimeError("context window is full")
+        n_batch = self.options.n_batch
+        rows: list[np.ndarray] = []
+        first_with_logits = len(tokens) - n_logits
+        for start in range(0, len(tokens), n_batch):
+            chunk = tokens[start:start + n_batch]
+            batch = self._batch.batch
+            batch.n_tokens = len(chunk)
+            n_past = len(self._tokens)
+            for i, token in enumerate(chunk):
+                batch.token[i] = token
+                batch.pos[i] = n_past + i
+                batch.seq_id[i][0] = 0
+                batch.n_seq_id[i] = 1
+                batch.logits[i] = start + i >= first_with_logits
+            rc = llama_cpp.llama_decode(self._ctx.ctx, batch)
+            if rc != 0:
+                raise RuntimeError(f"llama_decode returned {rc}")
+            self._tokens.extend(chunk)
+            for i in range(len(chunk)):
+                if start + i >= first_with_logits:
+                    pointer = llama_cpp.llama_get_logits_ith(self._ctx.ctx, i)
+                    rows.append(np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy())
+        if not rows:
+            return np.empty((0, self.n_vocab), dtype=np.float32)
+        return np.stack(rows)
+
+    def truncate(self, n: int) -> None:
+        if n >= len(self._tokens):
+            return
+        if not llama_cpp.llama_memory_seq_rm(self._ctx.memory, 0, n, -1):
+            # Some architectures (recurrent) cannot cut a sequence: start over and refill.
+            llama_cpp.llama_memory_clear(self._ctx.memory, True)
+            keep = self._tokens[:n]
+            self._tokens = []
+            if keep:
+                self.eval(keep, n_logits=0)
+            return
+        del self._tokens[n:]
+
+    # --- vocabulary -------------------------------------------------------------------------
+
+    def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
+        return self._model.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special)
+
+    def piece(self, token: int) -> bytes:
+        """The bytes of one token as text (special tokens render as nothing)."""
+        n = llama_cpp.llama_token_to_piece(self.vocab, token, self._piece_buffer, 256, 0, False)
+        return bytes(self._piece_buffer.raw[:max(n, 0)])
+
+    def token_text(self, token: int) -> str:
+        return llama_cpp.llama_vocab_get_text(self.vocab, token).decode("utf-8", "replace")
+
+    def is_end_of_generation(self, token: int) -> bool:
+        return bool(llama_cpp.llama_vocab_is_eog(self.vocab, token))
+
+    @property
+    def vocab_type(self) -> int:
+        return int(llama_cpp.llama_vocab_type(self.vocab))
+
+    @property
+    def bos(self) -> int:
+        return int(llama_cpp.llama_vocab_bos(self.vocab))
+
+    @property
+    def eos(self) -> int:
+        return int(llama_cpp.llama_vocab_eos(self.vocab))
+
+    @property
+    def add_bos(self) -> bool:
+        return bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
+
+    def metadata(self) -> dict[str, str]:
+        return self._model.metadata()
+
+    @property
+    def description(self) -> str:
+        return self._model.desc()
+
+    # --- lifetime ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._stack.close()
+
+    def __enter__(self) -> "LlamaBackend":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+

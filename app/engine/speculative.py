@@ -1,0 +1,68 @@
+"""One speculative step: draft γ tokens, verify them in one target pass, keep the accepted prefix.
+
+Plain decoding is the same step with γ = 0 (one pass, one token), so every mode shares this code.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.engine.backend import Backend
+from app.engine.drafters import Draft, Drafter
+from app.engine.sampling import SamplingParams, sample, to_probs
+
+
+@dataclass
+class StepResult:
+    accepted: list[int]  # drafted tokens the target accepted, in order
+    token: int  # the target's own token: the correction after a rejection, else the bonus
+    drafted: int  # how many tokens the drafter proposed
+    draft_seconds: float
+    verify_seconds: float
+    draft: Draft  # what was proposed (the adaptive controller reads its confidences)
+
+
+def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, gamma: int,
+                     params: SamplingParams, rng: np.random.Generator) -> StepResult:
+    """`target.tokens` is the context minus `last_token`, the newest token not yet evaluated."""
+    n_past = len(target.tokens)
+    t0 = time.perf_counter()
+    if drafter is not None and gamma > 0:
+        draft = drafter.propose(target.tokens + [last_token], gamma, params, rng)
+    else:
+        draft = Draft([])
+    guess = draft.tokens
+    t1 = time.perf_counter()
+    # One target pass over [last_token, d_1..d_γ]. Row i of p is the target's distribution for
+    # the token after d_i (d_0 = last_token), so p[i] judges d_{i+1} and p[γ] is the bonus.
+    p = to_probs(target.eval([last_token, *guess], n_logits=len(guess) + 1), params)
+    t2 = time.perf_counter()
+
+    def result(n_accepted: int, token: int) -> StepResult:
+        return StepResult(guess[:n_accepted], token, len(guess), t1 - t0, t2 - t1, draft)
+
+    for i, x in enumerate(guess):
+        # q(x): the drafter's probability of x; None = one-hot (n-gram, greedy draft), q(x) = 1.
+        q_row = None if draft.probs is None else draft.probs[i]
+        q_x = 1.0 if q_row is None else float(q_row[x])
+        # Accept x with probability min(1, p(x) / q(x)):  u ~ U[0,1),  accept iff u·q(x) < p(x).
+        # Greedy: p is one-hot at the argmax, so x is accepted iff it is the argmax.
+        if rng.random() * q_x < p[i, x]:
+            continue
+        # Rejected: sample from the residual  r = max(0, p − q) / Σ max(0, p − q).  Together
+        # with the acceptance above this draws exactly from p (Leviathan et al. 2023, Thm 1).
+        # With one-hot q the residual is p with x removed; greedy, it is the argmax.
+        residual = p[i].copy()
+        if q_row is None:
+            residual[x] = 0.0
+        else:
+            residual = np.maximum(residual - q_row, 0.0)
+        if residual.sum() <= 0.0:  # only reachable through rounding: fall back to p
+            residual = p[i]
+        target.truncate(n_past + 1 + i)  # keep last_token and d_1..d_i; drop the rest
+        return result(i, sample(residual, rng))
+    # Every draft accepted: the bonus token comes from p[γ]; the cache keeps all of them.
+    return result(len(guess), sample(p[len(guess)], rng))

@@ -1,0 +1,203 @@
+"""Exact tests of the speculative step on scripted logits (no model, fast)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.engine.drafters import Draft, ModelDrafter, NgramDrafter
+from app.engine.sampling import SamplingParams, sample, to_probs
+from app.engine.speculative import speculative_step
+from tests.fake_backend import FakeBackend, constant_logits, hashed_logits
+
+VOCAB = 40
+PROMPT = [1, 2, 3, 4, 5, 1, 2, 3]
+
+
+def generate_tokens(target, drafter, gamma, params, n, seed=0, prompt=PROMPT):
+    """Drive speculative_step the way Engine.generate does; return the emitted tokens."""
+    rng = np.random.default_rng(seed)
+    target.truncate(0)
+    target.eval(prompt[:-1], n_logits=0)
+    last, out = prompt[-1], []
+    while len(out) < n:
+        step = speculative_step(target, drafter, last, gamma, params, rng)
+        out += step.accepted + [step.token]
+        last = step.token
+        # Rollback bookkeeping: the cache holds exactly the context minus the newest token.
+        assert target.tokens == prompt + out[:-1]
+    return out[:n]
+
+
+class NoisyDraftLogits:
+    """A draft that mostly agrees with the target: the target's logits plus noise."""
+
+    def __init__(self, target_fn, scale):
+        self.target_fn, self.scale = target_fn, scale
+
+    def __call__(self, prefix):
+        noise = np.random.default_rng(len(prefix) * 7919).normal(size=VOCAB) * self.scale
+        return self.target_fn(prefix) + noise
+
+
+@pytest.mark.parametrize("drafter_kind", ["model", "ngram"])
+def test_greedy_speculation_is_token_identical_to_plain(drafter_kind):
+    target_fn = hashed_logits(VOCAB)
+    target = FakeBackend(VOCAB, target_fn)
+    params = SamplingParams(temperature=0.0)
+    plain = generate_tokens(target, None, 0, params, 300)
+    if drafter_kind == "model":
+        drafter = ModelDrafter(FakeBackend(VOCAB, NoisyDraftLogits(target_fn, 2.0)), VOCAB)
+    else:
+        drafter = NgramDrafter(3, 1)
+    target = FakeBackend(VOCAB, target_fn)
+    speculative = generate_tokens(target, drafter, 4, params, 300)
+    assert speculative == plain
+    # And it really speculated: fewer target passes than tokens.
+    assert target.passes < 300 or drafter_kind == "ngram"
+
+
+def test_self_draft_accepts_everything_and_saves_passes():
+    target_fn = hashed_logits(VOCAB)
+    target = FakeBackend(VOCAB, target_fn)
+    drafter = ModelDrafter(FakeBackend(VOCAB, target_fn), VOCAB)
+    rng = np.random.default_rng(0)
+    target.eval(PROMPT[:-1], n_logits=0)
+    step = speculative_step(target, drafter, PROMPT[-1], 5, SamplingParams(), rng)
+    assert len(step.accepted) == 5 and step.drafted == 5
+    assert len(target.tokens) == len(PROMPT) + 5  # last token + 5 drafts kept; bonus pending
+
+
+def test_rollback_keeps_only_the_accepted_prefix_and_reuses_the_cache():
+    target_fn = hashed_logits(VOCAB)
+    target = FakeBackend(VOCAB, target_fn)
+    draft_backend = FakeBackend(VOCAB, NoisyDraftLogits(target_fn, 4.0))
+    drafter = ModelDrafter(draft_backend, VOCAB)
+    params = SamplingParams()
+    out = generate_tokens(target, drafter, 4, params, 200)
+    # Each target pass evaluates at most gamma + 1 tokens; the context is never re-evaluated.
+    assert target.evaluated <= len(PROMPT) - 1 + target.passes * 5
+    # The draft's cache is always a prefix of the context plus its own last guesses, and it
+    # never evaluated much more than one token per drafted token plus the corrections.
+    context = PROMPT + out
+    common = 0
+    while common < len(draft_backend.tokens) and draft_backend.tokens[common] == context[common]:
+        common += 1
+    assert common >= len(context) - 6
+    assert draft_backend.evaluated <= len(PROMPT) + 2 * target.passes * 5
+
+
+def test_rejection_truncates_target_cache_to_accepted_prefix():
+    # Target always prefers token 7; the drafter proposes 7, 7, 3, 7: the third is rejected.
+    target = FakeBackend(VOCAB, lambda prefix: np.eye(VOCAB)[7] * 10)
+
+    class Scripted:
+        def propose(self, context, max_tokens, params, rng):
+            return Draft([7, 7, 3, 7][:max_tokens])
+
+    target.eval([1, 2], n_logits=0)
+    step = speculative_step(target, Scripted(), 9, 4, SamplingParams(), np.random.default_rng())
+    assert step.accepted == [7, 7] and step.token == 7 and step.drafted == 4
+    assert target.tokens == [1, 2, 9, 7, 7]
+
+
+# --- speculative sampling keeps the target's distribution ------------------------------------
+
+P = np.array([0.30, 0.25, 0.20, 0.13, 0.08, 0.04])
+Q = np.array([0.04, 0.08, 0.13, 0.20, 0.25, 0.30])  # the draft's belief: very different from P
+CHI2_CRITICAL_DF5_P001 = 20.515  # chi-square, 5 degrees of freedom, 0.1% significance
+DRAWS = 20_000
+
+
+def chi_square(tokens, probs):
+    counts = np.bincount(tokens, minlength=len(probs))
+    expected = probs * len(tokens)
+    return float(((counts - expected) ** 2 / expected).sum())
+
+
+def sampled_tokens(step_fn, draws=DRAWS, gamma=2):
+    """First and second token emitted by each of `draws` independent steps."""
+    target = FakeBackend(len(P), constant_logits(P))
+    drafter = ModelDrafter(FakeBackend(len(Q), constant_logits(Q)), len(P))
+    params = SamplingParams(temperature=1.0)
+    rng = np.random.default_rng(1234)
+    first, second = [], []
+    for _ in range(draws):
+        target.truncate(0)
+        target.eval([0], n_logits=0)
+        step = step_fn(target, drafter, 1, gamma, params, rng)
+        emitted = step.accepted + [step.token]
+        first.append(emitted[0])
+        if len(emitted) > 1:
+            second.append(emitted[1])
+    return np.array(first), np.array(second)
+
+
+def test_speculative_sampling_reproduces_the_target_distribution():
+    first, second = sampled_tokens(speculative_step)
+    assert chi_square(first, P) < CHI2_CRITICAL_DF5_P001
+    assert len(second) > 1000 and chi_square(second, P) < CHI2_CRITICAL_DF5_P001
+
+
+def test_the_distribution_test_catches_a_missing_residual():
+    """Resampling from p (instead of the residual) after a rejection biases the output; the
+    chi-square check above must see it, or it would prove nothing."""
+
+    def step_without_residual(target, drafter, last, gamma, params, rng):
+        step = speculative_step(target, drafter, last, gamma, params, rng)
+        if len(step.accepted) < step.drafted:  # a rejection: redraw the correction from p
+            step.token = sample(P, rng)
+        return step
+
+    first, _ = sampled_tokens(step_without_residual)
+    assert chi_square(first, P) > CHI2_CRITICAL_DF5_P001
+
+
+def test_one_hot_drafts_keep_the_target_distribution():
+    """n-gram drafts are one-hot q: accept with p(x), else sample p without x."""
+    target = FakeBackend(len(P), constant_logits(P))
+
+    class AlwaysZero:
+        def propose(self, context, max_tokens, params, rng):
+            return Draft([0] * max_tokens)
+
+    rng = np.random.default_rng(99)
+    first = []
+    for _ in range(DRAWS):
+        target.truncate(0)
+        target.eval([0], n_logits=0)
+        step = speculative_step(target, AlwaysZero(), 1, 1, SamplingParams(temperature=1.0), rng)
+        first.append((step.accepted + [step.token])[0])
+    assert chi_square(np.array(first), P) < CHI2_CRITICAL_DF5_P001
+
+
+def test_a_seed_makes_sampled_speculation_reproducible():
+    target_fn = hashed_logits(VOCAB)
+    params = SamplingParams(temperature=0.8, top_p=0.95, seed=7)
+
+    def run(seed):
+        drafter = ModelDrafter(FakeBackend(VOCAB, NoisyDraftLogits(target_fn, 1.0)), VOCAB)
+        return generate_tokens(FakeBackend(VOCAB, target_fn), drafter, 3, params, 100, seed)
+
+    assert run(7) == run(7)
+    assert run(7) != run(8)
+
+
+# --- parts -----------------------------------------------------------------------------------
+
+def test_ngram_drafter_proposes_what_followed_the_latest_match():
+    drafter = NgramDrafter(max_ngram=3, min_ngram=2)
+    context = [5, 6, 7, 8, 9, 1, 6, 7, 3, 4, 0, 6, 7]
+    assert drafter.propose(context, 3).tokens == [3, 4, 0]  # latest "6 7" is followed by 3 4 0
+    assert drafter.propose([1, 2, 3, 4], 3).tokens == []
+
+
+def test_transform_filters():
+    logits = np.log(np.array([[0.5, 0.3, 0.15, 0.05]]))
+    assert to_probs(logits, SamplingParams(temperature=0.0)).tolist() == [[1, 0, 0, 0]]
+    top_k = to_probs(logits, SamplingParams(temperature=1.0, top_k=2))[0]
+    assert np.allclose(top_k, [0.5 / 0.8, 0.3 / 0.8, 0, 0])
+    top_p = to_probs(logits, SamplingParams(temperature=1.0, top_p=0.8))[0]
+    assert np.allclose(top_p, [0.5 / 0.8, 0.3 / 0.8, 0, 0])
+    min_p = to_probs(logits, SamplingParams(temperature=1.0, min_p=0.2))[0]
+    assert np.allclose(min_p, [0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0])
