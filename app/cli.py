@@ -1,0 +1,65 @@
+"""The `draftlight` command. With no arguments it opens the window; subcommands run in the terminal.
+
+Errors a user can cause (missing file, not a GGUF, incompatible draft, …) print one line to
+stderr and exit with status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from app import __version__
+
+EXIT_USAGE = 2
+
+
+class UserError(Exception):
+    """A problem with what the user asked for; shown as one line."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="draftlight",
+        description="Local chat with visible speculative decoding. Without a command, opens the app.")
+    parser.add_argument("--version", action="version", version=f"draftlight {__version__}")
+    parser.add_argument("--screenshot", metavar="PATH",
+                        help="run offscreen, send --prompt, save a PNG of the window, exit")
+    parser.add_argument("--prompt", help="message to send with --screenshot")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    from app.chat_cli import add_chat_parser
+    add_chat_parser(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            return _run_gui(args)
+        return args.run(args)
+    except KeyboardInterrupt:
+        return 130
+    except UserError as exc:
+        print(f"draftlight: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - known failures become one line, see below
+        from app.engine.errors import EngineError
+        if isinstance(exc, (EngineError, OSError)):
+            print(f"draftlight: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        raise
+
+
+def _run_gui(args: argparse.Namespace) -> int:
+    if args.screenshot and not args.prompt:
+        raise UserError("--screenshot needs --prompt")
+    from app.ui.app import run_app
+    return run_app(screenshot=args.screenshot, prompt=args.prompt)
+
+
+def gui_main() -> int:
+    """Entry point of the `draftlight-gui` script (no console window on Windows)."""
+    return main(sys.argv[1:])

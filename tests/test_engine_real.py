@@ -1,0 +1,153 @@
+"""The engine on the real bundled model: greedy identity, self-draft acceptance, mode switching."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.engine.errors import IncompatibleDraftError, ModelLoadError
+from app.engine.events import Done, TextPiece
+from app.engine.generator import Engine, explain_divergence
+from app.engine.llama_backend import LlamaBackend, LoadOptions
+from app.engine.sampling import SamplingParams
+
+OPTIONS = LoadOptions(n_ctx=2048)
+GREEDY = SamplingParams(temperature=0.0, max_tokens=48)
+
+PROMPTS = [
+    "What is the capital of France?",
+    "Write a haiku about the sea.",
+    "Explain what a hash table is in two sentences.",
+    "Repeat exactly: The United States of America declared independence in 1776.",
+    "Translate to French: Good morning, my friend.",
+    "What is 17 times 3? Show your work.",
+    "Write a Python function that returns the square of a number.",
+    "Summarize: The cat sat on the mat. The cat was happy. The mat was red and soft.",
+    "List three primary colors.",
+    "Fix the bug: def add(a, b): return a - b",
+    "Quote the first sentence of this text: 'Water boils at 100 degrees Celsius at sea level. "
+    "It freezes at zero.'",
+]
+
+
+@pytest.fixture(scope="module")
+def engine(bundled_model):
+    """SmolLM2 as target and as its own draft (identical vocabularies, ~100% acceptance)."""
+    engine = Engine.load(bundled_model, bundled_model, OPTIONS)
+    yield engine
+    engine.close()
+
+
+def run(engine, messages, mode, params=GREEDY):
+    tokens, sources, done = [], [], None
+    for event in engine.generate(messages, params, mode):
+        if isinstance(event, TextPiece) and event.token >= 0:
+            tokens.append(event.token)
+            sources.append(event.source)
+        elif isinstance(event, Done):
+            done = event
+    return tokens, sources, done
+
+
+@pytest.mark.parametrize("mode", ["ngram", "draft"])
+def test_greedy_speculation_matches_plain_decoding(engine, mode):
+    differences = []
+    for prompt in PROMPTS:
+        messages = [{"role": "user", "content": prompt}]
+        plain, _, plain_done = run(engine, messages, "off")
+        fast, _, fast_done = run(engine, messages, mode)
+        if fast != plain:
+            # Never hide a divergence: report where it is and how close the logits were.
+            divergence = explain_divergence(engine, messages, plain, fast)
+            differences.append(f"{prompt!r}: {divergence.describe() if divergence else 'length'}")
+        elif fast_done.text != plain_done.text:
+            differences.append(f"{prompt!r}: same tokens, different text")
+    assert not differences, "\n".join(differences)
+
+
+def test_self_draft_is_accepted_almost_always(engine):
+    messages = [{"role": "user", "content": PROMPTS[2]}]
+    _, sources, done = run(engine, messages, "draft")
+    stats = done.stats
+    assert stats.drafted > 20
+    assert stats.acceptance_rate >= 0.99, stats.summary()
+    assert stats.target_passes < stats.new_tokens / 2
+    assert sources.count("draft") == stats.accepted or stats.stop_reason != "max_tokens"
+
+
+def test_mode_switches_between_turns_without_reloading(engine):
+    conversation = [{"role": "user", "content": "Name a fruit that is yellow."}]
+    outputs = {}
+    for mode in ["ngram", "off", "draft"]:
+        tokens, _, done = run(engine, conversation, mode)
+        outputs[mode] = tokens
+        assert done.stats.mode == mode
+    assert outputs["ngram"] == outputs["off"] == outputs["draft"]
+    # A second turn reuses the cached prefix of the conversation.
+    conversation += [{"role": "assistant", "content": done.text},
+                     {"role": "user", "content": "And a red one?"}]
+    second, _, done2 = run(engine, conversation, "ngram")
+    assert done2.stats.reused_prompt_tokens > done.stats.prompt_tokens // 2
+    plain_second, _, _ = run(engine, conversation, "off")
+    assert second == plain_second
+
+
+def test_batched_and_single_token_logits_are_identical(bundled_model):
+    """Flash attention makes llama.cpp's CPU logits batch-invariant; greedy speculation relies on
+    it. This catches a regression (llama.cpp update, a flag) before it shows up as drift."""
+    with LlamaBackend(bundled_model, OPTIONS) as backend:
+        tokens = backend.tokenize("The quick brown fox jumps over the lazy dog because", add_bos=False)
+        batched = backend.eval(tokens, n_logits=len(tokens))
+        backend.truncate(0)
+        single = np.stack([backend.eval([t], n_logits=1)[0] for t in tokens])
+    assert np.abs(batched - single).max() == 0.0
+
+
+def test_sampled_run_is_reproducible_with_a_seed(engine):
+    messages = [{"role": "user", "content": "Tell me a short story about a robot."}]
+    params = SamplingParams(temperature=0.9, top_p=0.95, seed=42, max_tokens=32)
+    a, _, _ = run(engine, messages, "draft", params)
+    b, _, _ = run(engine, messages, "draft", params)
+    assert a == b and len(a) > 5
+
+
+def test_streamed_text_is_utf8_safe(bundled_model):
+    """Characters split across byte-level tokens are held back until complete."""
+    import codecs
+    text = "naïve café — 日本語 😀🎉"
+    with LlamaBackend(bundled_model, OPTIONS) as backend:
+        tokens = backend.tokenize(text, add_bos=False)
+        pieces = [backend.piece(t) for t in tokens]
+    assert any(p and not _complete_utf8(p) for p in pieces), "expected a split character"
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    streamed = [decoder.decode(p) for p in pieces]
+    assert "".join(streamed) == text and "\ufffd" not in "".join(streamed)
+
+
+def _complete_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def test_gemma_draft_is_rejected_with_the_first_mismatch(bundled_model, gemma_model):
+    with pytest.raises(IncompatibleDraftError, match="tokenizers differ"):
+        Engine.load(bundled_model, gemma_model, OPTIONS)
+
+
+def test_not_a_gguf_is_refused_in_plain_words(tmp_path):
+    bogus = tmp_path / "model.gguf"
+    bogus.write_bytes(b"PK\x03\x04 this is a zip file")
+    with pytest.raises(ModelLoadError, match="not a GGUF"):
+        LlamaBackend(bogus)
+    with pytest.raises(ModelLoadError, match="not found"):
+        LlamaBackend(tmp_path / "missing.gguf")
+
+
+def test_truncated_gguf_is_refused(tmp_path, bundled_model):
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(bundled_model.read_bytes()[:5_000_000])
+    with pytest.raises(ModelLoadError, match="could not load"):
+        LlamaBackend(cut)
