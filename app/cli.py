@@ -28,8 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prompt", help="message to send with --screenshot")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    from app.bench.cli import add_bench_parser
     from app.chat_cli import add_chat_parser
+    from app.store.cli import add_models_parser
     add_chat_parser(commands)
+    add_models_parser(commands)
+    add_bench_parser(commands)
     return parser
 
 

@@ -1,0 +1,1 @@
+"""Models on disk and on the Hugging Face hub. Imports no Qt."""

@@ -1,0 +1,175 @@
+"""`draftlight models list|pull|rm|add|search|files`: the model store in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+BAR_WIDTH = 28
+
+
+def add_models_parser(commands) -> None:
+    models = commands.add_parser("models", help="list, download and remove models",
+                                 description="Models on this machine and on the Hugging Face hub.")
+    sub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+
+    listing = sub.add_parser("list", help="installed models")
+    listing.set_defaults(run=run_list)
+
+    pull = sub.add_parser("pull", help="download a GGUF file from the hub (resumes if interrupted)")
+    pull.add_argument("repo_id", metavar="REPO_ID",
+                      help="e.g. bartowski/Qwen2.5-0.5B-Instruct-GGUF")
+    pull.add_argument("filename", metavar="FILENAME", help="the .gguf file in that repository")
+    pull.add_argument("--revision", default="main", help="branch, tag or commit (main)")
+    pull.add_argument("--sha256", help="expected sha256 (default: the hub's LFS sha256)")
+    pull.set_defaults(run=run_pull)
+
+    remove = sub.add_parser("rm", help="remove a model (a downloaded file is deleted)")
+    remove.add_argument("name", metavar="NAME", help="as shown by `draftlight models list`")
+    remove.set_defaults(run=run_rm)
+
+    add = sub.add_parser("add", help="register a GGUF file you already have (it is not moved)")
+    add.add_argument("path", type=Path, metavar="PATH")
+    add.set_defaults(run=run_add)
+
+    search = sub.add_parser("search", help="search the hub for GGUF repositories")
+    search.add_argument("query", metavar="QUERY")
+    search.set_defaults(run=run_search)
+
+    files = sub.add_parser("files", help="list a hub repository's GGUF files")
+    files.add_argument("repo_id", metavar="REPO_ID")
+    files.set_defaults(run=run_files)
+
+    for parser in (pull, search, files):
+        parser.add_argument("--endpoint", metavar="URL",
+                            help="hub address (default: $DRAFTLIGHT_HF_ENDPOINT, else "
+                                 "https://huggingface.co)")
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from app.store.installed import list_installed
+    models = list_installed()
+    if not models:
+        print("no models installed")
+        return 0
+    width = max(len(m.name) for m in models)
+    for model in models:
+        size = format_bytes(model.size) if model.size else "?"
+        origin = model.repo or str(model.path)
+        missing = "" if model.exists else "  (file missing)"
+        print(f"{model.name:<{width}}  {model.source:<7}  {size:>9}  {origin}{missing}")
+    return 0
+
+
+def run_pull(args: argparse.Namespace) -> int:
+    from app.store.downloads import DownloadJob
+    from app.store.hub import HubClient
+    bar = ProgressBar(sys.stderr)
+    job = DownloadJob(HubClient(args.endpoint), args.repo_id, args.filename,
+                      revision=args.revision, sha256=args.sha256, on_progress=bar.update)
+    try:
+        model = job.run()
+    except KeyboardInterrupt:
+        job.cancel()
+        bar.finish()
+        print(f"interrupted; {job.part_path.name} is kept: run the same command to resume",
+              file=sys.stderr)
+        return 130
+    finally:
+        bar.finish()
+    print(f"installed {model.name} ({format_bytes(model.size or 0)}) at {model.path}")
+    return 0
+
+
+def run_rm(args: argparse.Namespace) -> int:
+    from app.store.installed import remove
+    model = remove(args.name)
+    what = "deleted" if model.source == "hub" else "forgot (the file is left in place)"
+    print(f"{what} {model.name}")
+    return 0
+
+
+def run_add(args: argparse.Namespace) -> int:
+    from app.store.installed import add_local
+    model = add_local(args.path)
+    print(f"added {model.name} ({model.path})")
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from app.store.hub import HubClient
+    for repo in HubClient(args.endpoint).search(args.query):
+        gated = "  (gated)" if repo.gated else ""
+        print(f"{repo.id}  {repo.downloads or 0:,} downloads{gated}")
+    return 0
+
+
+def run_files(args: argparse.Namespace) -> int:
+    from app.store.hub import HubClient
+    for file in HubClient(args.endpoint).list_files(args.repo_id):
+        note = "" if file.is_single_model else "  (split or projector: not supported)"
+        print(f"{file.path}  {file.quant or '?'}  {format_bytes(file.size or 0)}{note}")
+    return 0
+
+
+class ProgressBar:
+    """One line redrawn in place on a terminal; a line per 10 % otherwise."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.last_decile = -1
+        self.drawn = False
+
+    def update(self, job, progress) -> None:
+        from app.store.downloads import JobState
+        if progress.state == JobState.VERIFYING:
+            return self._line(f"verifying sha256 of {job.filename} …")
+        if progress.state != JobState.DOWNLOADING or not progress.total:
+            return
+        fraction = progress.fraction or 0.0
+        filled = int(fraction * BAR_WIDTH)
+        eta = format_duration(progress.eta) if progress.eta is not None else "--:--"
+        resumed = (f"  (resumed at {format_bytes(progress.resumed_from)})"
+                   if progress.resumed_from else "")
+        text = (f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {fraction:4.0%}  "
+                f"{format_bytes(progress.downloaded)}/{format_bytes(progress.total)}  "
+                f"{format_bytes(progress.speed)}/s  ETA {eta}{resumed}")
+        if self.tty:
+            self._line(text)
+        elif int(fraction * 10) > self.last_decile:
+            self.last_decile = int(fraction * 10)
+            print(text, file=self.stream, flush=True)
+
+    def _line(self, text: str) -> None:
+        if self.tty:
+            width = shutil.get_terminal_size((100, 20)).columns - 1
+            self.stream.write("\r" + text[:width].ljust(width))
+            self.stream.flush()
+            self.drawn = True
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def finish(self) -> None:
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.drawn = False
+
+
+def format_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
+
+
+def format_duration(seconds: float) -> str:
+    seconds = int(seconds + 0.5)
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+

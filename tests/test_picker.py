@@ -1,0 +1,151 @@
+"""The picker dialog against the loopback hub: search, files, drafts, download, cancel."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import Qt  # noqa: E402
+
+from app.store.catalog import load_catalog  # noqa: E402
+from app.store.download_queue import DownloadQueue  # noqa: E402
+from app.store.downloads import JobState  # noqa: E402
+from app.store.hub import HubClient  # noqa: E402
+from app.store.installed import list_installed  # noqa: E402
+from app.ui.picker import PickerDialog  # noqa: E402
+from tests.conftest_hub import (SMALL_FILE, SMALL_REPO, SMALL_SIZE, TARGET_FILE,  # noqa: E402,F401
+                                TARGET_REPO, clean_env, closed_port_url, fake_hub)
+
+TIMEOUT_MS = 15_000
+
+
+@pytest.fixture
+def make_dialog(qtbot):
+    made = []
+
+    def make(url, **kwargs):
+        queue = DownloadQueue()
+        dialog = PickerDialog(None, hub=HubClient(url), queue=queue, **kwargs)
+        qtbot.addWidget(dialog)
+        made.append((dialog, queue))
+        return dialog
+
+    yield make
+    for dialog, queue in made:
+        queue.close()
+        dialog.done(0)
+
+
+def select_file(qtbot, dialog, name):
+    qtbot.waitUntil(lambda: any(f.path == name for f in dialog.files_shown), timeout=TIMEOUT_MS)
+    row = [f.path for f in dialog.files_shown].index(name)
+    dialog.files.selectRow(row)
+
+
+def test_search_select_download_and_see_it_installed(qtbot, fake_hub, make_dialog):
+    dialog = make_dialog(fake_hub.url)
+    dialog.search_edit.setText("qwen2.5")
+    qtbot.mouseClick(dialog.search_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: dialog.repos.count() == 2, timeout=TIMEOUT_MS)
+    assert dialog.repos.item(0).text() == TARGET_REPO  # most downloaded first
+
+    dialog.repos.setCurrentRow(1)  # the 0.5B repo
+    select_file(qtbot, dialog, SMALL_FILE)
+    row = dialog.files.currentRow()
+    assert dialog.files.item(row, 1).text() == "Q8_0"
+    assert dialog.files.item(row, 2).text() == "3.1 MB"
+    assert dialog.files.item(row, 3).text() in ("fits", "tight", "too big")
+
+    fake_hub.delay_per_chunk = 0.005
+    changed = []
+    dialog.installed_changed.connect(lambda: changed.append(True))
+    qtbot.mouseClick(dialog.download_button, Qt.LeftButton)
+    (job,) = dialog.rows
+    qtbot.waitUntil(lambda: "/s, ETA" in dialog.rows[job].detail.text(), timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: changed == [True], timeout=TIMEOUT_MS)
+    assert job.state == JobState.DONE
+    assert dialog.rows[job].bar.value() == 1000
+    shown = [dialog.installed.item(i).text() for i in range(dialog.installed.count())]
+    assert any(text.startswith("qwen2.5-0.5b-instruct-q8_0  (hub") for text in shown)
+    assert "qwen2.5-0.5b-instruct-q8_0" in {m.name for m in list_installed()}
+    assert fake_hub.bytes_sent(SMALL_FILE) == SMALL_SIZE
+
+
+def test_drafts_for_a_target_and_cancel_a_download(qtbot, fake_hub, make_dialog):
+    dialog = make_dialog(fake_hub.url)
+    dialog.show_repo(TARGET_REPO)
+
+    def drafts():
+        return [dialog.drafts.item(i).text() for i in range(dialog.drafts.count())]
+
+    qtbot.waitUntil(lambda: SMALL_REPO in drafts(), timeout=TIMEOUT_MS)  # the hub's guess
+    assert "qwen2.5-0.5b-instruct-q8_0 (curated)" in drafts()
+    assert TARGET_REPO not in drafts() and "org/Llama-3.2-1B-Instruct-GGUF" not in drafts()
+
+    fake_hub.delay_per_chunk = 0.05  # slow enough to cancel midway
+    select_file(qtbot, dialog, TARGET_FILE)
+    qtbot.mouseClick(dialog.download_button, Qt.LeftButton)
+    (job,) = dialog.rows
+    qtbot.waitUntil(lambda: job.progress.downloaded > 0, timeout=TIMEOUT_MS)
+    qtbot.mouseClick(dialog.rows[job].cancel_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: job.state == JobState.CANCELLED, timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: "cancelled" in dialog.rows[job].detail.text(), timeout=TIMEOUT_MS)
+    assert job.part_path.exists() and not job.destination.exists()
+    assert not dialog.rows[job].cancel_button.isEnabled()
+
+
+def test_a_curated_pair_downloads_target_and_draft_in_one_click(qtbot, fake_hub, make_dialog,
+                                                                tmp_path):
+    catalog_file = tmp_path / "models.toml"
+    catalog_file.write_text(f'''
+default = "t"
+[[models]]
+name = "t"
+repo = "{TARGET_REPO}"
+file = "{TARGET_FILE}"
+quant = "Q4_K_M"
+[[models]]
+name = "d"
+repo = "{SMALL_REPO}"
+file = "{SMALL_FILE}"
+quant = "Q8_0"
+size_hint = 3000000
+[[pairs]]
+target = "t"
+draft = "d"
+''')
+    dialog = make_dialog(fake_hub.url, catalog=load_catalog(catalog_file))
+    assert dialog.pairs.count() == 1
+    dialog.pairs.setCurrentRow(0)
+    qtbot.mouseClick(dialog.pair_button, Qt.LeftButton)
+    assert len(dialog.rows) == 2
+    qtbot.waitUntil(lambda: all(j.state == JobState.DONE for j in dialog.rows), timeout=TIMEOUT_MS)
+    assert {"t", "d"} <= {m.name for m in list_installed()}
+
+
+def test_offline_hub_shows_one_message(qtbot, closed_port_url, make_dialog):
+    dialog = make_dialog(closed_port_url)
+    dialog.search_edit.setText("qwen")
+    qtbot.mouseClick(dialog.search_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: "cannot reach the hub" in dialog.status.text(), timeout=TIMEOUT_MS)
+    assert "Bundled and local models still work" in dialog.status.text()
+    assert dialog.installed.count() >= 1  # the bundled model is still there
+
+
+def test_picker_imports_neither_huggingface_hub_nor_llama_cpp():
+    import app.ui.picker as picker
+    tree = ast.parse(Path(picker.__file__).read_text())
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module}
+    assert not imported & {"huggingface_hub", "llama_cpp", "httpx", "httpx2"}
+
+
+def test_store_imports_no_qt():
+    for path in Path("app/store").glob("*.py"):
+        assert "PySide6" not in path.read_text(), path
