@@ -17,8 +17,9 @@ def add_chat_parser(commands) -> None:
     chat = commands.add_parser("chat", help="chat in the terminal",
                                description="Chat in the terminal. Accepted draft tokens are "
                                            "shown in colour.")
-    chat.add_argument("--mode", choices=["off", "draft", "ngram"],
-                      help="speculation: off, draft (a draft model) or ngram (prompt lookup); "
+    chat.add_argument("--mode", choices=["off", "draft", "ngram", "auto"],
+                      help="speculation: off, draft (a draft model), ngram (prompt lookup) or auto "
+                           "(drafts only when it pays); "
                            "default: draft with --draft, else ngram")
     chat.add_argument("--target", type=Path, help="target GGUF (default: the bundled SmolLM2-135M)")
     chat.add_argument("--draft", type=Path, help="draft GGUF sharing the target's vocabulary")

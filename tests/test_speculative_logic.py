@@ -201,3 +201,53 @@ def test_transform_filters():
     assert np.allclose(top_p, [0.5 / 0.8, 0.3 / 0.8, 0, 0])
     min_p = to_probs(logits, SamplingParams(temperature=1.0, min_p=0.2))[0]
     assert np.allclose(min_p, [0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0])
+
+
+# --- auto mode -------------------------------------------------------------------------------
+
+def cpu_like_costs():
+    from app.engine.costs import BatchCosts
+    return BatchCosts({1: 1.0, 2: 1.6, 3: 2.1, 4: 2.7, 5: 3.2, 8: 4.3, 16: 8.6}, 0.015)
+
+
+def test_auto_drafts_long_when_acceptance_is_high_and_not_at_all_when_low():
+    from app.engine.adaptive import AdaptiveDrafter, Candidate
+    auto = AdaptiveDrafter(cpu_like_costs(), [Candidate(NgramDrafter(), 0.0, 16)])
+    ngram = auto.candidates[0]
+    ngram.acceptance = {True: 0.99, False: 0.99}
+    assert auto.rate(ngram, 16)[1] >= 7
+    ngram.acceptance = {True: 0.4, False: 0.4}
+    assert auto.rate(ngram, 16) == (1.0, 0)  # plain decoding is best
+
+
+def test_auto_never_uses_a_draft_model_that_cannot_pay():
+    from app.engine.adaptive import AdaptiveDrafter, Candidate
+    slow = Candidate(ModelDrafter(FakeBackend(VOCAB, hashed_logits(VOCAB)), VOCAB), 1.0, 8)
+    auto = AdaptiveDrafter(cpu_like_costs(), [Candidate(NgramDrafter(), 0.0, 16), slow])
+    assert slow not in auto.candidates
+
+
+def test_auto_learns_from_free_ngram_observations_and_stays_lossless():
+    """On a repetitive sequence auto starts drafting; the output equals plain decoding."""
+    from app.engine.adaptive import AdaptiveDrafter, Candidate
+    period = [3, 9, 4, 12, 7, 1, 30, 22, 5, 17]
+
+    def cyclic(prefix):  # the target continues a fixed cycle: perfectly copyable
+        logits = np.zeros(VOCAB)
+        logits[period[(period.index(prefix[-1]) + 1) % len(period)]] = 5.0
+        return logits
+
+    plain = generate_tokens(FakeBackend(VOCAB, cyclic), None, 0, SamplingParams(), 200,
+                            prompt=period * 2)
+    auto = AdaptiveDrafter(cpu_like_costs(), [Candidate(NgramDrafter(), 0.0, 16)])
+    target = FakeBackend(VOCAB, cyclic)
+    rng = np.random.default_rng(0)
+    target.eval((period * 2)[:-1], n_logits=0)
+    last, out = period[-1], []
+    while len(out) < 200:
+        step = speculative_step(target, auto, last, 16, SamplingParams(), rng)
+        auto.observe(step.drafted, len(step.accepted), step.token)
+        out += step.accepted + [step.token]
+        last = step.token
+    assert out[:200] == plain
+    assert target.passes < 60  # long drafts once it saw that guesses are right

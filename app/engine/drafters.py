@@ -6,9 +6,8 @@ accept any context: after a rejection the context it sees next is not an extensi
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -61,15 +60,14 @@ class ModelDrafter:
     """A smaller model with the same vocabulary drafts autoregressively, one token per pass.
 
     Its cache is synced to the context before each proposal, so after a rejection only the
-    tokens that differ are evaluated again. `stop_below` ends a draft early when the draft's own
-    probability of its token falls below it (the break-even set by the adaptive controller).
+    tokens that differ are evaluated again. `keep_going(i, p)`, when set (by auto mode), is asked
+    before keeping token i+1, with p = the draft's own probability that all i+1 tokens are right.
     """
 
     def __init__(self, backend: Backend, target_vocab: int) -> None:
         self.backend = backend
         self.target_vocab = target_vocab
-        self.stop_below = 0.0
-        self.seconds = 0.0
+        self.keep_going: Callable[[int, float], bool] | None = None
 
     def _fit_vocab(self, logits: np.ndarray) -> np.ndarray:
         """Align the draft's logits with the target's vocabulary (sizes may differ slightly)."""
@@ -89,21 +87,24 @@ class ModelDrafter:
         tokens: list[int] = []
         rows: list[np.ndarray] = []
         confidence: list[float] = []
+        cumulative = 1.0
         for _ in range(max_tokens):
             logits = self._fit_vocab(self.backend.eval([token], n_logits=1)[0])
             if params.greedy:
                 token = int(np.argmax(logits))
-                own_p = float(softmax(logits)[token]) if self.stop_below > 0 else 1.0
+                own_p = float(softmax(logits)[token]) if self.keep_going else 1.0
+                row = None
             else:
-                q = to_probs(logits, params)[0]
-                token = sample(q, rng)
-                own_p = float(q[token])
-                rows.append(q)
-            if tokens and own_p < self.stop_below:
-                if rows:
-                    rows.pop()
+                row = to_probs(logits, params)[0]
+                token = sample(row, rng)
+                own_p = float(row[token])
+            cumulative *= own_p
+            if tokens and self.keep_going is not None and not self.keep_going(len(tokens),
+                                                                                cumulative):
                 break
             tokens.append(token)
             confidence.append(own_p)
+            if row is not None:
+                rows.append(row)
         probs = np.stack(rows) if rows else None
         return Draft(tokens, probs, confidence)

@@ -5,7 +5,8 @@
         ...  # TextPiece(text, source, step) ... then Done(text, stats)
 
 Modes: "off" (plain decoding), "draft" (the draft model guesses), "ngram" (prompt lookup over
-the conversation). The mode may change between two calls; nothing is reloaded, and each call
+the conversation), "auto" (drafts only as much as pays on this machine, with n-gram lookup and
+the draft model if one is loaded: see adaptive.py). The mode may change between two calls; nothing is reloaded, and each call
 reuses the KV cache for the part of the conversation that is unchanged.
 """
 
@@ -19,7 +20,10 @@ from typing import Iterator, Literal
 
 import numpy as np
 
+from app.engine.adaptive import AdaptiveDrafter, Candidate
 from app.engine.backend import sync_cache
+from app.engine import costs as cost_cache
+from app.engine.costs import BatchCosts
 from app.engine.chat_template import ChatTemplate
 from app.engine.compat import check_compatible
 from app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
@@ -29,8 +33,11 @@ from app.engine.llama_backend import LlamaBackend, LoadOptions
 from app.engine.sampling import SamplingParams
 from app.engine.speculative import speculative_step
 
-Mode = Literal["off", "draft", "ngram"]
-MODES: tuple[str, ...] = ("off", "draft", "ngram")
+Mode = Literal["off", "draft", "ngram", "auto"]
+MODES: tuple[str, ...] = ("auto", "off", "draft", "ngram")
+# Text used to time the models for auto mode's cost curve.
+PROBE_TEXT = ("Speculative decoding lets a small draft guess several tokens that a large model "
+              "then checks in a single pass; accepted guesses stream out at once. ")
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,7 @@ class SpeculationConfig:
     ngram_tokens: int = 8  # tokens an n-gram match may propose per step
     ngram_max: int = 3  # longest suffix looked up
     ngram_min: int = 2  # shortest suffix looked up
+    auto_max_tokens: int = 16  # longest draft auto mode considers
 
 
 class Engine:
@@ -55,6 +63,9 @@ class Engine:
         self.ngram = NgramDrafter(config.ngram_max, config.ngram_min)
         self.draft: LlamaBackend | None = None
         self.model_drafter: ModelDrafter | None = None
+        self.costs: BatchCosts | None = None  # measured on first use of auto mode
+        self.draft_cost = 0.0  # draft token time / target token time
+        self._auto: AdaptiveDrafter | None = None
         if draft is not None:
             self.attach_draft(draft)
 
@@ -88,6 +99,23 @@ class Engine:
             self.draft.close()
         self.draft = None
         self.model_drafter = None
+        self._auto = None
+
+    def prepare_auto(self) -> AdaptiveDrafter:
+        """Measure (or load from the cache) the cost curve and build auto mode's drafter."""
+        if self._auto is not None:
+            return self._auto
+        probe = self.target.tokenize(PROBE_TEXT * 8, add_bos=False)
+        if self.costs is None:
+            self.costs, _ = _cached_costs(self.target, probe, "target")
+        candidates = [Candidate(self.ngram, 0.0, self.config.auto_max_tokens)]
+        if self.draft is not None:
+            _, draft_seconds = _cached_costs(self.draft, probe, "draft")
+            self.draft_cost = draft_seconds / self.costs.token_seconds
+            candidates.append(Candidate(self.model_drafter, self.draft_cost,
+                                        self.config.draft_tokens * 2))
+        self._auto = AdaptiveDrafter(self.costs, candidates)
+        return self._auto
 
     def close(self) -> None:
         self.detach_draft()
@@ -124,6 +152,8 @@ class Engine:
             return None
         if mode == "ngram":
             return self.ngram
+        if mode == "auto":
+            return self.prepare_auto()
         if mode == "draft":
             if self.model_drafter is None:
                 raise EngineError("draft mode needs a draft model; load one or use n-gram mode")
@@ -131,13 +161,16 @@ class Engine:
         raise EngineError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
 
     def draft_length(self, mode: str) -> int:
-        return {"off": 0, "draft": self.config.draft_tokens,
-                "ngram": self.config.ngram_tokens}[mode]
+        return {"off": 0, "draft": self.config.draft_tokens, "ngram": self.config.ngram_tokens,
+                "auto": self.config.auto_max_tokens}[mode]
 
     def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
                  mode: str = "ngram") -> Iterator[Event]:
         params.validate()
         drafter = self.drafter_for(mode)
+        adaptive = drafter if isinstance(drafter, AdaptiveDrafter) else None
+        if adaptive is not None:
+            adaptive.previous_full = False
         started = time.perf_counter()
         stats = Stats(mode=mode)
         target = self.target
@@ -171,6 +204,8 @@ class Engine:
                 stats.accepted += len(step.accepted)
                 stats.draft_seconds += step.draft_seconds
                 stats.verify_seconds += step.verify_seconds
+                if adaptive is not None:
+                    adaptive.observe(step.drafted, len(step.accepted), step.token)
                 emitted = [(t, "draft") for t in step.accepted] + [(step.token, "target")]
                 finished = False
                 for token, source in emitted:
@@ -195,6 +230,24 @@ class Engine:
             yield TextPiece(tail, "target", stats.target_passes - 1)
         stats.seconds = time.perf_counter() - started
         yield Done("".join(text), stats)
+
+
+def _cached_costs(backend: LlamaBackend, probe: list[int], role: str) -> tuple[BatchCosts, float]:
+    """(v(k) curve, one-token seconds) for a model, from the cache or measured now."""
+    options = backend.options
+    key = cost_cache.cache_key(backend.path, role, options.n_threads, options.n_gpu_layers,
+                               options.n_batch)
+    cached = cost_cache.load_cached(key)
+    if cached:
+        curve = BatchCosts({int(k): v for k, v in cached["v"].items()}, cached["token_seconds"])
+        return curve, cached["token_seconds"]
+    if role == "draft":
+        seconds = cost_cache.token_seconds(backend, probe)
+        cost_cache.store_cached(key, {"v": {1: 1.0}, "token_seconds": seconds})
+        return BatchCosts({1: 1.0}, seconds), seconds
+    curve = cost_cache.measure(backend, probe)
+    cost_cache.store_cached(key, {"v": curve.v, "token_seconds": curve.token_seconds})
+    return curve, curve.token_seconds
 
 
 @dataclass(frozen=True)

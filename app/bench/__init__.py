@@ -1,0 +1,1 @@
+"""`draftlight bench`: speed and losslessness per task category and mode."""

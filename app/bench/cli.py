@@ -1,0 +1,86 @@
+"""`draftlight bench [--questions FILE.jsonl] [--target PATH] [--draft PATH] [--modes LIST]
+[--max-tokens N] [--temp T] [--limit N] [--out DIR]`"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from app.bench.runner import BENCH_MODES, DEFAULT_QUESTIONS
+
+
+def add_bench_parser(commands) -> None:
+    bench = commands.add_parser(
+        "bench", help="measure speedup per task category and mode",
+        description="Runs each question in every mode (interleaved, one process, same max "
+                    "tokens; greedy unless --temp) and writes report.json, report.md and "
+                    "report.png.")
+    bench.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS,
+                       help="Spec-Bench style JSON lines (default: the project's own set)")
+    bench.add_argument("--target", type=Path, help="target GGUF (default: the bundled model)")
+    bench.add_argument("--draft", type=Path,
+                       help="draft GGUF (default: the target drafts for itself)")
+    bench.add_argument("--modes", default=",".join(BENCH_MODES),
+                       help=f"comma-separated, from {','.join(BENCH_MODES)} (plain is always run)")
+    bench.add_argument("--max-tokens", type=int, default=128, help="new tokens per turn (128)")
+    bench.add_argument("--temp", type=float, default=0.0, help="temperature (0 = greedy)")
+    bench.add_argument("--limit", type=int, help="first N questions of each category")
+    bench.add_argument("--out", type=Path, default=Path("bench-out"), help="report folder")
+    bench.set_defaults(run=run_bench)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from app.bench.lcp_pld import PromptLookupPeer
+    from app.bench.report import write_reports
+    from app.bench.runner import ProgressBar, load_questions, run_benchmark
+    from app.chat_cli import resolve_target
+    from app.cli import UserError
+    from app.engine.generator import Engine
+    from app.engine.llama_backend import LoadOptions
+    from app.engine.sampling import SamplingParams
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in BENCH_MODES]
+    if unknown:
+        raise UserError(f"unknown mode(s) {', '.join(unknown)}; choose from "
+                        f"{', '.join(BENCH_MODES)}")
+    modes = ["plain"] + [m for m in modes if m != "plain"]
+    try:
+        questions = load_questions(args.questions)
+    except (OSError, ValueError) as exc:
+        raise UserError(str(exc)) from exc
+    if args.limit:
+        seen: dict[str, int] = {}
+        kept = []
+        for q in questions:
+            seen[q["category"]] = seen.get(q["category"], 0) + 1
+            if seen[q["category"]] <= args.limit:
+                kept.append(q)
+        questions = kept
+    params = SamplingParams(temperature=args.temp, max_tokens=args.max_tokens, seed=0)
+    try:
+        params.validate()
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+
+    target = resolve_target(args.target)
+    options = LoadOptions(n_ctx=4096)
+    draft = args.draft or (target if "draft" in modes else None)
+    engine = Engine.load(target, draft, options)
+    peer = PromptLookupPeer(target, options) if "lcp-pld" in modes else None
+    try:
+        if "auto" in modes:
+            engine.prepare_auto()  # measured (or cached) before timing starts
+        log = run_benchmark(engine, questions, modes, params, peer, ProgressBar())
+    finally:
+        engine.close()
+        if peer:
+            peer.close()
+    command = "draftlight " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    report = write_reports(log, args.out, command)
+    print((args.out / "report.md").read_text())
+    if not report["png_written"]:
+        print("report.png skipped: install matplotlib (pip install matplotlib)", file=sys.stderr)
+    return 0

@@ -1,0 +1,120 @@
+"""Aggregate a benchmark run into report.json, report.md and report.png."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from app.bench.runner import RunLog, TurnResult
+
+
+def _figures(rows: list[TurnResult], plain_tps: float | None) -> dict:
+    tokens = sum(r.new_tokens for r in rows)
+    seconds = sum(r.decode_seconds for r in rows)
+    drafted = sum(r.drafted for r in rows)
+    accepted = sum(r.accepted for r in rows)
+    passes = sum(r.target_passes for r in rows)
+    tps = tokens / seconds if seconds > 0 else 0.0
+    compared = [r.identical_to_plain for r in rows if r.identical_to_plain is not None]
+    return {
+        "tokens_per_second": round(tps, 2),
+        "speedup_vs_plain": round(tps / plain_tps, 3) if plain_tps else 1.0,
+        "acceptance_rate": round(accepted / drafted, 3) if drafted else None,
+        "mean_accepted_length": round(tokens / passes, 3) if passes else None,
+        "identical_to_plain": (round(sum(compared) / len(compared), 3) if compared
+                               else (1.0 if rows and rows[0].mode == "plain" else None)),
+    }
+
+
+def build_report(log: RunLog) -> dict:
+    by_category: dict[str, dict[str, list[TurnResult]]] = defaultdict(lambda: defaultdict(list))
+    by_mode: dict[str, list[TurnResult]] = defaultdict(list)
+    for r in log.results:
+        by_category[r.category][r.mode].append(r)
+        by_mode[r.mode].append(r)
+
+    def table(groups: dict[str, list[TurnResult]]) -> dict:
+        plain = _figures(groups["plain"], None)["tokens_per_second"] if "plain" in groups else None
+        return {mode: _figures(rows, plain) for mode, rows in groups.items()}
+
+    divergences = [
+        {"question_id": r.question_id, "category": r.category, "turn": r.turn, "mode": r.mode,
+         "divergence": r.divergence}
+        for r in log.results if r.divergence]
+    return {
+        "categories": {c: table(groups) for c, groups in by_category.items()},
+        "overall": table(by_mode),
+        "peak_rss_mb": {m: round(v, 1) for m, v in log.peak_rss_mb.items()},
+        "divergences": divergences,
+    }
+
+
+def markdown(report: dict, command: str) -> str:
+    modes = list(report["overall"])
+    lines = [f"# Draftlight benchmark\n", f"Command: `{command}`\n",
+             "Speedup vs plain decoding (tokens/s over decoding time, prefill excluded):\n",
+             "| category | " + " | ".join(modes) + " |",
+             "|---|" + "---|" * len(modes)]
+    rows = list(report["categories"].items()) + [("**overall**", report["overall"])]
+    for category, figures in rows:
+        cells = []
+        for mode in modes:
+            f = figures.get(mode)
+            if not f:
+                cells.append("–")
+                continue
+            cell = f"{f['speedup_vs_plain']:.2f}x"
+            if f.get("identical_to_plain") is not None and f["identical_to_plain"] < 1.0:
+                cell += f" ({100 * f['identical_to_plain']:.0f}% same)"
+            cells.append(cell)
+        lines.append(f"| {category} | " + " | ".join(cells) + " |")
+    lines += ["", "| mode | tok/s | acceptance | tokens/pass | identical to plain | peak RSS MB |",
+              "|---|---|---|---|---|---|"]
+    for mode, f in report["overall"].items():
+        acc = "–" if f["acceptance_rate"] is None else f"{100 * f['acceptance_rate']:.0f}%"
+        tpp = "–" if f["mean_accepted_length"] is None else f"{f['mean_accepted_length']:.2f}"
+        same = "–" if f["identical_to_plain"] is None else f"{100 * f['identical_to_plain']:.0f}%"
+        lines.append(f"| {mode} | {f['tokens_per_second']:.1f} | {acc} | {tpp} | {same} | "
+                     f"{report['peak_rss_mb'].get(mode, 0):.0f} |")
+    if report["divergences"]:
+        lines += ["", "Greedy runs that differ from plain decoding:", ""]
+        lines += [f"- {d['category']} #{d['question_id']} turn {d['turn']} ({d['mode']}): "
+                  f"{d['divergence']}" for d in report["divergences"]]
+    return "\n".join(lines) + "\n"
+
+
+def bar_chart(report: dict, path: Path) -> bool:
+    """report.png; False when matplotlib is not installed."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    categories = list(report["categories"]) + ["overall"]
+    modes = [m for m in report["overall"] if m != "plain"]
+    fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(categories)), 4.5))
+    width = 0.8 / max(len(modes), 1)
+    for i, mode in enumerate(modes):
+        values = [report["categories"][c].get(mode, {}).get("speedup_vs_plain", 0)
+                  for c in categories[:-1]] + [report["overall"][mode]["speedup_vs_plain"]]
+        ax.bar([x + i * width for x in range(len(categories))], values, width, label=mode)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks([x + width * (len(modes) - 1) / 2 for x in range(len(categories))])
+    ax.set_xticklabels(categories, rotation=30, ha="right")
+    ax.set_ylabel("speedup vs plain")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write_reports(log: RunLog, out: Path, command: str) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    report = build_report(log)
+    (out / "report.json").write_text(json.dumps(report, indent=2))
+    (out / "report.md").write_text(markdown(report, command))
+    report["png_written"] = bar_chart(report, out / "report.png")
+    return report

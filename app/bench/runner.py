@@ -1,0 +1,160 @@
+"""Run every question in every mode, interleaved, in one process; collect per-turn results."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.engine.events import Done, TextPiece
+from app.engine.generator import Engine, explain_divergence
+from app.engine.sampling import SamplingParams
+
+BENCH_MODES = ("plain", "ngram", "draft", "auto", "lcp-pld")
+ENGINE_MODE = {"plain": "off", "ngram": "ngram", "draft": "draft", "auto": "auto"}
+DEFAULT_QUESTIONS = Path(__file__).with_name("questions.jsonl")
+
+
+@dataclass
+class TurnResult:
+    question_id: object
+    category: str
+    turn: int
+    mode: str
+    text: str
+    tokens: list[int]
+    new_tokens: int
+    decode_seconds: float
+    drafted: int = 0
+    accepted: int = 0
+    target_passes: int = 0
+    identical_to_plain: bool | None = None
+    divergence: str | None = None  # where a greedy run left plain decoding, and the logit gap
+
+
+@dataclass
+class RunLog:
+    results: list[TurnResult] = field(default_factory=list)
+    peak_rss_mb: dict[str, float] = field(default_factory=dict)
+
+
+def load_questions(path: Path) -> list[dict]:
+    questions = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row.get("turns"), list) or not row["turns"]:
+                raise ValueError("needs a non-empty list 'turns'")
+        except (ValueError, AttributeError) as exc:
+            raise ValueError(f"{path}:{number}: not a Spec-Bench question ({exc})") from exc
+        row.setdefault("category", "uncategorised")
+        row.setdefault("question_id", number)
+        questions.append(row)
+    return questions
+
+
+def current_rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as handle:
+            pages = int(handle.read().split()[1])
+        import os
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError):
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_engine_turn(engine: Engine, messages, params, mode: str, log: RunLog
+                    ) -> tuple[Done, list[int]]:
+    done = None
+    tokens = []
+    peak = log.peak_rss_mb.get(mode, 0.0)
+    for event in engine.generate(messages, params, ENGINE_MODE[mode]):
+        if isinstance(event, TextPiece) and event.token >= 0:
+            tokens.append(event.token)
+            if len(tokens) % 16 == 0:
+                peak = max(peak, current_rss_mb())
+        elif isinstance(event, Done):
+            done = event
+    log.peak_rss_mb[mode] = max(peak, current_rss_mb())
+    return done, tokens
+
+
+def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], params: SamplingParams,
+                  peer=None, progress=None) -> RunLog:
+    """Each turn of each question runs in every mode before the next turn (interleaved), so slow
+    drifts of the machine hit every mode alike. Each mode keeps its own conversation."""
+    log = RunLog()
+    total = sum(len(q["turns"]) for q in questions) * len(modes)
+    done_count = 0
+    for question in questions:
+        conversations = {mode: [] for mode in modes}
+        for turn_index, user_text in enumerate(question["turns"]):
+            plain_tokens = None
+            for mode in modes:
+                messages = conversations[mode] + [{"role": "user", "content": user_text}]
+                result = _run_one(engine, peer, messages, params, mode, log, question, turn_index)
+                if mode == "plain":
+                    plain_tokens = result.tokens
+                elif plain_tokens is not None and mode != "lcp-pld":
+                    result.identical_to_plain = result.tokens == plain_tokens
+                    if not result.identical_to_plain and params.greedy:
+                        divergence = explain_divergence(engine, messages, plain_tokens,
+                                                        result.tokens)
+                        result.divergence = divergence.describe() if divergence else "length"
+                log.results.append(result)
+                conversations[mode] = messages + [{"role": "assistant", "content": result.text}]
+                done_count += 1
+                if progress:
+                    progress(done_count, total, f"{question['category']} #{question['question_id']}"
+                                                f" {mode}")
+        # lcp-pld is compared on text (its tokens are not exposed)
+        _mark_peer_identity(log, question)
+    return log
+
+
+def _run_one(engine, peer, messages, params, mode, log, question, turn_index) -> TurnResult:
+    base = dict(question_id=question["question_id"], category=question["category"],
+                turn=turn_index, mode=mode)
+    if mode == "lcp-pld":
+        peak = log.peak_rss_mb.get(mode, 0.0)
+        out = peer.run(messages, params.max_tokens, params.temperature, params.seed)
+        log.peak_rss_mb[mode] = max(peak, current_rss_mb())
+        return TurnResult(**base, text=out.text, tokens=[], new_tokens=max(out.new_tokens - 1, 0),
+                          decode_seconds=out.decode_seconds)
+    done, tokens = run_engine_turn(engine, messages, params, mode, log)
+    stats = done.stats
+    return TurnResult(**base, text=done.text, tokens=tokens, new_tokens=stats.new_tokens,
+                      decode_seconds=stats.decode_seconds, drafted=stats.drafted,
+                      accepted=stats.accepted, target_passes=stats.target_passes)
+
+
+def _mark_peer_identity(log: RunLog, question) -> None:
+    rows = [r for r in log.results if r.question_id == question["question_id"]]
+    plain = {r.turn: r.text for r in rows if r.mode == "plain"}
+    for r in rows:
+        if r.mode == "lcp-pld" and r.turn in plain:
+            r.identical_to_plain = r.text == plain[r.turn]
+
+
+class ProgressBar:
+    """One self-rewriting line on stderr."""
+
+    def __init__(self, stream=sys.stderr) -> None:
+        self.stream = stream
+        self.started = time.perf_counter()
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        width = 30
+        filled = int(width * done / max(total, 1))
+        elapsed = time.perf_counter() - self.started
+        eta = elapsed / done * (total - done) if done else 0
+        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
+                          f"ETA {eta:4.0f}s  {label[:40]:<40}")
+        if done == total:
+            self.stream.write("\n")
+        self.stream.flush()
