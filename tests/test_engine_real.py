@@ -151,3 +151,18 @@ def test_truncated_gguf_is_refused(tmp_path, bundled_model):
     cut.write_bytes(bundled_model.read_bytes()[:5_000_000])
     with pytest.raises(ModelLoadError, match="could not load"):
         LlamaBackend(cut)
+
+
+def test_compare_runs_both_sides_and_explains_the_result(engine):
+    from app.engine.compare import Comparison, SidePiece, compare
+    messages = [{"role": "user", "content": PROMPTS[3]}]
+    events = list(compare(engine, messages, SamplingParams(temperature=0.7, max_tokens=32),
+                          "ngram"))
+    result = events[-1]
+    assert isinstance(result, Comparison)
+    sides = {e.side for e in events[:-1] if isinstance(e, SidePiece)}
+    assert sides == {"plain", "speculative"}
+    assert result.identical and result.divergence is None  # greedy despite temperature 0.7
+    assert result.plain_text == result.speculative_text
+    assert result.plain.drafted == 0 and result.speculative.drafted > 0
+    assert "identical" in result.summary()

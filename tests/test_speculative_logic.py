@@ -214,9 +214,10 @@ def test_auto_drafts_long_when_acceptance_is_high_and_not_at_all_when_low():
     from app.engine.adaptive import AdaptiveDrafter, Candidate
     auto = AdaptiveDrafter(cpu_like_costs(), [Candidate(NgramDrafter(), 0.0, 16)])
     ngram = auto.candidates[0]
-    ngram.acceptance = {True: 0.99, False: 0.99}
+    ngram.model.record(40, rejected=False)  # a long run of right guesses: copying
     assert auto.rate(ngram, 16)[1] >= 7
-    ngram.acceptance = {True: 0.4, False: 0.4}
+    for _ in range(30):  # then guesses keep failing at once
+        ngram.model.record(0, rejected=True)
     assert auto.rate(ngram, 16) == (1.0, 0)  # plain decoding is best
 
 

@@ -2,10 +2,10 @@
 
 from app.engine.errors import (ChatTemplateError, ContextOverflowError, EngineError,
                                IncompatibleDraftError, ModelLoadError)
-from app.engine.events import Done, Event, Notice, Stats, TextPiece
+from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from app.engine.sampling import SamplingParams
 
 __all__ = [
     "ChatTemplateError", "ContextOverflowError", "Done", "EngineError", "Event",
-    "IncompatibleDraftError", "ModelLoadError", "Notice", "SamplingParams", "Stats", "TextPiece",
+    "IncompatibleDraftError", "ModelLoadError", "Notice", "Progress", "SamplingParams", "Stats", "TextPiece",
 ]

@@ -7,9 +7,58 @@ from dataclasses import dataclass, field
 from app.engine.costs import BatchCosts
 from app.engine.drafters import Draft, Drafter, ModelDrafter
 
-EMA = 0.15  # weight of each new accept/reject outcome in the acceptance estimate
-PRIOR = 0.6  # acceptance assumed before anything is observed
 PROBE_EVERY = 32  # a costly drafter left idle this many steps drafts one token to re-learn
+# Streak buckets: how many tokens in a row the drafter has guessed right just before this one.
+BUCKET_EDGES = (0, 1, 2, 3, 5, 8, 12, 16, 24, 32)
+PRIOR = (0.30, 0.45, 0.55, 0.62, 0.70, 0.78, 0.84, 0.88, 0.91, 0.93)  # P(right | bucket)
+PRIOR_WEIGHT = 4.0  # the prior counts as this many observations per bucket
+
+
+def bucket(streak: int) -> int:
+    for index in range(len(BUCKET_EDGES) - 1, -1, -1):
+        if streak >= BUCKET_EDGES[index]:
+            return index
+    return 0
+
+
+@dataclass
+class AcceptanceModel:
+    """P(the next guess is right | the drafter's current streak of right guesses).
+
+    Acceptance is far from independent: while a model copies a passage a drafter is right for
+    dozens of tokens in a row, and on free text it is rarely right twice. Conditioning on the
+    streak captures that with a handful of counters (Beta estimates per bucket).
+    """
+
+    hits: list[float] = field(default_factory=lambda: [0.0] * len(BUCKET_EDGES))
+    trials: list[float] = field(default_factory=lambda: [0.0] * len(BUCKET_EDGES))
+    streak: int = 0
+
+    def p(self, streak: int) -> float:
+        b = bucket(streak)
+        return (self.hits[b] + PRIOR[b] * PRIOR_WEIGHT) / (self.trials[b] + PRIOR_WEIGHT)
+
+    def expected_tokens(self, gamma: int, evidence: int | None = None) -> list[float]:
+        """E(g) for g = 0..γ: 1 (the target's own token) + Σ_{i≤g} P(first i guesses right).
+
+        `evidence` replaces the streak when the drafter knows better (an n-gram match of that
+        many tokens is as telling as that many right guesses)."""
+        start = self.streak if evidence is None else max(self.streak, evidence)
+        out, survive, total = [1.0], 1.0, 1.0
+        for i in range(gamma):
+            survive *= self.p(start + i)
+            total += survive
+            out.append(total)
+        return out
+
+    def record(self, accepted: int, rejected: bool, evidence: int = 0) -> None:
+        """`accepted` guesses in a row were right, then (if `rejected`) one was wrong."""
+        start = max(self.streak, evidence)
+        for i in range(accepted + int(rejected)):
+            b = bucket(start + i)
+            self.trials[b] += 1.0
+            self.hits[b] += 1.0 if i < accepted else 0.0
+        self.streak = 0 if rejected else self.streak + accepted
 
 
 @dataclass
@@ -19,32 +68,29 @@ class Candidate:
     drafter: Drafter
     cost_per_token: float  # c: one drafted token's cost, in one-token target passes
     max_tokens: int
-    # Acceptance comes in runs (copying a passage), so it is tracked separately for a step that
-    # follows a fully accepted step and for one that follows a rejection or a plain step.
-    acceptance: dict[bool, float] = field(default_factory=lambda: {True: PRIOR, False: PRIOR})
+    model: AcceptanceModel = field(default_factory=AcceptanceModel)
     idle_steps: int = 0
+    evidence: int = 0  # match length of the latest n-gram guess
 
     @property
     def free(self) -> bool:
         return self.cost_per_token == 0.0
 
 
-def expected_tokens(a: float, gamma: int) -> float:
-    """E(γ) = Σ_{i=0..γ} a^i: the bonus/correction token plus the expected accepted prefix."""
-    return float(gamma + 1) if a >= 1.0 else (1.0 - a ** (gamma + 1)) / (1.0 - a)
-
-
 class AdaptiveDrafter:
     """Chooses, before every step, the drafter and draft length γ that maximise expected tokens
     per unit of time, using the measured batch-cost curve v(k):
 
-        a       per-token acceptance, learnt online (exponential average of outcomes)
-        E(γ)  = (1 − a^(γ+1)) / (1 − a)          expected tokens from one target pass
+        a_i   = P(guess i is right | the guesses before it were), from AcceptanceModel (learnt
+                online, conditioned on the drafter's current streak of right guesses)
+        E(γ)  = 1 + Σ_{i=1..γ} Π_{j≤i} a_j      expected tokens from one target pass
         T(γ)  = v(γ + 1) + c·γ                   its time, in one-token target passes
         γ*    = argmax_{0≤γ≤γmax} E(γ) / T(γ)    γ = 0 is plain decoding, with rate 1
 
+    (With a constant a, E(γ) = (1 − a^(γ+1)) / (1 − a), as in Leviathan et al. 2023.)
+
     A draft model also stops early: its (i+1)-th token is kept only while the draft's own
-    probability that the whole draft is accepted, Π_{j≤i+1} q_j(d_j), is at least
+    probability that the whole draft is right, Π_{j≤i+1} q_j(d_j), is at least
     R · (v(i+2) − v(i+1) + c), R = E(γ*)/T(γ*): the extra token must pay for its marginal cost
     at the rate the step is expected to run at.
 
@@ -58,22 +104,20 @@ class AdaptiveDrafter:
         # A drafter that cannot pay even if every guess were right is never used (e.g. a draft
         # model as slow as the target on a CPU, where v(k) grows fast).
         self.candidates = [c for c in candidates if self.ceiling(c) > 1.0]
-        self.previous_full = False
         self._chosen: Candidate | None = None
         self._shadow: tuple[Candidate, int] | None = None
 
     def ceiling(self, candidate: Candidate) -> float:
-        """Best E/T if every drafted token were accepted (a = 1)."""
+        """Best E/T if every drafted token were accepted."""
         return max((g + 1) / (self.costs(g + 1) + candidate.cost_per_token * g)
                    for g in range(1, candidate.max_tokens + 1))
 
     def rate(self, candidate: Candidate, limit: int) -> tuple[float, int]:
-        """(E/T, γ) at the best γ ≤ limit for this candidate."""
-        a = candidate.acceptance[self.previous_full]
+        """(E/T, γ) at the best γ ≤ limit for this candidate; (1.0, 0) is plain decoding."""
+        expected = candidate.model.expected_tokens(limit, candidate.evidence)
         best = (1.0, 0)
         for gamma in range(1, limit + 1):
-            t = self.costs(gamma + 1) + candidate.cost_per_token * gamma
-            r = expected_tokens(a, gamma) / t
+            r = expected[gamma] / (self.costs(gamma + 1) + candidate.cost_per_token * gamma)
             if r > best[0]:
                 best = (r, gamma)
         return best
@@ -85,11 +129,13 @@ class AdaptiveDrafter:
             limit = min(max_tokens, candidate.max_tokens)
             guess = None
             if candidate.free:
-                guess = candidate.drafter.propose(context, limit, params, rng)
+                guess = candidate.drafter.propose(context, max(limit, 1), params, rng)
                 if not guess.tokens:
+                    candidate.model.streak = 0  # no guess: nothing to learn, nothing to extend
                     continue
-                limit = len(guess.tokens)
+                candidate.evidence = guess.match_length
                 self._shadow = self._shadow or (candidate, guess.tokens[0])
+                limit = min(limit, len(guess.tokens))
             r, gamma = self.rate(candidate, limit)
             if r > best[0]:
                 best = (r, gamma, candidate, guess)
@@ -104,21 +150,21 @@ class AdaptiveDrafter:
 
     def _draft_with_break_even(self, chosen, context, gamma, rate, params, rng) -> Draft:
         drafter = chosen.drafter
-        if isinstance(drafter, ModelDrafter):
-            c, v = chosen.cost_per_token, self.costs
+        if not isinstance(drafter, ModelDrafter):
+            return drafter.propose(context, gamma, params, rng)
+        c, v = chosen.cost_per_token, self.costs
 
-            def keep(i: int, cumulative: float) -> bool:  # i = tokens already kept
-                return cumulative >= rate * (v(i + 2) - v(i + 1) + c)
+        def keep(i: int, cumulative: float) -> bool:  # i = tokens already kept
+            return cumulative >= rate * (v(i + 2) - v(i + 1) + c)
 
-            drafter.keep_going = keep
+        drafter.keep_going = keep
         try:
             return drafter.propose(context, gamma, params, rng)
         finally:
-            if isinstance(drafter, ModelDrafter):
-                drafter.keep_going = None
+            drafter.keep_going = None
 
     def _probe(self, context, max_tokens, params, rng) -> Draft:
-        """Plain step; a costly drafter idle for too long drafts one token to refresh `a`."""
+        """Plain step; a costly drafter idle for too long drafts one token to refresh its model."""
         for candidate in self.candidates:
             if candidate.free:
                 continue
@@ -132,17 +178,9 @@ class AdaptiveDrafter:
     def observe(self, drafted: int, accepted: int, token: int) -> None:
         """Learn from the step that just ran (accepted of drafted, then the target's token)."""
         if self._chosen is not None and drafted:
-            outcomes = [1.0] * accepted + ([0.0] if accepted < drafted else [])
-            self._learn(self._chosen, outcomes)
-            self.previous_full = accepted == drafted
-            return
-        if self._shadow is not None:
+            chosen = self._chosen
+            chosen.model.record(accepted, accepted < drafted, chosen.evidence)
+        elif self._shadow is not None:
             candidate, guess = self._shadow
-            self._learn(candidate, [1.0 if guess == token else 0.0])
-        self.previous_full = False
-
-    def _learn(self, candidate: Candidate, outcomes: list[float]) -> None:
-        a = candidate.acceptance[self.previous_full]
-        for x in outcomes:
-            a += EMA * (x - a)
-        candidate.acceptance[self.previous_full] = a
+            right = guess == token
+            candidate.model.record(int(right), not right, candidate.evidence)

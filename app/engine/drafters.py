@@ -24,6 +24,8 @@ class Draft:
     probs: np.ndarray | None = None
     # The drafter's own probability of each drafted token (1.0 for n-gram lookup).
     confidence: list[float] | None = None
+    # N-gram lookup: how many tokens before the guess match the earlier occurrence it copies.
+    match_length: int = 0
 
 
 class Drafter(Protocol):
@@ -36,6 +38,8 @@ class Drafter(Protocol):
 class NgramDrafter:
     """Prompt lookup: find the latest earlier occurrence of the context's last n tokens
     (n = max_ngram down to min_ngram) and propose what followed it. Costs no model pass."""
+
+    MAX_MATCH = 64  # how far back a match's length is measured
 
     def __init__(self, max_ngram: int = 3, min_ngram: int = 2) -> None:
         self.max_ngram = max_ngram
@@ -52,8 +56,17 @@ class NgramDrafter:
             if hits.size:
                 start = int(hits[-1]) + n
                 guess = tokens[start:start + max_tokens].tolist()
-                return Draft(guess, None, [1.0] * len(guess))
+                return Draft(guess, None, [1.0] * len(guess), _match_length(tokens, start))
         return Draft([])
+
+
+def _match_length(tokens: np.ndarray, start: int) -> int:
+    """Length of the common suffix of tokens[:start] and tokens (a long one means copying)."""
+    span = min(start, NgramDrafter.MAX_MATCH)
+    earlier = tokens[start - span:start][::-1]
+    recent = tokens[len(tokens) - span:][::-1]
+    differ = np.flatnonzero(earlier != recent)
+    return int(differ[0]) if differ.size else span
 
 
 class ModelDrafter:

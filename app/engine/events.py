@@ -93,9 +93,16 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class Progress:
+    """Running statistics, after every target pass (for live displays)."""
+
+    stats: Stats
+
+
+@dataclass(frozen=True)
 class Done:
     text: str
     stats: Stats = field(default_factory=Stats)
 
 
-Event = TextPiece | Notice | Done
+Event = TextPiece | Notice | Progress | Done

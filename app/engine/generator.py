@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import codecs
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator, Literal
 
@@ -28,7 +28,7 @@ from app.engine.chat_template import ChatTemplate
 from app.engine.compat import check_compatible
 from app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
 from app.engine.errors import ContextOverflowError, EngineError
-from app.engine.events import Done, Event, Notice, Stats, TextPiece
+from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from app.engine.llama_backend import LlamaBackend, LoadOptions
 from app.engine.sampling import SamplingParams
 from app.engine.speculative import speculative_step
@@ -219,6 +219,8 @@ class Engine:
                     if stats.new_tokens >= params.max_tokens:
                         break
                 last = step.token
+                stats.seconds = time.perf_counter() - started
+                yield Progress(replace(stats))
                 if finished:
                     break
         except GeneratorExit:

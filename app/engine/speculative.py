@@ -36,25 +36,37 @@ def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, 
         draft = Draft([])
     guess = draft.tokens
     t1 = time.perf_counter()
-    # One target pass over [last_token, d_1..d_γ]. Row i of p is the target's distribution for
-    # the token after d_i (d_0 = last_token), so p[i] judges d_{i+1} and p[γ] is the bonus.
-    p = to_probs(target.eval([last_token, *guess], n_logits=len(guess) + 1), params)
+    # One target pass over [last_token, d_1..d_γ]. Row i of the logits gives the target's
+    # distribution p_i for the token after d_i (d_0 = last_token): p_i judges d_{i+1}, and p_γ
+    # supplies the bonus token.
+    logits = target.eval([last_token, *guess], n_logits=len(guess) + 1)
     t2 = time.perf_counter()
 
     def result(n_accepted: int, token: int) -> StepResult:
+        if n_accepted < len(guess):
+            target.truncate(n_past + 1 + n_accepted)  # keep last_token, d_1..d_n; drop the rest
         return StepResult(guess[:n_accepted], token, len(guess), t1 - t0, t2 - t1, draft)
 
+    if params.greedy:
+        # p_i is one-hot at argmax(logits_i): d_{i+1} is accepted iff it is that argmax, and
+        # the residual after a rejection is the argmax itself. No randomness is used.
+        best = logits.argmax(axis=1)
+        for i, x in enumerate(guess):
+            if x != best[i]:
+                return result(i, int(best[i]))
+        return result(len(guess), int(best[len(guess)]))
+
+    p = to_probs(logits, params)
     for i, x in enumerate(guess):
-        # q(x): the drafter's probability of x; None = one-hot (n-gram, greedy draft), q(x) = 1.
+        # q(x): the drafter's probability of x; None = one-hot (n-gram lookup), q(x) = 1.
         q_row = None if draft.probs is None else draft.probs[i]
         q_x = 1.0 if q_row is None else float(q_row[x])
         # Accept x with probability min(1, p(x) / q(x)):  u ~ U[0,1),  accept iff u·q(x) < p(x).
-        # Greedy: p is one-hot at the argmax, so x is accepted iff it is the argmax.
         if rng.random() * q_x < p[i, x]:
             continue
         # Rejected: sample from the residual  r = max(0, p − q) / Σ max(0, p − q).  Together
         # with the acceptance above this draws exactly from p (Leviathan et al. 2023, Thm 1).
-        # With one-hot q the residual is p with x removed; greedy, it is the argmax.
+        # With one-hot q the residual is p with x removed.
         residual = p[i].copy()
         if q_row is None:
             residual[x] = 0.0
@@ -62,7 +74,6 @@ def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, 
             residual = np.maximum(residual - q_row, 0.0)
         if residual.sum() <= 0.0:  # only reachable through rounding: fall back to p
             residual = p[i]
-        target.truncate(n_past + 1 + i)  # keep last_token and d_1..d_i; drop the rest
         return result(i, sample(residual, rng))
-    # Every draft accepted: the bonus token comes from p[γ]; the cache keeps all of them.
+    # Every draft accepted: the bonus token comes from p_γ; the cache keeps all of them.
     return result(len(guess), sample(p[len(guess)], rng))

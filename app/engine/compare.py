@@ -1,0 +1,65 @@
+"""Compare: the same message answered greedily with speculation off and on, side by side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Iterator
+
+from app.engine.events import Done, Stats, TextPiece
+from app.engine.generator import Engine, explain_divergence
+from app.engine.sampling import SamplingParams
+
+SIDES = ("plain", "speculative")
+
+
+@dataclass(frozen=True)
+class SidePiece:
+    side: str  # "plain" or "speculative"
+    piece: TextPiece
+
+
+@dataclass(frozen=True)
+class Comparison:
+    mode: str
+    plain: Stats
+    speculative: Stats
+    plain_text: str
+    speculative_text: str
+    identical: bool  # token for token
+    divergence: str | None  # where and why they differ, when they do
+
+    @property
+    def speedup(self) -> float:
+        plain = self.plain.tokens_per_second
+        return self.speculative.tokens_per_second / plain if plain else 0.0
+
+    def summary(self) -> str:
+        line = (f"plain {self.plain.seconds:.2f} s ({self.plain.tokens_per_second:.1f} tok/s), "
+                f"{self.mode} {self.speculative.seconds:.2f} s "
+                f"({self.speculative.tokens_per_second:.1f} tok/s): {self.speedup:.2f}x; ")
+        if self.identical:
+            return line + "identical text"
+        return line + f"texts differ ({self.divergence})"
+
+
+def compare(engine: Engine, messages: list[dict[str, str]], params: SamplingParams,
+            mode: str) -> Iterator[SidePiece | Comparison]:
+    """Greedy (temperature 0, whatever `params` say) so the two answers must be identical."""
+    greedy = replace(params, temperature=0.0)
+    results: dict[str, tuple[list[int], Done]] = {}
+    for side, side_mode in zip(SIDES, ("off", mode)):
+        tokens: list[int] = []
+        for event in engine.generate(messages, greedy, side_mode):
+            if isinstance(event, TextPiece):
+                if event.token >= 0:
+                    tokens.append(event.token)
+                yield SidePiece(side, event)
+            elif isinstance(event, Done):
+                results[side] = (tokens, event)
+    (plain_tokens, plain), (fast_tokens, fast) = results["plain"], results["speculative"]
+    identical = plain_tokens == fast_tokens
+    divergence = None
+    if not identical:
+        found = explain_divergence(engine, messages, plain_tokens, fast_tokens)
+        divergence = found.describe() if found else "one reply stopped earlier"
+    yield Comparison(mode, plain.stats, fast.stats, plain.text, fast.text, identical, divergence)

@@ -1,0 +1,45 @@
+"""A one-line message above the chat (errors, warnings), with an optional action button."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
+
+
+class Banner(QFrame):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("banner")
+        self.setStyleSheet("#banner { background: #fff3cd; border: 1px solid #e0c36a; "
+                           "border-radius: 4px; } QLabel { color: #533f03; }")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 4, 4, 4)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        layout.addWidget(self.label, 1)
+        self.action_button = QPushButton()
+        self.action_button.hide()
+        layout.addWidget(self.action_button)
+        close = QToolButton(text="✕")
+        close.setAutoRaise(True)
+        close.setToolTip("Dismiss")
+        close.clicked.connect(self.hide)
+        layout.addWidget(close)
+        self._action: Callable[[], None] | None = None
+        self.action_button.clicked.connect(self._run_action)
+        self.hide()
+
+    def show_message(self, text: str, action_text: str | None = None,
+                     action: Callable[[], None] | None = None) -> None:
+        self.label.setText(text)
+        self._action = action
+        self.action_button.setText(action_text or "")
+        self.action_button.setVisible(action is not None)
+        self.show()
+
+    def _run_action(self) -> None:
+        action, self._action = self._action, None
+        self.hide()
+        if action is not None:
+            action()

@@ -1,0 +1,33 @@
+"""Where the user types: Enter sends, Shift+Enter starts a new line."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
+
+
+class Composer(QPlainTextEdit):
+    submitted = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setPlaceholderText("Message Draftlight (Enter sends, Shift+Enter for a new line)")
+        self.setTabChangesFocus(True)
+        self.setMaximumHeight(120)
+        self.can_send = True  # False while a reply streams or no model is loaded
+
+    def keyPressEvent(self, event) -> None:
+        enter = event.key() in (Qt.Key_Return, Qt.Key_Enter)
+        if enter and not event.modifiers() & Qt.ShiftModifier:
+            self.submit()
+            return
+        if enter:  # Shift+Enter: a line break, not a paragraph separator
+            self.insertPlainText("\n")
+            return
+        super().keyPressEvent(event)
+
+    def submit(self) -> None:
+        text = self.toPlainText().strip()
+        if text and self.can_send:
+            self.clear()
+            self.submitted.emit(text)

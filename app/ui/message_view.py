@@ -1,0 +1,178 @@
+"""One message in the chat: a header (who, Copy), the text, and for replies a statistics footer.
+
+A reply streams in as plain text with its draft runs highlighted (cheap to append), and is
+rendered as Markdown, highlights kept, once it is finished; see app.ui.highlight.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QUrl, Qt, Signal
+from PySide6.QtGui import QGuiApplication, QPalette, QTextDocument
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBrowser,
+                               QToolButton, QVBoxLayout, QWidget)
+
+from app.ui import highlight
+from app.ui.modes import mode_label
+from app.ui.stats_text import footer_line
+
+
+class FittedBrowser(QTextBrowser):
+    """A read-only text view exactly as tall as its document: the chat scrolls, not it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+        self.setOpenLinks(False)
+        self.viewport().setAutoFillBackground(False)
+        self.document().setDocumentMargin(2)
+        self.document().documentLayout().documentSizeChanged.connect(self._fit)
+
+    def _fit(self, *_args) -> None:
+        margins = self.contentsMargins()
+        height = math.ceil(self.document().size().height()) + margins.top() + margins.bottom()
+        if height != self.height():
+            self.setFixedHeight(max(height, 8))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+
+class MessageView(QFrame):
+    copied = Signal(str)  # what was put on the clipboard, in words
+
+    def __init__(self, role: str, text: str = "", *, runs: list | None = None,
+                 stats: dict | None = None, status: str = "complete", mode: str | None = None,
+                 streaming: bool = False, highlights: bool = True,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.role = role
+        self.text = text
+        self.runs: list[list[int]] = [list(r) for r in runs or []]
+        self.stats = stats
+        self.status = status
+        self.mode = mode
+        self.streaming = streaming
+        self.highlights = highlights
+        self.code_blocks: list[str] = []
+        self.message_id: int | None = None  # its row in the history, once saved
+        self._shown = 0  # characters of `text` already in the document while streaming
+
+        self.setObjectName("message-" + role)
+        self.setFrameShape(QFrame.StyledPanel)
+        self.setAutoFillBackground(True)
+        if role == "user":
+            palette = self.palette()
+            palette.setColor(QPalette.Window, palette.color(QPalette.AlternateBase))
+            self.setPalette(palette)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 6)
+        layout.setSpacing(2)
+
+        header = QHBoxLayout()
+        self.title = QLabel()
+        self.title.setStyleSheet("font-weight: 600;")
+        header.addWidget(self.title)
+        header.addStretch(1)
+        self.copy_button = QToolButton(text="Copy")
+        self.copy_button.setToolTip("Copy this message's text")
+        self.copy_button.setAutoRaise(True)
+        self.copy_button.clicked.connect(self.copy_text)
+        header.addWidget(self.copy_button)
+        layout.addLayout(header)
+
+        self.body = FittedBrowser(self)
+        self.body.anchorClicked.connect(self._link_clicked)
+        layout.addWidget(self.body)
+
+        self.footer = QLabel()
+        self.footer.setWordWrap(True)
+        self.footer.setStyleSheet("color: palette(mid); font-size: small;")
+        self.footer.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        layout.addWidget(self.footer)
+        self.render()
+
+    # --- state --------------------------------------------------------------------------------
+
+    @property
+    def document(self) -> QTextDocument:
+        return self.body.document()
+
+    def render(self) -> None:
+        """Rebuild the whole view from text, runs and stats."""
+        self._update_title()
+        doc = self.document
+        if self.role == "assistant" and not self.streaming:
+            link = self.palette().color(QPalette.Link)
+            self.code_blocks = highlight.render_markdown(doc, self.text, self.runs,
+                                                         self.highlights, link)
+        else:
+            doc.clear()
+            self.code_blocks = []
+            highlight.append_plain(doc, self.text, 0, self.runs if self.role == "assistant"
+                                   else [], self.highlights)
+        self._shown = len(self.text)
+        self._update_footer()
+
+    def stream_update(self, text: str, runs: list[list[int]]) -> None:
+        """Show what arrived since the last call (called at most ~30 times a second)."""
+        self.text, self.runs = text, runs
+        offset = self._shown
+        highlight.append_plain(self.document, text, offset, runs, self.highlights)
+        # A run that began before `offset` may have grown: its colour depends on its length.
+        for run in reversed(runs):
+            if run[1] <= offset:
+                break
+            if run[0] < offset:
+                highlight.refresh_run(self.document, text, run, self.highlights)
+        self._shown = len(text)
+
+    def set_live_stats(self, line: str) -> None:
+        self.footer.setText(line)
+        self.footer.setVisible(bool(line))
+
+    def finish(self, text: str, runs: list[list[int]], stats: dict | None, status: str) -> None:
+        self.text, self.runs, self.stats, self.status = text, runs, stats, status
+        self.streaming = False
+        self.render()
+
+    def set_highlights_visible(self, visible: bool) -> None:
+        if visible != self.highlights:
+            self.highlights = visible
+            self.render()
+
+    def _update_title(self) -> None:
+        if self.role == "user":
+            self.title.setText("You")
+            return
+        title = "Draftlight"
+        if self.mode:
+            title += f"  ·  {mode_label(self.mode)}"
+        if self.streaming:
+            title += "  ·  writing…"
+        elif self.status == "interrupted":
+            title += "  ·  interrupted"
+        self.title.setText(title)
+
+    def _update_footer(self) -> None:
+        line = footer_line(self.stats) if self.stats and self.role == "assistant" else ""
+        self.footer.setText(line)
+        self.footer.setVisible(bool(line))
+
+    # --- copying ------------------------------------------------------------------------------
+
+    def copy_text(self) -> None:
+        QGuiApplication.clipboard().setText(self.text)
+        self.copied.emit("Message copied")
+
+    def _link_clicked(self, url: QUrl) -> None:
+        if url.scheme() == highlight.CODE_LINK_SCHEME:
+            index = int(url.path() or -1)
+            if 0 <= index < len(self.code_blocks):
+                QGuiApplication.clipboard().setText(self.code_blocks[index])
+                self.copied.emit("Code copied")

@@ -1,0 +1,70 @@
+"""`draftlight bench`: a tiny smoke run on the real model, and exact aggregation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.bench.report import build_report
+from app.bench.runner import RunLog, TurnResult, load_questions
+from app.cli import main
+
+
+def turn(mode, category, tokens, seconds, same=None, drafted=0, accepted=0, passes=0):
+    return TurnResult(1, category, 0, mode, "x", [], tokens, seconds, drafted, accepted,
+                      passes or tokens, same)
+
+
+def test_report_aggregates_ratios_per_category_and_overall():
+    log = RunLog([turn("plain", "a", 100, 2.0), turn("ngram", "a", 100, 1.0, True, 50, 40, 40),
+                  turn("plain", "b", 100, 1.0), turn("ngram", "b", 100, 2.0, False, 10, 0, 100)],
+                 {"plain": 500.0, "ngram": 510.0})
+    report = build_report(log)
+    a = report["categories"]["a"]["ngram"]
+    assert a["speedup_vs_plain"] == 2.0 and a["acceptance_rate"] == 0.8
+    assert a["mean_accepted_length"] == 2.5 and a["identical_to_plain"] == 1.0
+    assert report["categories"]["b"]["ngram"]["speedup_vs_plain"] == 0.5
+    overall = report["overall"]["ngram"]
+    assert overall["speedup_vs_plain"] == 1.0 and overall["identical_to_plain"] == 0.5
+    assert report["peak_rss_mb"] == {"plain": 500.0, "ngram": 510.0}
+
+
+def test_questions_in_the_wrong_format_are_refused_clearly(tmp_path):
+    bad = tmp_path / "q.jsonl"
+    bad.write_text('{"question_id": 1, "turns": []}\n')
+    with pytest.raises(ValueError, match="q.jsonl:1"):
+        load_questions(bad)
+
+
+def test_the_project_prompt_set_covers_the_categories():
+    from app.bench.runner import DEFAULT_QUESTIONS
+    questions = load_questions(DEFAULT_QUESTIONS)
+    categories = {}
+    for q in questions:
+        categories[q["category"]] = categories.get(q["category"], 0) + 1
+    assert len(categories) >= 8 and min(categories.values()) >= 6
+
+
+@pytest.mark.slow
+def test_bench_smoke_run_writes_the_reports(tmp_path, capsys):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        json.dumps({"question_id": 1, "category": "document_qa", "turns": [
+            "Quote the first sentence: 'The sky is blue. Grass is green.'"]}) + "\n" +
+        json.dumps({"question_id": 2, "category": "casual_chat",
+                    "turns": ["Hi!", "How are you?"]}) + "\n")
+    out = tmp_path / "out"
+    code = main(["bench", "--questions", str(questions), "--modes",
+                 "plain,ngram,draft,auto,lcp-pld", "--max-tokens", "12", "--out", str(out)])
+    assert code == 0
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["overall"]) == {"plain", "ngram", "draft", "auto", "lcp-pld"}
+    for mode in ("ngram", "draft", "auto"):
+        figures = report["overall"][mode]
+        assert figures["identical_to_plain"] == 1.0, report["divergences"]
+        assert figures["tokens_per_second"] > 0
+    assert set(report["categories"]) == {"document_qa", "casual_chat"}
+    assert set(report["peak_rss_mb"]) == set(report["overall"])
+    assert "| document_qa |" in (out / "report.md").read_text()
+    assert (out / "report.png").stat().st_size > 1000

@@ -1,0 +1,68 @@
+"""settings.py: TOML round trip, defaults, and a bad file set aside (no Qt)."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from app import paths
+from app.settings import Settings, load_settings, save_settings, settings_path
+
+
+def test_missing_file_gives_defaults_without_message():
+    settings, message = load_settings()
+    assert settings == Settings() and message is None
+
+
+def test_round_trip_keeps_every_field_and_omits_none():
+    original = Settings(target_path="/m/t.gguf", draft_path=None, n_ctx=2048, n_threads=3,
+                        target_gpu_layers=-1, draft_gpu_layers=4, temperature=0.7, top_k=40,
+                        top_p=0.9, min_p=0.05, seed=None, max_tokens=99,
+                        system_prompt="Be brief.\nÉtienne 😀", mode="off",
+                        show_highlights=False)
+    save_settings(original)
+    path = settings_path()
+    assert path.parent == paths.config_dir()
+    with path.open("rb") as handle:
+        raw = tomllib.load(handle)
+    assert "draft_path" not in raw and "seed" not in raw  # None is written as "absent"
+    loaded, message = load_settings()
+    assert message is None
+    assert loaded == original
+    original.seed = 7
+    save_settings(original)
+    assert load_settings()[0].seed == 7
+    assert not list(path.parent.glob(".settings-*"))  # no temp file left behind
+
+
+@pytest.mark.parametrize("content, reason", [
+    (b"n_ctx = [1, 2", "TOML"),  # not TOML at all
+    (b'n_ctx = "big"', "wrong type"),
+    (b"temperature = -1.0", "temperature"),
+    (b"show_highlights = 1", "wrong type"),
+    (b"n_threads = true", "wrong type"),
+    (b"\xff\xfe garbage", ""),
+])
+def test_bad_file_is_set_aside_and_defaults_apply(content, reason):
+    path = settings_path()
+    path.write_bytes(content)
+    settings, message = load_settings()
+    assert settings == Settings()
+    assert message and "\n" not in message and "renamed to settings.toml.bad-" in message
+    assert not path.exists()
+    aside = list(path.parent.glob("settings.toml.bad-*"))
+    assert len(aside) == 1 and aside[0].read_bytes() == content
+
+
+def test_integers_are_accepted_for_floats_and_unknown_keys_ignored():
+    settings_path().write_text("temperature = 1\ntop_p = 1\nfuture_option = 'x'\n")
+    settings, message = load_settings()
+    assert message is None
+    assert settings.temperature == 1.0 and isinstance(settings.temperature, float)
+
+
+def test_effective_mode_defaults_to_auto():
+    assert Settings().effective_mode() == "auto"
+    assert Settings(draft_path="/d.gguf").effective_mode() == "auto"
+    assert Settings(draft_path="/d.gguf", mode="off").effective_mode() == "off"

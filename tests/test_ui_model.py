@@ -1,0 +1,197 @@
+"""The window on the real bundled model (SmolLM2-135M through llama.cpp): send and stream,
+highlight formats on accepted runs, mode switches, Stop within 250 ms, close and reopen."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
+
+from app.settings import Settings, load_settings, save_settings
+from app.store.history import COMPLETE, INTERRUPTED, History
+from app.ui import highlight
+from app.ui.main_window import MainWindow
+
+pytest.importorskip("llama_cpp")
+pytestmark = pytest.mark.slow
+
+# Greedy SmolLM2 repeats itself on this prompt, so n-gram lookup gets long accepted runs.
+PROMPT = "Repeat this line three times: the cat sat on the mat, the dog sat on the log."
+
+
+@pytest.fixture
+def open_window(qtbot, bundled_model):
+    opened = []
+
+    def open_(settings: Settings | None = None) -> MainWindow:
+        settings = settings or load_settings()[0]
+        history = History()
+        window = MainWindow(settings, history)
+        qtbot.addWidget(window)
+        opened.append((window, history))
+        window.show()
+        qtbot.waitUntil(lambda: window.ready, timeout=60_000)
+        return window
+
+    yield open_
+    for window, history in opened:
+        window.close()
+        assert not window.engine.thread.isRunning()
+        history.close()
+
+
+def send_and_wait(qtbot, window, text=PROMPT, timeout=120_000):
+    with qtbot.waitSignal(window.session.reply_finished, timeout=timeout) as blocker:
+        window.composer.setPlainText(text)
+        qtbot.keyClick(window.composer, Qt.Key_Return)
+    return blocker.args[0]
+
+
+def highlighted_text(view) -> list[tuple[str, bool]]:
+    out = []
+    for start, end, _tokens, coloured in highlight.highlighted_ranges(view.document):
+        cursor = QTextCursor(view.document)
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.KeepAnchor)
+        out.append((cursor.selectedText(), coloured))
+    return out
+
+
+def plain_characters(view) -> int:
+    """Characters of the reply that carry no run property (target-produced)."""
+    count = 0
+    block = view.document.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if not fragment.charFormat().hasProperty(highlight.RUN_TOKENS):
+                count += len(fragment.text().strip())
+            it += 1
+        block = block.next()
+    return count
+
+
+def test_streamed_reply_carries_highlights_and_mode_switches(qtbot, open_window):
+    save_settings(Settings(max_tokens=60, mode="ngram"))
+    window = open_window()
+    view = send_and_wait(qtbot, window)
+    assert view.status == COMPLETE and view.text.strip()
+    assert view.stats["mode"] == "ngram" and view.stats["new_tokens"] > 0
+    spans = highlighted_text(view)
+    # The n-gram drafter got accepted runs, and each highlighted stretch is text of a run.
+    assert view.runs and spans
+    run_texts = [view.text[start:end] for start, end, _ in view.runs]
+    for text, coloured in spans:
+        assert coloured
+        assert any(text.strip() in run for run in run_texts), text
+    assert plain_characters(view) > 0  # the target's own tokens stay plain
+    assert "tok/s" in view.footer.text()
+
+    window.set_mode("off")
+    view = send_and_wait(qtbot, window, "Now say it once.")
+    assert view.stats["mode"] == "off" and view.stats["drafted"] == 0
+    assert view.runs == [] and highlighted_text(view) == []
+
+    window.set_mode("ngram")
+    view = send_and_wait(qtbot, window, PROMPT)
+    assert view.stats["mode"] == "ngram"
+
+
+def test_stop_ends_a_real_reply_within_250_ms(qtbot, open_window):
+    save_settings(Settings(max_tokens=2000, mode="off"))
+    window = open_window()
+    window.send("Write a long story about a lighthouse keeper.")
+    view = window.chat.messages[-1]
+    qtbot.waitUntil(lambda: len(view.text) > 40, timeout=60_000)
+    with qtbot.waitSignal(window.engine.worker.stopped, timeout=5000):
+        started = time.perf_counter()
+        qtbot.mouseClick(window.stop_button, Qt.LeftButton)
+    assert time.perf_counter() - started < 0.25
+    qtbot.waitUntil(lambda: not window.session.streaming, timeout=1000)
+    stored = window.history.messages(window.session.conversation_id)[-1]
+    assert stored.status == INTERRUPTED and stored.text == view.text
+
+
+def test_close_and_reopen_restores_the_conversation_with_highlights(qtbot, open_window):
+    save_settings(Settings(max_tokens=60, mode="ngram", temperature=0.0))
+    window = open_window()
+    first = send_and_wait(qtbot, window)
+    assert first.runs
+    before = highlighted_text(first)
+    window.set_mode("off")
+    window.close()
+
+    settings, _ = load_settings()
+    assert settings.mode == "off" and settings.max_tokens == 60
+    window = open_window(settings)
+    assert window.current_mode() == "off"
+    [conversation] = window.history.conversations()
+    window.session.open_conversation(conversation.id)
+    reply = window.chat.messages[-1]
+    assert reply.text == first.text and reply.runs == first.runs
+    assert highlighted_text(reply) == before
+    assert reply.footer.text() == first.footer.text()
+
+
+class TickRecorder:
+    """A 5 ms timer on the GUI thread; the longest gap between ticks is how long the event
+    loop was blocked (repaints, input) while the worker loaded and generated."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+        self.last = time.perf_counter()
+        self.longest = 0.0
+        self.timer = QTimer()
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.longest = max(self.longest, now - self.last)
+        self.last = now
+
+
+def test_gui_thread_stays_responsive_while_loading_and_generating(qtbot, bundled_model):
+    save_settings(Settings(max_tokens=120, mode="ngram"))
+    ticks = TickRecorder()
+    history = History()
+    window = MainWindow(load_settings()[0], history)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        qtbot.waitExposed(window)
+        ticks.longest = 0.0  # building and first painting the window are not the worker's
+        qtbot.waitUntil(lambda: window.ready, timeout=60_000)
+        loading_gap = ticks.longest
+        send_and_wait(qtbot, window)
+        print(f"longest GUI stall: loading {loading_gap * 1000:.0f} ms, "
+              f"overall {ticks.longest * 1000:.0f} ms")
+        # Generous for a busy 2-core machine (llama.cpp's threads compete with the GUI's); a
+        # GUI thread that waited on llama.cpp would stall for a whole load or a whole reply
+        # (seconds).
+        assert loading_gap < 0.4
+        assert ticks.longest < 0.4
+    finally:
+        ticks.timer.stop()
+        window.close()
+        history.close()
+
+
+def test_compare_shows_both_answers_identical_with_the_speedup(qtbot, open_window):
+    save_settings(Settings(max_tokens=40, mode="ngram", temperature=0.8))
+    window = open_window()
+    send_and_wait(qtbot, window)
+    assert window.compare_action.isEnabled()
+    window.compare_action.trigger()
+    dialog = window.compare_dialog
+    qtbot.waitUntil(lambda: dialog.result is not None, timeout=120_000)
+    plain = dialog.views["plain"].toPlainText()
+    fast = dialog.views["speculative"].toPlainText()
+    assert plain and plain == fast  # greedy on both sides, whatever the temperature setting
+    assert dialog.result.identical
+    assert "Speedup" in dialog.summary.text() and "identical" in dialog.summary.text()
+    dialog.close()

@@ -1,0 +1,380 @@
+"""The window with a scripted engine (fast, exact): streaming, highlight formats, modes, Stop,
+coalesced repaints, restart, clean shutdown. The real-model versions are in test_ui_model.py.
+
+The scripted engine stands in for llama.cpp only; everything under test (worker thread,
+session, views, history, settings) is the real code.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QGuiApplication, QTextCursor
+from PySide6.QtWidgets import QLabel
+
+from app.engine.errors import ModelLoadError
+from app.engine.events import Done, Stats, TextPiece
+from app.settings import Settings, load_settings
+from app.store.history import INTERRUPTED, History
+from app.ui import highlight
+from app.ui.main_window import MainWindow
+from app.ui.settings_dialog import SettingsDialog
+
+# "Hello" (target), " wor" + "ld" (one accepted run of 2, step 1), "!" (target, step 1),
+# " Bye" (run of 1, step 2), "." (target).
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = [("Hello", "target", 0), (" wor", "draft", 1), ("ld", "draft", 1), ("!", "target", 1),
+          (" Bye", "draft", 2), (".", "target", 2)]
+
+
+class ScriptedEngine:
+    def __init__(self, factory) -> None:
+        self.factory = factory
+        self.draft = None
+        self.closed = False
+        self.thread = threading.get_ident()
+
+    def generate(self, messages, params, mode):
+        assert threading.get_ident() == self.thread, "engine used off its own thread"
+        self.factory.calls.append((messages, mode))
+        script = self.factory.script(mode) if callable(self.factory.script) else (
+            self.factory.script)
+        stats = Stats(mode=mode)
+        text = []
+        for piece_text, source, step in script:
+            if self.factory.delay:
+                time.sleep(self.factory.delay)
+            stats.new_tokens += 1
+            stats.target_passes = step + 1
+            if source == "draft":
+                stats.accepted += 1
+                stats.drafted += 1
+            text.append(piece_text)
+            yield TextPiece(piece_text, source, step)
+        stats.seconds = 0.5
+        yield Done("".join(text), stats)
+
+    def attach_draft(self, draft) -> None:
+        self.draft = draft
+
+    def detach_draft(self) -> None:
+        self.draft = None
+
+    def close(self) -> None:
+        self.factory.closed_on.append(threading.get_ident())
+        self.closed = True
+
+
+class ScriptedFactory:
+    def __init__(self, script=SCRIPT, delay=0.0, modes=("off", "draft", "ngram"),
+                 fail_load=False) -> None:
+        self.script, self.delay, self.modes, self.fail_load = script, delay, modes, fail_load
+        self.calls: list = []
+        self.loads: list = []
+        self.drafts: list = []
+        self.closed_on: list[int] = []
+        self.engines: list[ScriptedEngine] = []
+
+    def capabilities(self):
+        return {"modes": self.modes, "gpu_offload": False}
+
+    def load_engine(self, spec):
+        self.loads.append(spec)
+        if self.fail_load:
+            raise ModelLoadError(f"model file not found: {spec.target_path}")
+        engine = ScriptedEngine(self)
+        if spec.draft_path:
+            engine.attach_draft(spec.draft_path)
+        self.engines.append(engine)
+        return engine
+
+    def open_draft(self, spec):
+        self.drafts.append(spec.draft_path)
+        return spec.draft_path
+
+
+@pytest.fixture
+def open_window(qtbot):
+    windows = []
+
+    def open_(factory=None, settings: Settings | None = None, wait=True) -> MainWindow:
+        settings = settings or load_settings()[0]
+        history = History()
+        window = MainWindow(settings, history, factory=factory or ScriptedFactory())
+        qtbot.addWidget(window)
+        windows.append((window, history))
+        window.show()
+        if wait:
+            qtbot.waitUntil(lambda: window.ready, timeout=10_000)
+        return window
+
+    yield open_
+    for window, history in windows:
+        window.close()
+        assert not window.engine.thread.isRunning()
+        history.close()
+
+
+def send_and_wait(qtbot, window, text="Hi", timeout=10_000):
+    with qtbot.waitSignal(window.session.reply_finished, timeout=timeout) as blocker:
+        window.composer.setPlainText(text)
+        qtbot.keyClick(window.composer, Qt.Key_Return)
+    return blocker.args[0]
+
+
+def spans_with_text(view):
+    doc = view.document
+    out = []
+    for start, end, tokens, coloured in highlight.highlighted_ranges(doc):
+        cursor = QTextCursor(doc)
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.KeepAnchor)
+        out.append((cursor.selectedText(), tokens, coloured))
+    return out
+
+
+def test_reply_streams_in_with_highlight_formats_on_the_accepted_runs(qtbot, open_window):
+    window = open_window()
+    view = send_and_wait(qtbot, window)
+    assert view.text == "Hello world! Bye."
+    assert view.runs == [[5, 11, 2], [12, 16, 1]]
+    # Fragments carrying the run property are exactly the draft runs, coloured; the rest plain.
+    assert spans_with_text(view) == [(" world", 2, True), (" Bye", 1, True)]
+    doc = view.document
+    for position in (1, 11):  # inside "Hello", on "!"
+        cursor = QTextCursor(doc)
+        cursor.setPosition(position + 1)
+        fmt = cursor.charFormat()
+        assert not fmt.hasProperty(highlight.RUN_TOKENS)
+        assert fmt.background().style() == Qt.NoBrush
+    # Longer runs are painted stronger.
+    assert highlight.run_colour(2).alpha() > highlight.run_colour(1).alpha()
+    assert "accepted 3/3" in view.footer.text()
+
+
+def test_highlights_are_there_while_streaming_not_only_at_the_end(qtbot, open_window):
+    script = [("a", "target", 0)] + [(f" d{i}", "draft", 1) for i in range(5)] + [
+        (" t", "target", 1)] + [(" x", "target", i) for i in range(2, 60)]
+    window = open_window(ScriptedFactory(script, delay=0.01))
+    window.send("go")
+    view = window.chat.messages[-1]
+    qtbot.waitUntil(lambda: len(view.text) > 20, timeout=5000)
+    assert window.session.streaming
+    assert (" d0 d1 d2 d3 d4", 5, True) in spans_with_text(view)
+    with qtbot.waitSignal(window.session.reply_finished, timeout=5000):
+        pass
+
+
+def test_markdown_code_block_keeps_highlights_and_has_a_copy_link(qtbot, open_window):
+    script = [("Use **this**:\n\n```python\n", "target", 0), ("print(", "draft", 1),
+              ("1)", "draft", 1), ("\n```\n", "target", 1)]
+    window = open_window(ScriptedFactory(script))
+    view = send_and_wait(qtbot, window)
+    doc = view.document
+    assert "**" not in doc.toPlainText() and "this" in doc.toPlainText()
+    assert ("print(1)", 2, True) in spans_with_text(view)
+    code = next(b for b in _blocks(doc) if b.text() == "print(1)")
+    assert highlight.is_code_block(code)
+    assert code.begin().fragment().charFormat().fontFixedPitch()
+    assert view.code_blocks == ["print(1)"]
+    view.body.anchorClicked.emit(QUrl("copy-code:0"))
+    assert QGuiApplication.clipboard().text() == "print(1)"
+
+
+def _blocks(doc):
+    block = doc.begin()
+    while block.isValid():
+        yield block
+        block = block.next()
+
+
+def test_modes_switch_between_messages_without_reloading(qtbot, open_window):
+    factory = ScriptedFactory(modes=("off", "draft", "ngram", "auto"))
+    window = open_window(factory)
+    labels = [window.mode_box.itemText(i) for i in range(window.mode_box.count())]
+    assert labels == ["Off", "Draft model", "N-gram", "Auto"]
+    assert window.current_mode() == "ngram"  # no draft model: the default
+    draft_item = window.mode_box.model().item(window.mode_box.findData("draft"))
+    assert not draft_item.isEnabled()
+    send_and_wait(qtbot, window, "one")
+    window.set_mode("off")
+    send_and_wait(qtbot, window, "two")
+    window.set_mode("auto")
+    view = send_and_wait(qtbot, window, "three")
+    assert [mode for _, mode in factory.calls] == ["ngram", "off", "auto"]
+    assert len(factory.loads) == 1
+    assert "Auto" in view.title.text()
+    # The conversation so far goes to the engine each time.
+    messages, _ = factory.calls[-1]
+    assert [m["role"] for m in messages] == ["user", "assistant"] * 2 + ["user"]
+
+
+def test_stop_ends_generation_within_250_ms_and_keeps_the_partial_reply(qtbot, open_window):
+    script = [(f" w{i}", "draft" if i % 4 else "target", i // 4) for i in range(2000)]
+    window = open_window(ScriptedFactory(script, delay=0.02))
+    window.send("long please")
+    view = window.chat.messages[-1]
+    qtbot.waitUntil(lambda: len(view.text) > 30, timeout=5000)
+    with qtbot.waitSignal(window.engine.worker.stopped, timeout=2000):
+        started = time.perf_counter()
+        qtbot.mouseClick(window.stop_button, Qt.LeftButton)
+    assert time.perf_counter() - started < 0.25
+    qtbot.waitUntil(lambda: not window.session.streaming, timeout=1000)
+    assert view.status == INTERRUPTED and "interrupted" in view.title.text()
+    stored = window.history.messages(window.session.conversation_id)[-1]
+    assert stored.status == INTERRUPTED
+    assert stored.text == view.text and 0 < len(stored.text) < len("".join(s[0] for s in script))
+    assert window.send_button.isEnabled()
+
+
+def test_repaints_are_coalesced_to_about_30_per_second(qtbot, open_window):
+    script = [(" x", "draft" if i % 2 else "target", i // 2) for i in range(3000)]
+    window = open_window(ScriptedFactory(script, delay=0.0002))
+    started = time.perf_counter()
+    send_and_wait(qtbot, window, timeout=30_000)
+    elapsed = time.perf_counter() - started
+    assert window.session.flush_count <= elapsed * 31 + 2
+    assert window.chat.messages[-1].text == " x" * 3000
+
+
+def test_close_and_reopen_brings_back_conversation_highlights_and_settings(qtbot, open_window):
+    window = open_window()
+    send_and_wait(qtbot, window, "remember me")
+    window.set_mode("off")
+    window.highlight_action.setChecked(False)
+    window.close()
+    assert not window.engine.thread.isRunning()
+
+    settings, message = load_settings()
+    assert message is None and settings.mode == "off" and settings.show_highlights is False
+    window = open_window(settings=settings)
+    assert window.current_mode() == "off"
+    assert not window.highlight_action.isChecked()
+    items = window.conversations.list
+    assert items.count() == 1 and items.item(0).text() == "remember me"
+    qtbot.mouseClick(items.viewport(), Qt.LeftButton,
+                     pos=items.visualItemRect(items.item(0)).center())
+    assert [v.role for v in window.chat.messages] == ["user", "assistant"]
+    reply = window.chat.messages[1]
+    assert spans_with_text(reply) == [(" world", 2, False), (" Bye", 1, False)]
+    window.highlight_action.setChecked(True)
+    assert spans_with_text(reply) == [(" world", 2, True), (" Bye", 1, True)]
+    assert "accepted 3/3" in reply.footer.text()
+
+
+def test_closing_during_a_reply_shuts_the_worker_down_cleanly(qtbot, open_window):
+    script = [(f" w{i}", "target", i) for i in range(5000)]
+    factory = ScriptedFactory(script, delay=0.01)
+    window = open_window(factory)
+    window.send("go on")
+    qtbot.waitUntil(lambda: len(window.chat.messages[-1].text) > 10, timeout=5000)
+    gui_thread = threading.get_ident()
+    started = time.perf_counter()
+    window.close()
+    assert time.perf_counter() - started < 1.0
+    assert not window.engine.thread.isRunning()
+    assert factory.engines[0].closed
+    assert factory.closed_on and factory.closed_on[0] != gui_thread
+    with _history() as history:
+        [conversation] = history.conversations()
+        reply = history.messages(conversation.id)[-1]
+        assert reply.status == INTERRUPTED and reply.text.startswith(" w0 w1")
+
+
+class _history:
+    def __enter__(self):
+        self.h = History()
+        return self.h
+
+    def __exit__(self, *exc):
+        self.h.close()
+
+
+def test_load_failure_is_one_line_in_the_window_and_settings_still_work(qtbot, open_window):
+    factory = ScriptedFactory(fail_load=True)
+    window = open_window(factory, settings=Settings(target_path="/nowhere/model.gguf"),
+                         wait=False)
+    qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=5000)
+    assert "model file not found: /nowhere/model.gguf" in window.banner.label.text()
+    assert not window.send_button.isEnabled() and window.progress.isHidden()
+    factory.fail_load = False
+    window.apply_settings(Settings(target_path="/elsewhere/model.gguf"))
+    qtbot.waitUntil(lambda: window.ready, timeout=5000)
+    assert factory.loads[-1].target_path == "/elsewhere/model.gguf"
+    assert window.send_button.isEnabled()
+
+
+def test_changing_the_draft_swaps_it_without_reloading_the_target(qtbot, open_window):
+    factory = ScriptedFactory()
+    window = open_window(factory)
+    current = window.settings
+    window.apply_settings(Settings(**{**current.__dict__, "draft_path": "/m/draft.gguf"}))
+    qtbot.waitUntil(lambda: window.draft_name == "draft.gguf", timeout=5000)
+    assert factory.drafts == ["/m/draft.gguf"] and len(factory.loads) == 1
+    assert window.mode_box.model().item(window.mode_box.findData("draft")).isEnabled()
+    window.set_mode("draft")
+    send_and_wait(qtbot, window)
+    assert factory.calls[-1][1] == "draft"
+
+
+def test_enter_sends_and_shift_enter_adds_a_line(qtbot, open_window):
+    window = open_window()
+    qtbot.keyClicks(window.composer, "line one")
+    qtbot.keyClick(window.composer, Qt.Key_Return, Qt.ShiftModifier)
+    qtbot.keyClicks(window.composer, "line two")
+    assert window.composer.toPlainText() == "line one\nline two"
+    with qtbot.waitSignal(window.session.reply_finished, timeout=5000):
+        qtbot.keyClick(window.composer, Qt.Key_Return)
+    assert window.chat.messages[0].text == "line one\nline two"
+    assert window.composer.toPlainText() == ""
+
+
+def test_regenerate_replaces_the_last_reply(qtbot, open_window):
+    factory = ScriptedFactory()
+    window = open_window(factory)
+    send_and_wait(qtbot, window)
+    with qtbot.waitSignal(window.session.reply_finished, timeout=5000):
+        qtbot.mouseClick(window.regenerate_button, Qt.LeftButton)
+    assert [v.role for v in window.chat.messages] == ["user", "assistant"]
+    assert [m.role for m in window.history.messages(window.session.conversation_id)] == [
+        "user", "assistant"]
+    assert factory.calls[0][0] == factory.calls[1][0]
+
+
+def test_gpu_layers_are_disabled_with_a_note_on_cpu_builds(qtbot):
+    dialog = SettingsDialog(Settings(), gpu_offload=False)
+    qtbot.addWidget(dialog)
+    assert not dialog.target_gpu.isEnabled() and not dialog.draft_gpu.isEnabled()
+    assert dialog.findChild(QLabel, "gpu-note") is not None
+    dialog.temperature.setValue(0.8)
+    dialog.random_seed.setChecked(False)
+    dialog.seed.setValue(42)
+    result = dialog.result_settings()
+    assert (result.temperature, result.seed) == (0.8, 42)
+    gpu_dialog = SettingsDialog(Settings(), gpu_offload=True)
+    qtbot.addWidget(gpu_dialog)
+    assert gpu_dialog.target_gpu.isEnabled()
+
+
+def test_ui_never_imports_llama_cpp_or_the_hub_directly():
+    for path in (ROOT / "app" / "ui").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                assert name.split(".")[0] not in ("llama_cpp", "huggingface_hub"), path
+
+
+def test_store_and_settings_import_no_qt():
+    for path in [ROOT / "app" / "settings.py", ROOT / "app" / "store" / "history.py",
+                 ROOT / "app" / "ui" / "provenance.py"]:
+        assert "PySide6" not in path.read_text(), path
