@@ -10,7 +10,9 @@ from app.engine.drafters import Draft, Drafter, ModelDrafter
 PROBE_EVERY = 32  # a costly drafter left idle this many steps drafts one token to re-learn
 # Streak buckets: how many tokens in a row the drafter has guessed right just before this one.
 BUCKET_EDGES = (0, 1, 2, 3, 5, 8, 12, 16, 24, 32)
-PRIOR = (0.30, 0.45, 0.55, 0.62, 0.70, 0.78, 0.84, 0.88, 0.91, 0.93)  # P(right | bucket)
+# P(right | bucket) before anything is observed: n-gram hit rates measured over the project's
+# prompt set with SmolLM2-135M (0.49 at 2, 0.67 at 3-4, ... 0.97 at 32+), rounded down.
+PRIOR = (0.30, 0.40, 0.48, 0.65, 0.75, 0.82, 0.88, 0.92, 0.95, 0.96)
 PRIOR_WEIGHT = 4.0  # the prior counts as this many observations per bucket
 
 

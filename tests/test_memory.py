@@ -1,0 +1,37 @@
+"""Speculation adds at most 300 MB of peak RSS over plain decoding (no n_ctx × n_vocab buffer)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = """
+import resource, sys
+from app.engine.generator import Engine
+from app.engine.llama_backend import LoadOptions
+from app.engine.sampling import SamplingParams
+target, mode = sys.argv[1], sys.argv[2]
+engine = Engine.load(target, target if mode == "draft" else None, LoadOptions(n_ctx=4096))
+messages = [{"role": "user", "content": "Describe the water cycle in detail. " * 40}]
+for _ in engine.generate(messages, SamplingParams(max_tokens=64), mode):
+    pass
+engine.close()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+def peak_rss_mb(model, mode: str) -> int:
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(model), mode], capture_output=True,
+                         text=True, timeout=300, check=True)
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_speculation_adds_less_than_300_mb_peak_rss(bundled_model):
+    plain = peak_rss_mb(bundled_model, "off")
+    for mode in ("ngram", "draft", "auto"):
+        extra = peak_rss_mb(bundled_model, mode) - plain
+        print(f"{mode}: +{extra} MB over plain ({plain} MB)")
+        assert extra < 300, f"{mode} adds {extra} MB over plain decoding ({plain} MB)"
