@@ -198,17 +198,17 @@ def test_modes_switch_between_messages_without_reloading(qtbot, open_window):
     window = open_window(factory)
     labels = [window.mode_box.itemText(i) for i in range(window.mode_box.count())]
     assert labels == ["Off", "Draft model", "N-gram", "Auto"]
-    assert window.current_mode() == "ngram"  # no draft model: the default
+    assert window.current_mode() == "auto"  # the default
     draft_item = window.mode_box.model().item(window.mode_box.findData("draft"))
-    assert not draft_item.isEnabled()
+    assert not draft_item.isEnabled()  # no draft model
     send_and_wait(qtbot, window, "one")
     window.set_mode("off")
     send_and_wait(qtbot, window, "two")
-    window.set_mode("auto")
+    window.set_mode("ngram")
     view = send_and_wait(qtbot, window, "three")
-    assert [mode for _, mode in factory.calls] == ["ngram", "off", "auto"]
+    assert [mode for _, mode in factory.calls] == ["auto", "off", "ngram"]
     assert len(factory.loads) == 1
-    assert "Auto" in view.title.text()
+    assert "N-gram" in view.title.text()
     # The conversation so far goes to the engine each time.
     messages, _ = factory.calls[-1]
     assert [m["role"] for m in messages] == ["user", "assistant"] * 2 + ["user"]
