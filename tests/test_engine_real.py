@@ -166,3 +166,21 @@ def test_compare_runs_both_sides_and_explains_the_result(engine):
     assert result.plain_text == result.speculative_text
     assert result.plain.drafted == 0 and result.speculative.drafted > 0
     assert "identical" in result.summary()
+
+
+def test_a_conversation_longer_than_the_context_drops_its_oldest_turns(bundled_model):
+    from app.engine.events import Notice
+    engine = Engine.load(bundled_model, None, LoadOptions(n_ctx=512))
+    try:
+        filler = "The quick brown fox jumps over the lazy dog. " * 12
+        conversation = []
+        for i in range(6):
+            conversation += [{"role": "user", "content": f"Note {i}: {filler}"},
+                             {"role": "assistant", "content": "Noted."}]
+        conversation.append({"role": "user", "content": "Say OK."})
+        events = list(engine.generate(conversation, SamplingParams(max_tokens=8), "ngram"))
+        notices = [e for e in events if isinstance(e, Notice)]
+        assert notices and "oldest" in notices[0].message
+        assert isinstance(events[-1], Done) and events[-1].stats.prompt_tokens <= 512 - 8
+    finally:
+        engine.close()

@@ -137,7 +137,10 @@ class Engine:
         """
         system = [m for m in messages[:1] if m["role"] == "system"]
         turns = messages[len(system):]
+        tokens: list[int] = []
         for dropped in range(len(turns)):
+            if dropped and turns[dropped]["role"] != "user":
+                continue  # keep user/assistant alternation: cut only before a user turn
             tokens = self.tokenize_chat(system + turns[dropped:])
             if len(tokens) + reserve <= self.target.n_ctx:
                 return tokens, dropped
