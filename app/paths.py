@@ -90,3 +90,11 @@ def curated_models_file() -> Path:
         if candidate.is_file():
             return candidate
     return candidates[-1]
+
+
+def icon_file() -> Path | None:
+    """The app icon (assets/icons in a checkout, assets/icons inside a frozen app)."""
+    frozen = getattr(sys, "_MEIPASS", None)
+    base = Path(frozen) if frozen else Path(__file__).resolve().parent.parent
+    candidate = base / "assets" / "icons" / "draftlight-256.png"
+    return candidate if candidate.is_file() else None

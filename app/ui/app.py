@@ -7,7 +7,10 @@ import os
 import sys
 
 from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
+
+from app import paths
 
 SCREENSHOT_TIMEOUT_MS = 10 * 60 * 1000
 
@@ -23,6 +26,10 @@ def run_app(screenshot: str | None = None, prompt: str | None = None, *,
     _warn_about_broken_pyside()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Draftlight")
+    app.setDesktopFileName("io.github.draftlight.Draftlight")
+    icon = paths.icon_file()
+    if icon is not None:
+        app.setWindowIcon(QIcon(str(icon)))
     settings, message = load_settings()
     # A screenshot run leaves no trace: its chat lives in memory, its settings are not saved.
     history = History(":memory:" if screenshot else None)
