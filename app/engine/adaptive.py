@@ -147,7 +147,7 @@ class AdaptiveDrafter:
         self._chosen = chosen
         chosen.idle_steps = 0
         if guess is not None:
-            return Draft(guess.tokens[:gamma], None, (guess.confidence or [])[:gamma])
+            return Draft(guess.tokens[:gamma])
         return self._draft_with_break_even(chosen, context, gamma, rate, params, rng)
 
     def _draft_with_break_even(self, chosen, context, gamma, rate, params, rng) -> Draft:

@@ -22,8 +22,6 @@ class Draft:
     # the same transform as the target's. None means one-hot at each drafted token (n-gram
     # lookup, and a draft model under greedy decoding).
     probs: np.ndarray | None = None
-    # The drafter's own probability of each drafted token (1.0 for n-gram lookup).
-    confidence: list[float] | None = None
     # N-gram lookup: how many tokens before the guess match the earlier occurrence it copies.
     match_length: int = 0
 
@@ -56,7 +54,7 @@ class NgramDrafter:
             if hits.size:
                 start = int(hits[-1]) + n
                 guess = tokens[start:start + max_tokens].tolist()
-                return Draft(guess, None, [1.0] * len(guess), _match_length(tokens, start))
+                return Draft(guess, None, _match_length(tokens, start))
         return Draft([])
 
 
@@ -99,7 +97,6 @@ class ModelDrafter:
         token = context[-1]
         tokens: list[int] = []
         rows: list[np.ndarray] = []
-        confidence: list[float] = []
         cumulative = 1.0
         for _ in range(max_tokens):
             logits = self._fit_vocab(self.backend.eval([token], n_logits=1)[0])
@@ -116,8 +113,7 @@ class ModelDrafter:
                                                                                 cumulative):
                 break
             tokens.append(token)
-            confidence.append(own_p)
             if row is not None:
                 rows.append(row)
         probs = np.stack(rows) if rows else None
-        return Draft(tokens, probs, confidence)
+        return Draft(tokens, probs)

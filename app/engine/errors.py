@@ -19,3 +19,8 @@ class ContextOverflowError(EngineError):
 
 class ChatTemplateError(EngineError):
     """The model's chat template is unsafe or broken."""
+
+
+class UnsafeTemplateError(ChatTemplateError):
+    """The model's chat template tried to leave the sandbox (or to exhaust memory or time)."""
+

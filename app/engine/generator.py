@@ -36,6 +36,7 @@ from app.engine.speculative import speculative_step
 Mode = Literal["off", "draft", "ngram", "auto"]
 MODES: tuple[str, ...] = ("auto", "off", "draft", "ngram")
 # Text used to time the models for auto mode's cost curve.
+DROP_BLOCK = 4  # user turns dropped at a time when a conversation outgrows the context
 PROBE_TEXT = ("Speculative decoding lets a small draft guess several tokens that a large model "
               "then checks in a single pass; accepted guesses stream out at once. ")
 
@@ -133,20 +134,40 @@ class Engine:
                    ) -> tuple[list[int], int]:
         """Tokens of the conversation, dropping its oldest turns until `reserve` new tokens fit.
 
-        The system prompt and the latest message are always kept. Returns (tokens, dropped).
+        The system prompt and the latest message are always kept, and a cut is made only
+        before a user turn (templates insist on user/assistant alternation). Turns are dropped
+        DROP_BLOCK user turns at a time, at cut points that stay put as the conversation grows,
+        so the following replies reuse the KV cache instead of evaluating it all again.
+        Returns (tokens, dropped).
         """
         system = [m for m in messages[:1] if m["role"] == "system"]
         turns = messages[len(system):]
-        tokens: list[int] = []
-        for dropped in range(len(turns)):
-            if dropped and turns[dropped]["role"] != "user":
-                continue  # keep user/assistant alternation: cut only before a user turn
+        users = [i for i, m in enumerate(turns) if i and m["role"] == "user"]
+        cuts = [0] + users[DROP_BLOCK - 1::DROP_BLOCK]
+        if users and cuts[-1] != users[-1]:
+            cuts.append(users[-1])  # the last resort: only the latest user turn
+        fitting: dict[int, list[int]] = {}
+
+        def fits(dropped: int) -> bool:
             tokens = self.tokenize_chat(system + turns[dropped:])
-            if len(tokens) + reserve <= self.target.n_ctx:
-                return tokens, dropped
-        raise ContextOverflowError(
-            f"the message is {len(tokens):,} tokens long; with room for a reply "
-            f"({reserve:,} tokens) it does not fit the {self.target.n_ctx:,}-token context")
+            fitting[dropped] = tokens
+            return len(tokens) + reserve <= self.target.n_ctx
+
+        low, high = 0, len(cuts) - 1  # bisect for the first cut that fits (fewer tokens later)
+        if not fits(cuts[high]):
+            tokens = fitting[cuts[high]]
+            raise ContextOverflowError(
+                f"the message is {len(tokens):,} tokens long; with room for a reply "
+                f"({reserve:,} tokens) it does not fit the {self.target.n_ctx:,}-token context")
+        while low < high:
+            middle = (low + high) // 2
+            if fits(cuts[middle]):
+                high = middle
+            else:
+                low = middle + 1
+        dropped = cuts[low]
+        return fitting[dropped] if dropped in fitting else self.tokenize_chat(
+            system + turns[dropped:]), dropped
 
     # --- generation ----------------------------------------------------------------------
 

@@ -22,7 +22,6 @@ class StepResult:
     drafted: int  # how many tokens the drafter proposed
     draft_seconds: float
     verify_seconds: float
-    draft: Draft  # what was proposed (the adaptive controller reads its confidences)
 
 
 def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, gamma: int,
@@ -45,7 +44,7 @@ def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, 
     def result(n_accepted: int, token: int) -> StepResult:
         if n_accepted < len(guess):
             target.truncate(n_past + 1 + n_accepted)  # keep last_token, d_1..d_n; drop the rest
-        return StepResult(guess[:n_accepted], token, len(guess), t1 - t0, t2 - t1, draft)
+        return StepResult(guess[:n_accepted], token, len(guess), t1 - t0, t2 - t1)
 
     if params.greedy:
         # p_i is one-hot at argmax(logits_i): d_{i+1} is accepted iff it is that argmax, and
