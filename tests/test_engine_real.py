@@ -93,14 +93,22 @@ def test_mode_switches_between_turns_without_reloading(engine):
 
 
 def test_batched_and_single_token_logits_are_identical(bundled_model):
-    """Flash attention makes llama.cpp's CPU logits batch-invariant; greedy speculation relies on
-    it. This catches a regression (llama.cpp update, a flag) before it shows up as drift."""
+    """Greedy speculation relies on llama.cpp's logits being batch-invariant. Checked after a
+    short context and after long ones (with an f16 KV cache a split-KV attention path breaks
+    invariance from 256 cached tokens on): catches a regression from a llama.cpp update or a
+    flag before it shows up as drift."""
     with LlamaBackend(bundled_model, OPTIONS) as backend:
-        tokens = backend.tokenize("The quick brown fox jumps over the lazy dog because", add_bos=False)
-        batched = backend.eval(tokens, n_logits=len(tokens))
-        backend.truncate(0)
-        single = np.stack([backend.eval([t], n_logits=1)[0] for t in tokens])
-    assert np.abs(batched - single).max() == 0.0
+        text = "The quick brown fox jumps over the lazy dog because it can. " * 120
+        tokens = backend.tokenize(text, add_bos=False)
+        for context in (0, 300, 1200):
+            backend.truncate(0)
+            if context:
+                backend.eval(tokens[:context], n_logits=0)
+            probe = tokens[context:context + 6]
+            batched = backend.eval(probe, n_logits=len(probe))
+            backend.truncate(context)
+            single = np.stack([backend.eval([t], n_logits=1)[0] for t in probe])
+            assert np.abs(batched - single).max() == 0.0, f"after {context} cached tokens"
 
 
 def test_sampled_run_is_reproducible_with_a_seed(engine):

@@ -1,7 +1,7 @@
 """The peer baseline: llama-cpp-python's own prompt lookup (`LlamaPromptLookupDecoding`).
 
 It verifies by sample-and-match inside `Llama.generate`; we time it through its streaming chat
-API with the same threads, context and flash attention as our engine.
+API with the same threads, context, KV cache type and flash attention as our engine.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ class PromptLookupPeer:
         self.llama = Llama(model_path=str(target), n_ctx=options.n_ctx, n_batch=options.n_ctx,
                            n_ubatch=options.n_batch, n_threads=threads, n_threads_batch=threads,
                            flash_attn=True, verbose=False,
+                           type_k=options.kv_type, type_v=options.kv_type,
                            draft_model=LlamaPromptLookupDecoding(num_pred_tokens=num_pred_tokens))
 
     def run(self, messages: list[dict[str, str]], max_tokens: int, temperature: float,

@@ -87,19 +87,21 @@ def run_engine_turn(engine: Engine, messages, params, mode: str, log: RunLog
 def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], params: SamplingParams,
                   peer=None, progress=None) -> RunLog:
     """Each turn of each question runs in every mode before the next turn (interleaved), so slow
-    drifts of the machine hit every mode alike. Each mode keeps its own conversation."""
+    drifts of the machine hit every mode alike. Later turns follow plain decoding's answers in
+    every mode, so each turn compares the modes on the same prompt."""
     log = RunLog()
     total = sum(len(q["turns"]) for q in questions) * len(modes)
     done_count = 0
     for question in questions:
-        conversations = {mode: [] for mode in modes}
+        history: list[dict[str, str]] = []
         for turn_index, user_text in enumerate(question["turns"]):
             plain_tokens = None
+            messages = history + [{"role": "user", "content": user_text}]
             for mode in modes:
-                messages = conversations[mode] + [{"role": "user", "content": user_text}]
                 result = _run_one(engine, peer, messages, params, mode, log, question, turn_index)
                 if mode == "plain":
                     plain_tokens = result.tokens
+                    history = messages + [{"role": "assistant", "content": result.text}]
                 elif plain_tokens is not None and mode != "lcp-pld":
                     result.identical_to_plain = result.tokens == plain_tokens
                     if not result.identical_to_plain and params.greedy:
@@ -107,7 +109,6 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
                                                         result.tokens)
                         result.divergence = divergence.describe() if divergence else "length"
                 log.results.append(result)
-                conversations[mode] = messages + [{"role": "assistant", "content": result.text}]
                 done_count += 1
                 if progress:
                     progress(done_count, total, f"{question['category']} #{question['question_id']}"

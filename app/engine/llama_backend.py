@@ -2,8 +2,9 @@
 
 We drive `llama_decode` ourselves instead of `Llama.eval`: that asks for logits only for the rows
 being verified (no n_ctx × n_vocab buffer), and rolls the KV cache back with llama_memory_seq_rm.
-Flash attention is on because it makes batched and one-at-a-time evaluation give bit-identical
-logits on llama.cpp's CPU backend, which greedy speculation needs to be exactly lossless.
+Flash attention is on and the KV cache is q8_0 because together they make batched and
+one-at-a-time evaluation give bit-identical logits on llama.cpp's CPU backend (see
+LoadOptions.kv_type), which greedy speculation needs to be exactly lossless.
 
 Not thread-safe: one thread owns a LlamaBackend for its whole life.
 """
@@ -60,6 +61,12 @@ class LoadOptions:
     n_batch: int = 512  # most tokens per llama_decode call
     n_threads: int = 0  # 0 = default_threads()
     n_gpu_layers: int = 0  # -1 = all layers on the GPU (CUDA/Metal builds only)
+    # KV cache type. Not llama.cpp's default f16: on the CPU backend an f16 cache sends a
+    # single-token pass down a split-KV flash-attention path once the cache has >= 512 cells,
+    # whose other summation order makes one-at-a-time logits differ from batched ones (up to
+    # 0.9 here) and greedy speculation drift from plain decoding. A q8_0 cache takes one path
+    # for both (bit-identical logits, tested), is as fast, and halves the cache's memory.
+    kv_type: int | None = llama_cpp.GGML_TYPE_Q8_0
 
 
 def check_gguf_file(path: Path) -> None:
@@ -98,6 +105,9 @@ class LlamaBackend:
             ctx_params.n_threads_batch = threads
             ctx_params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
             ctx_params.no_perf = True
+            if options.kv_type is not None:
+                ctx_params.type_k = options.kv_type
+                ctx_params.type_v = options.kv_type
             self._ctx = self._stack.enter_context(closing(
                 _internals.LlamaContext(model=self._model, params=ctx_params, verbose=False)))
             self._batch = self._stack.enter_context(closing(
