@@ -21,7 +21,8 @@ def add_chat_parser(commands) -> None:
                       help="speculation: off, draft (a draft model), ngram (prompt lookup) or auto "
                            "(drafts only when it pays); "
                            "default: draft with --draft, else ngram")
-    chat.add_argument("--target", type=Path, help="target GGUF (default: the bundled SmolLM2-135M)")
+    chat.add_argument("--target", type=Path,
+                      help="target GGUF (default: the bundled SmolLM2-135M)")
     chat.add_argument("--draft", type=Path, help="draft GGUF sharing the target's vocabulary")
     chat.add_argument("--temp", type=float, default=0.0, help="temperature; 0 = greedy (default)")
     chat.add_argument("--seed", type=int, help="random seed for a reproducible sampled run")
@@ -29,7 +30,9 @@ def add_chat_parser(commands) -> None:
     chat.add_argument("--stats", action="store_true", help="print one line of statistics")
     chat.add_argument("--json", action="store_true", help="print JSON lines instead of text")
     chat.add_argument("--no-color", action="store_true", help="no ANSI colour")
-    chat.add_argument("question", nargs="?", help="answer this and exit; omit for a chat")
+    chat.add_argument("--ctx", type=int, help="context window in tokens (default: settings, 4096)")
+    chat.add_argument("question", nargs="?",
+                      help="answer this and exit ('-' reads it from stdin); omit for a chat")
     chat.set_defaults(run=run_chat)
 
 
@@ -44,27 +47,54 @@ def resolve_target(path: Path | None) -> Path:
     return bundled
 
 
+def note(message: str) -> None:
+    """Something the user should know that does not stop the command: one line on stderr."""
+    print(f"draftlight: note: {message}", file=sys.stderr)
+
+
 def run_chat(args: argparse.Namespace) -> int:
     from app.cli import UserError
+    from app.engine.chat_template import FALLBACK_NOTICE
     from app.engine.generator import Engine
+    from app.engine.llama_backend import LoadOptions
     from app.engine.sampling import SamplingParams
+    from app.settings import load_settings
+    from app.store.memory import check_models_fit
 
-    mode = args.mode or ("draft" if args.draft else "ngram")
-    if mode == "draft" and args.draft is None:
+    settings, problem = load_settings()
+    if problem:
+        note(problem)
+    # Scripts depend on it: the target is --target or the bundled model, never a setting.
+    target, draft = args.target, args.draft
+    mode = args.mode or ("draft" if draft else "ngram")
+    if mode == "draft" and draft is None:
         raise UserError("--mode draft needs --draft PATH")
     params = SamplingParams(temperature=args.temp, seed=args.seed, max_tokens=args.max_tokens)
     try:
         params.validate()
     except ValueError as exc:
         raise UserError(str(exc)) from exc
+    n_ctx = args.ctx or settings.n_ctx
+    if n_ctx < 256:
+        raise UserError("--ctx must be at least 256")
+    question = sys.stdin.read() if args.question == "-" else args.question
+    if question is not None and not question.strip():
+        raise UserError("the message is empty")
     colour = not args.no_color and not args.json and sys.stdout.isatty()
-    engine = Engine.load(resolve_target(args.target), args.draft)
+    target = resolve_target(target)
+    check_models_fit(target, draft, n_ctx=n_ctx)  # refuses, with the numbers, before loading
+    engine = Engine.load(target, draft, LoadOptions(n_ctx=n_ctx, n_threads=settings.n_threads))
     try:
+        if engine.template.is_fallback:
+            note(FALLBACK_NOTICE.format(name=Path(target).name))
         printer = JsonPrinter() if args.json else TextPrinter(colour, args.stats)
-        if args.question is not None:
-            answer([{"role": "user", "content": args.question}], engine, params, mode, printer)
+        system = settings.system_prompt.strip()
+        messages = [{"role": "system", "content": system}] if system else []
+        if question is not None:
+            messages.append({"role": "user", "content": question.strip()})
+            answer(messages, engine, params, mode, printer)
             return 0
-        return interactive(engine, params, mode, printer)
+        return interactive(engine, params, mode, printer, messages)
     finally:
         engine.close()
 
@@ -86,11 +116,11 @@ def answer(messages, engine, params, mode, printer) -> str:
     return ""
 
 
-def interactive(engine, params, mode, printer) -> int:
+def interactive(engine, params, mode, printer, start: list[dict[str, str]] | None = None) -> int:
     from app.engine.errors import EngineError
     print("Draftlight chat. /mode off|draft|ngram switches speculation, /reset starts over, "
           "Ctrl-D quits.", file=sys.stderr)
-    messages: list[dict[str, str]] = []
+    messages: list[dict[str, str]] = list(start or [])
     while True:
         try:
             line = input(f"[{mode}] > ")
@@ -109,13 +139,17 @@ def interactive(engine, params, mode, printer) -> int:
                 print(f"draftlight: {exc}", file=sys.stderr)
             continue
         if line == "/reset":
-            messages = []
+            messages = list(start or [])
             continue
         messages.append({"role": "user", "content": line})
         try:
             reply = answer(messages, engine, params, mode, printer)
         except KeyboardInterrupt:
             print("\n(stopped)", file=sys.stderr)
+            messages.pop()
+            continue
+        except EngineError as exc:  # e.g. a message longer than the context: say so, go on
+            print(f"draftlight: {exc}", file=sys.stderr)
             messages.pop()
             continue
         messages.append({"role": "assistant", "content": reply})

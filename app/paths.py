@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import time
 from pathlib import Path
 
 import platformdirs
@@ -98,3 +99,15 @@ def icon_file() -> Path | None:
     base = Path(frozen) if frozen else Path(__file__).resolve().parent.parent
     candidate = base / "assets" / "icons" / "draftlight-256.png"
     return candidate if candidate.is_file() else None
+
+
+def move_aside(path: Path) -> Path | None:
+    """Rename a file that cannot be used to `<name>.bad-<time>` (never delete a user's file).
+
+    Returns the new path, or None if it could not be renamed."""
+    aside = path.with_name(f"{path.name}.bad-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        os.replace(path, aside)
+    except OSError:
+        return None
+    return aside

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
-import time
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -51,16 +50,7 @@ class Settings:
             raise ValueError("n_threads must be >= 0")
         if self.target_gpu_layers < -1 or self.draft_gpu_layers < -1:
             raise ValueError("GPU layers must be >= -1")
-        if self.temperature < 0:
-            raise ValueError("temperature must be >= 0")
-        if self.top_k < 0:
-            raise ValueError("top_k must be >= 0")
-        if not 0.0 < self.top_p <= 1.0:
-            raise ValueError("top_p must be in (0, 1]")
-        if not 0.0 <= self.min_p < 1.0:
-            raise ValueError("min_p must be in [0, 1)")
-        if self.max_tokens < 1:
-            raise ValueError("max_tokens must be >= 1")
+        self.sampling_params().validate()
 
     def sampling_params(self):
         from app.engine.sampling import SamplingParams
@@ -120,12 +110,8 @@ def load_settings(path: Path | None = None) -> tuple[Settings, str | None]:
         return Settings(), None
     except (OSError, tomllib.TOMLDecodeError, ValueError, TypeError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        aside = path.with_name(f"{path.name}.bad-{time.strftime('%Y%m%d-%H%M%S')}")
-        try:
-            os.replace(path, aside)
-            where = f"it was renamed to {aside.name}"
-        except OSError:
-            where = "it could not be renamed"
+        aside = paths.move_aside(path)
+        where = f"it was renamed to {aside.name}" if aside else "it could not be renamed"
         return Settings(), f"Settings file could not be used ({reason}); defaults apply and {where}."
 
 

@@ -35,8 +35,8 @@ from app.engine.speculative import speculative_step
 
 Mode = Literal["off", "draft", "ngram", "auto"]
 MODES: tuple[str, ...] = ("auto", "off", "draft", "ngram")
-# Text used to time the models for auto mode's cost curve.
 DROP_BLOCK = 4  # user turns dropped at a time when a conversation outgrows the context
+# Text used to time the models for auto mode's cost curve.
 PROBE_TEXT = ("Speculative decoding lets a small draft guess several tokens that a large model "
               "then checks in a single pass; accepted guesses stream out at once. ")
 
@@ -165,9 +165,7 @@ class Engine:
                 high = middle
             else:
                 low = middle + 1
-        dropped = cuts[low]
-        return fitting[dropped] if dropped in fitting else self.tokenize_chat(
-            system + turns[dropped:]), dropped
+        return fitting[cuts[low]], cuts[low]  # every index bisection ends on was tried
 
     # --- generation ----------------------------------------------------------------------
 

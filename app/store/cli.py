@@ -16,7 +16,7 @@ def add_models_parser(commands) -> None:
     sub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
 
     listing = sub.add_parser("list", help="installed models")
-    listing.set_defaults(run=run_list)
+    listing.set_defaults(run=_telling_notices(run_list))
 
     pull = sub.add_parser("pull", help="download a GGUF file from the hub (resumes if interrupted)")
     pull.add_argument("repo_id", metavar="REPO_ID",
@@ -24,28 +24,40 @@ def add_models_parser(commands) -> None:
     pull.add_argument("filename", metavar="FILENAME", help="the .gguf file in that repository")
     pull.add_argument("--revision", default="main", help="branch, tag or commit (main)")
     pull.add_argument("--sha256", help="expected sha256 (default: the hub's LFS sha256)")
-    pull.set_defaults(run=run_pull)
+    pull.set_defaults(run=_telling_notices(run_pull))
 
     remove = sub.add_parser("rm", help="remove a model (a downloaded file is deleted)")
     remove.add_argument("name", metavar="NAME", help="as shown by `draftlight models list`")
-    remove.set_defaults(run=run_rm)
+    remove.set_defaults(run=_telling_notices(run_rm))
 
     add = sub.add_parser("add", help="register a GGUF file you already have (it is not moved)")
     add.add_argument("path", type=Path, metavar="PATH")
-    add.set_defaults(run=run_add)
+    add.set_defaults(run=_telling_notices(run_add))
 
     search = sub.add_parser("search", help="search the hub for GGUF repositories")
     search.add_argument("query", metavar="QUERY")
-    search.set_defaults(run=run_search)
+    search.set_defaults(run=_telling_notices(run_search))
 
     files = sub.add_parser("files", help="list a hub repository's GGUF files")
     files.add_argument("repo_id", metavar="REPO_ID")
-    files.set_defaults(run=run_files)
+    files.set_defaults(run=_telling_notices(run_files))
 
     for parser in (pull, search, files):
         parser.add_argument("--endpoint", metavar="URL",
                             help="hub address (default: $DRAFTLIGHT_HF_ENDPOINT, else "
                                  "https://huggingface.co)")
+
+
+def _telling_notices(run):
+    """Run a command, then print what the store had to repair on the way (one line each)."""
+    def wrapped(args: argparse.Namespace) -> int:
+        from app.store.installed import take_notices
+        try:
+            return run(args)
+        finally:
+            for notice in take_notices():
+                print(f"draftlight: note: {notice}", file=sys.stderr)
+    return wrapped
 
 
 def run_list(args: argparse.Namespace) -> int:

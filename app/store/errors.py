@@ -76,6 +76,10 @@ class InsecureRedirectError(DownloadError):
     """An https address redirected to plain http; refused rather than downgraded."""
 
 
+class InsufficientMemoryError(StoreError):
+    """The models would not fit in this machine's memory; refused before loading."""
+
+
 _secrets: set[str] = set()
 
 

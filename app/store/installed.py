@@ -1,7 +1,8 @@
 """Models on this machine: the bundled one, downloads in `paths.models_dir()`, and local files.
 
 Downloads and local additions are listed in `installed.toml` in the models folder, written
-atomically (temp file + os.replace). The bundled model is never listed there: it is found
+atomically (temp file + os.replace). A registry that cannot be read is set aside, not
+overwritten: `installed.toml.bad-<time>`. The bundled model is never listed there: it is found
 through `app.paths` each time.
 """
 
@@ -24,6 +25,7 @@ REGISTRY_NAME = "installed.toml"
 BUNDLED_NAME = "smollm2-135m-instruct-q4_1"  # the `default` entry of models.toml
 _REPO_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _lock = threading.Lock()
+_notices: list[str] = []
 
 
 @dataclass(frozen=True)
@@ -163,19 +165,37 @@ def _registry_path() -> Path:
 
 
 def _read_registry() -> dict[str, InstalledModel]:
+    """The registry; an unreadable one is renamed aside (never lost) and read as empty, and
+    `take_notices()` says so once."""
+    path = _registry_path()
     try:
-        with open(_registry_path(), "rb") as stream:
+        with open(path, "rb") as stream:
             data = tomllib.load(stream)
+        models = {}
+        for entry in data.get("models", []):
+            fields = {k: v for k, v in entry.items() if k in InstalledModel.__dataclass_fields__}
+            fields["path"] = Path(fields["path"])
+            models[fields["name"]] = InstalledModel(**fields)
+        return models
     except FileNotFoundError:
         return {}
-    except tomllib.TOMLDecodeError as exc:
-        raise StoreError(f"{_registry_path()}: not valid TOML ({exc})") from None
-    models = {}
-    for entry in data.get("models", []):
-        fields = {k: v for k, v in entry.items() if k in InstalledModel.__dataclass_fields__}
-        fields["path"] = Path(fields["path"])
-        models[fields["name"]] = InstalledModel(**fields)
-    return models
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError,
+            ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        aside = paths.move_aside(path)
+        if aside is None:
+            return {}
+        where = f"it was renamed to {aside.name}"
+        _notices.append(f"the list of installed models ({path.name}) could not be read "
+                        f"({reason}); it starts empty again and {where}")
+        return {}
+
+
+def take_notices() -> list[str]:
+    """Problems found while reading the registry since the last call (one line each)."""
+    notices = list(_notices)
+    _notices.clear()
+    return notices
 
 
 def _write_registry(registry: dict[str, InstalledModel]) -> None:

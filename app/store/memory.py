@@ -10,6 +10,9 @@ import os
 import sys
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
+
+from app.store.errors import InsufficientMemoryError, StoreError
 
 OVERHEAD_BYTES = 300 << 20  # compute buffers, the app itself
 KV_FRACTION_PER_4K = 0.08  # KV cache at 4k context / weights, typical of GQA models (estimate)
@@ -76,6 +79,44 @@ def assess(weights: int, *, kv_cache: int | None = None, n_ctx: int = 4096,
     else:
         fit = Fit.FITS
     return MemoryEstimate(weights, kv, needed, fit)
+
+
+def check_models_fit(target: str | Path, draft: str | Path | None = None, *,
+                     n_ctx: int = 4096, memory: MemoryInfo | None = None) -> MemoryEstimate | None:
+    """Refuse, before anything is loaded, a target (+ draft) that cannot fit in RAM.
+
+    Weights are the file sizes, the KV cache comes from each header at `n_ctx`. Returns the
+    estimate (TIGHT means it will load but page from disk); None when RAM or a header cannot
+    be read (the loader then reports any problem with the file itself).
+
+    Raises:
+        InsufficientMemoryError: the estimate is over 90% of this machine's RAM; the message
+            gives the numbers.
+    """
+    from app.store.gguf_info import read_gguf_info
+    files = [Path(p) for p in (target, draft) if p]
+    weights = kv = 0
+    try:
+        for path in files:
+            info = read_gguf_info(path)
+            weights += info.file_size
+            kv += info.kv_cache_bytes(n_ctx) or estimate_kv_cache(info.file_size, n_ctx)
+    except (OSError, StoreError):
+        return None
+    memory = memory or system_memory()
+    estimate = assess(weights, kv_cache=kv, n_ctx=n_ctx, memory=memory)
+    if estimate is None or estimate.fit is not Fit.TOO_BIG:
+        return estimate
+    what = " + ".join(p.name for p in files)
+    raise InsufficientMemoryError(
+        f"not enough memory for {what}: it needs about {_gb(estimate.needed)} "
+        f"(weights {_gb(weights)}, KV cache at {n_ctx:,} tokens {_gb(kv)}, overhead "
+        f"{_gb(OVERHEAD_BYTES)}) but this machine has {_gb(memory.total)} of RAM "
+        f"({_gb(memory.available)} available); choose a smaller model or context")
+
+
+def _gb(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.0f} MiB"
 
 
 def _windows_memory() -> MemoryInfo | None:

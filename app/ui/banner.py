@@ -1,4 +1,4 @@
-"""A one-line message above the chat (errors, warnings), with an optional action button."""
+"""Messages above the chat (errors, warnings), with an optional action button."""
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ class Banner(QFrame):
 
     def show_message(self, text: str, action_text: str | None = None,
                      action: Callable[[], None] | None = None) -> None:
+        """Show `text`; a message already showing stays above it (and keeps its button
+        unless this one brings its own), so a later notice never hides an earlier problem."""
+        if not self.isHidden() and self.label.text() and text not in self.label.text():
+            text = f"{self.label.text()}\n{text}"
+            if action is None:
+                action, action_text = self._action, self.action_button.text()
         self.label.setText(text)
         self._action = action
         self.action_button.setText(action_text or "")

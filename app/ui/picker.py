@@ -24,7 +24,7 @@ from app.store.download_queue import DownloadQueue
 from app.store.downloads import DownloadJob, JobState
 from app.store.errors import StoreError
 from app.store.hub import HubClient
-from app.store.installed import list_installed
+from app.store.installed import list_installed, take_notices
 from app.store.memory import Fit, assess
 from app.store.model_names import could_draft_for
 
@@ -39,6 +39,15 @@ def shared_download_queue() -> DownloadQueue:
     if _shared_queue is None:
         _shared_queue = DownloadQueue()
     return _shared_queue
+
+
+def close_shared_download_queue(timeout: float = 10.0) -> None:
+    """At app exit: cancel running downloads (their .part files stay, to resume) and join
+    the download threads, so none is killed in the middle of a write."""
+    global _shared_queue
+    if _shared_queue is not None:
+        queue, _shared_queue = _shared_queue, None
+        queue.close(cancel=True, timeout=timeout)
 
 
 def describe_error(exc: BaseException) -> str:
@@ -108,7 +117,8 @@ class PickerDialog(QDialog):
         self.refresh_installed()
         for job in self.queue.jobs:
             self._add_row(job)
-        self.status.setText(catalog_error or "")
+        if catalog_error:
+            self.status.setText(catalog_error)
         self._timer = QTimer(self, interval=POLL_MS, timeout=self._poll)
         self._timer.start()
 
@@ -331,6 +341,9 @@ class PickerDialog(QDialog):
         for model in list_installed():
             size = format_bytes(model.size) if model.size else "?"
             self.installed.addItem(f"{model.name}  ({model.source}, {size})")
+        notices = take_notices()
+        if notices:
+            self.status.setText("; ".join(notices))
 
     def _badge(self, size: int) -> Fit | None:
         estimate = assess(size, n_ctx=self.n_ctx) if size else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+from dataclasses import replace
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
@@ -66,20 +67,38 @@ class EngineWorker(QObject):
 
     @Slot(object)
     def load(self, spec: EngineSpec) -> None:
+        """Load the target, then the draft: a draft that is refused (another vocabulary, too
+        big, gone) is reported on its own and the target stays usable."""
         try:
             if not self._capabilities_sent:
                 self.capabilities.emit(self.factory.capabilities())
                 self._capabilities_sent = True
             self._close_engine()
-            what = spec.target_name + (f" + {spec.draft_name}" if spec.draft_name else "")
-            self.loading.emit(f"Loading {what}…")
-            self.engine = self.factory.load_engine(spec)
+            self.loading.emit(f"Loading {spec.target_name}…")
+            self.engine = self.factory.load_engine(replace(spec, draft_path=None))
         except Exception as exc:  # noqa: BLE001 - shown as one line; the app stays usable
             if not isinstance(exc, (OSError, ImportError)) and "app." not in type(exc).__module__:
                 traceback.print_exc()
             self.load_failed.emit(one_line(exc))
             return
-        self.loaded.emit({"target": spec.target_name, "draft": spec.draft_name})
+        info = {"target": spec.target_name, "draft": None, "draft_error": None,
+                "notices": self._notices(spec)}
+        if spec.draft_path:
+            try:
+                self.loading.emit(f"Loading draft {spec.draft_name}…")
+                self.engine.attach_draft(self.factory.open_draft(spec))
+                info["draft"] = spec.draft_name
+            except Exception as exc:  # noqa: BLE001
+                info["draft_error"] = one_line(exc)
+        self.loaded.emit(info)
+
+    def _notices(self, spec: EngineSpec) -> list[str]:
+        """What the user should know about the loaded target (a missing chat template)."""
+        from app.engine.chat_template import FALLBACK_NOTICE
+        template = getattr(self.engine, "template", None)
+        if template is not None and template.is_fallback:
+            return [FALLBACK_NOTICE.format(name=spec.target_name)]
+        return []
 
     @Slot(object)
     def change_draft(self, spec: EngineSpec) -> None:

@@ -1,0 +1,44 @@
+"""Fixtures for tests that open the window on real models (import them by name).
+
+Loading a model for the window also times it for auto mode; the timings are cached per model
+file in the cache folder, which each test has to itself. `shared_cost_cache` keeps one cache
+for the whole session, so each model is timed once rather than once per test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def cost_cache_file(tmp_path_factory):
+    return tmp_path_factory.mktemp("costs") / "batch_costs.json"
+
+
+@pytest.fixture
+def shared_cost_cache(cost_cache_file, monkeypatch):
+    from app.engine import costs
+    monkeypatch.setattr(costs, "_cache_file", lambda: cost_cache_file)
+    return cost_cache_file
+
+
+@pytest.fixture
+def real_window(qtbot, shared_cost_cache):
+    """open_(settings) -> a shown MainWindow on the real engine, with its own history file."""
+    from app.store.history import History
+    from app.ui.main_window import MainWindow
+    opened = []
+
+    def open_(settings, history=None):
+        history = history or History()
+        window = MainWindow(settings, history)
+        qtbot.addWidget(window)
+        window.show()
+        opened.append((window, history))
+        return window
+
+    yield open_
+    for window, history in opened:
+        window.close()
+        assert not window.engine.thread.isRunning()
+        history.close()
