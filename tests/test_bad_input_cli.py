@@ -90,7 +90,7 @@ def test_a_pair_that_does_not_fit_in_memory_is_refused_before_loading(
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("draftlight: error: not enough memory for "
                            "SmolLM2-135M-Instruct.Q4_1.gguf + SmolLM2-135M-Instruct.Q4_1.gguf")
-    assert "it needs about 668 MiB (weights 188 MiB, KV cache at 4,096 tokens 180 MiB" in line
+    assert "it needs about 583 MiB (weights 188 MiB, KV cache at 4,096 tokens 96 MiB" in line
     assert "this machine has 200 MiB of RAM (100 MiB available)" in line
 
 
