@@ -13,6 +13,7 @@ from app.settings import Settings, load_settings, save_settings
 from app.store.history import COMPLETE, INTERRUPTED, History
 from app.ui import highlight
 from app.ui.main_window import MainWindow
+from tests.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.slow
@@ -22,24 +23,15 @@ PROMPT = "Repeat this line three times: the cat sat on the mat, the dog sat on t
 
 
 @pytest.fixture
-def open_window(qtbot, bundled_model):
-    opened = []
+def open_window(qtbot, bundled_model, real_window):
+    """real_window (tests/real_window.py), waiting until the model is loaded."""
 
     def open_(settings: Settings | None = None) -> MainWindow:
-        settings = settings or load_settings()[0]
-        history = History()
-        window = MainWindow(settings, history)
-        qtbot.addWidget(window)
-        opened.append((window, history))
-        window.show()
+        window = real_window(settings or load_settings()[0])
         qtbot.waitUntil(lambda: window.ready, timeout=60_000)
         return window
 
-    yield open_
-    for window, history in opened:
-        window.close()
-        assert not window.engine.thread.isRunning()
-        history.close()
+    return open_
 
 
 def send_and_wait(qtbot, window, text=PROMPT, timeout=120_000):
