@@ -49,7 +49,7 @@ def run(engine, messages, mode, params=GREEDY):
     return tokens, sources, done
 
 
-@pytest.mark.parametrize("mode", ["ngram", "draft"])
+@pytest.mark.parametrize("mode", ["ngram", "draft", "auto"])
 def test_greedy_speculation_matches_plain_decoding(engine, mode):
     differences = []
     for prompt in PROMPTS:
@@ -90,6 +90,23 @@ def test_mode_switches_between_turns_without_reloading(engine):
     assert done2.stats.reused_prompt_tokens > done.stats.prompt_tokens // 2
     plain_second, _, _ = run(engine, conversation, "off")
     assert second == plain_second
+
+
+def test_auto_measures_the_cost_curve_once_per_model_and_machine(bundled_model):
+    first = Engine.load(bundled_model, None, OPTIONS)
+    try:
+        curve = first.prepare_auto().costs
+    finally:
+        first.close()
+    ks = sorted(curve.v)
+    assert curve.v[1] == 1.0 and curve.token_seconds > 0
+    assert all(curve.v[a] <= curve.v[b] for a, b in zip(ks, ks[1:]))
+    assert curve(16) > 1.5  # on a CPU a 16-token pass costs well over one token
+    second = Engine.load(bundled_model, None, OPTIONS)
+    try:
+        assert second.prepare_auto().costs.v == curve.v  # from the cache, not timed again
+    finally:
+        second.close()
 
 
 def test_batched_and_single_token_logits_are_identical(bundled_model):

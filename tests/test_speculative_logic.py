@@ -192,6 +192,47 @@ def test_ngram_drafter_proposes_what_followed_the_latest_match():
     assert drafter.propose([1, 2, 3, 4], 3).tokens == []
 
 
+def test_ngram_drafter_copies_the_occurrence_that_matches_longest():
+    drafter = NgramDrafter(max_ngram=2, min_ngram=2)
+    #          the passage being copied ...   a later, shorter match     the copy so far
+    context = [8, 1, 2, 3, 4, 6, 7, 20, 21,   5, 6, 7, 30, 31,          1, 2, 3, 4, 6, 7]
+    draft = drafter.propose(context, 2)
+    assert draft.tokens == [20, 21]
+    assert draft.match_length == 6  # "1 2 3 4 6 7" precedes both
+
+
+def reference_ngram(context, max_tokens, max_ngram, min_ngram):
+    """Brute force: every earlier occurrence, longest preceding match, latest among equals."""
+    for n in range(max_ngram, min_ngram - 1, -1):
+        if len(context) <= n:
+            continue
+        suffix = context[-n:]
+        starts = [p for p in range(n, len(context)) if context[p - n:p] == suffix]
+        if not starts:
+            continue
+        def match(p):
+            length = 0
+            while (length < min(p, 64)
+                   and context[p - 1 - length] == context[len(context) - 1 - length]):
+                length += 1
+            return length
+        best = max(starts[-32:], key=lambda p: (match(p), p))
+        return context[best:best + max_tokens], match(best)
+    return [], 0
+
+
+def test_incremental_ngram_index_agrees_with_brute_force():
+    rng = np.random.default_rng(3)
+    drafter = NgramDrafter(max_ngram=3, min_ngram=1)
+    context: list[int] = []
+    for step in range(400):
+        if step % 97 == 96:  # a new conversation: the context is not an extension
+            context = context[:len(context) // 2] + [int(rng.integers(6))]
+        context += rng.integers(6, size=int(rng.integers(1, 4))).tolist()
+        draft = drafter.propose(context, 5)
+        assert (draft.tokens, draft.match_length) == reference_ngram(context, 5, 3, 1)
+
+
 def test_transform_filters():
     logits = np.log(np.array([[0.5, 0.3, 0.15, 0.05]]))
     assert to_probs(logits, SamplingParams(temperature=0.0)).tolist() == [[1, 0, 0, 0]]

@@ -23,7 +23,7 @@ MEASURED_K = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)
 # so v(k) after a few dozen tokens is too optimistic for a real conversation.
 CONTEXT_TOKENS = 384
 REPEATS = 7
-CURVE_VERSION = 2  # part of the cache key: curves measured the old way are not reused
+CURVE_VERSION = 3  # part of the cache key: curves measured the old way are not reused
 
 
 @dataclass
@@ -50,22 +50,22 @@ class BatchCosts:
 
 def measure(backend: Backend, probe_tokens: list[int]) -> BatchCosts:
     """Time passes of k tokens after CONTEXT_TOKENS tokens; the fastest of REPEATS runs (other
-    processes only ever add time, so the minimum is the least disturbed), forced non-decreasing."""
+    processes only ever add time, so the minimum is the least disturbed), forced non-decreasing.
+    The k values take turns within each round, so a burst of load elsewhere slows a few runs of
+    every k instead of all runs of one k."""
     tokens = _probe(probe_tokens)
     context, extra = tokens[:CONTEXT_TOKENS], tokens[CONTEXT_TOKENS:CONTEXT_TOKENS + 16]
     backend.truncate(0)
     backend.eval(context, n_logits=0)
     backend.eval(extra[:1], n_logits=1)  # warm up
     backend.truncate(CONTEXT_TOKENS)
-    seconds: dict[int, float] = {}
-    for k in MEASURED_K:
-        samples = []
-        for _ in range(REPEATS):
+    seconds = {k: float("inf") for k in MEASURED_K}
+    for _ in range(REPEATS):
+        for k in MEASURED_K:
             start = time.perf_counter()
             backend.eval(extra[:k], n_logits=k)
-            samples.append(time.perf_counter() - start)
+            seconds[k] = min(seconds[k], time.perf_counter() - start)
             backend.truncate(CONTEXT_TOKENS)
-        seconds[k] = min(samples)
     v, floor = {}, 1.0
     for k in MEASURED_K:
         floor = max(floor, seconds[k] / seconds[1])

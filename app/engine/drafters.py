@@ -34,37 +34,74 @@ class Drafter(Protocol):
 
 
 class NgramDrafter:
-    """Prompt lookup: find the latest earlier occurrence of the context's last n tokens
-    (n = max_ngram down to min_ngram) and propose what followed it. Costs no model pass."""
+    """Prompt lookup: find an earlier occurrence of the context's last n tokens (n = max_ngram
+    down to min_ngram) and propose what followed it. Costs no model pass.
+
+    Of several occurrences it copies the one whose preceding tokens match the context longest
+    (the latest among equals): in a document with repeated phrases that is the passage being
+    copied, and the match length it reports is then the best evidence auto mode has.
+
+    The n-grams are indexed incrementally (a dict from n-gram to positions), so a step costs a
+    few dict lookups instead of a scan of the whole context; contexts that do not extend the
+    previous one (a new conversation) rebuild the index.
+    """
 
     MAX_MATCH = 64  # how far back a match's length is measured
+    MAX_CANDIDATES = 32  # how many of the latest occurrences are compared
 
     def __init__(self, max_ngram: int = 3, min_ngram: int = 2) -> None:
         self.max_ngram = max_ngram
         self.min_ngram = min_ngram
+        self._tokens: list[int] = []
+        # n -> {n-gram: positions p where tokens[p-n:p] is that n-gram and tokens[p] exists}
+        self._index: dict[int, dict[tuple[int, ...], list[int]]] = {}
+        self._reset()
+
+    def _reset(self) -> None:
+        self._tokens = []
+        self._index = {n: {} for n in range(self.min_ngram, self.max_ngram + 1)}
+
+    def _sync(self, context: Sequence[int]) -> list[int]:
+        known = len(self._tokens)
+        if len(context) < known or list(context[:known]) != self._tokens:
+            self._reset()
+            known = 0
+        tokens = self._tokens
+        tokens.extend(context[known:])
+        # Position p becomes a continuation once tokens[p] exists: index the n-gram before it.
+        for n, table in self._index.items():
+            for p in range(max(known, n), len(tokens)):
+                table.setdefault(tuple(tokens[p - n:p]), []).append(p)
+        return tokens
 
     def propose(self, context, max_tokens, params=None, rng=None) -> Draft:
-        tokens = np.asarray(context, dtype=np.int64)
+        if max_tokens <= 0:
+            return Draft([])
+        tokens = self._sync(context)
+        size = len(tokens)
         for n in range(self.max_ngram, self.min_ngram - 1, -1):
-            if max_tokens <= 0 or len(tokens) <= n:
+            if size <= n:
                 continue
-            # Windows that start before the suffix itself and have at least one token after them.
-            windows = np.lib.stride_tricks.sliding_window_view(tokens[:-1], n)
-            hits = np.flatnonzero((windows == tokens[-n:]).all(axis=1))
-            if hits.size:
-                start = int(hits[-1]) + n
-                guess = tokens[start:start + max_tokens].tolist()
-                return Draft(guess, None, _match_length(tokens, start))
+            positions = self._index[n].get(tuple(tokens[size - n:]))
+            if not positions:
+                continue
+            best, best_length = -1, -1
+            for start in reversed(positions[-self.MAX_CANDIDATES:]):
+                length = _match_length(tokens, start)
+                if length > best_length:
+                    best, best_length = start, length
+            return Draft(tokens[best:best + max_tokens], None, best_length)
         return Draft([])
 
 
-def _match_length(tokens: np.ndarray, start: int) -> int:
+def _match_length(tokens: list[int], start: int) -> int:
     """Length of the common suffix of tokens[:start] and tokens (a long one means copying)."""
-    span = min(start, NgramDrafter.MAX_MATCH)
-    earlier = tokens[start - span:start][::-1]
-    recent = tokens[len(tokens) - span:][::-1]
-    differ = np.flatnonzero(earlier != recent)
-    return int(differ[0]) if differ.size else span
+    end = len(tokens)
+    limit = min(start, NgramDrafter.MAX_MATCH)
+    length = 0
+    while length < limit and tokens[start - 1 - length] == tokens[end - 1 - length]:
+        length += 1
+    return length
 
 
 class ModelDrafter:

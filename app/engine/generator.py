@@ -191,8 +191,6 @@ class Engine:
         params.validate()
         drafter = self.drafter_for(mode)
         adaptive = drafter if isinstance(drafter, AdaptiveDrafter) else None
-        if adaptive is not None:
-            adaptive.previous_full = False
         started = time.perf_counter()
         stats = Stats(mode=mode)
         target = self.target
