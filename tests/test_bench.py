@@ -67,4 +67,24 @@ def test_bench_smoke_run_writes_the_reports(tmp_path, capsys):
     assert set(report["categories"]) == {"document_qa", "casual_chat"}
     assert set(report["peak_rss_mb"]) == set(report["overall"])
     assert "| document_qa |" in (out / "report.md").read_text()
+    assert set(report["ngram_ceiling"]) == {"document_qa", "casual_chat", "overall"}
+    assert all(value >= 1.0 for value in report["ngram_ceiling"].values())
+    assert "n-gram ceiling" in (out / "report.md").read_text()
     assert (out / "report.png").stat().st_size > 1000
+
+
+def test_ngram_oracle_drafts_exactly_the_accepted_runs_and_only_when_they_pay():
+    from app.bench.ceiling import ngram_oracle_cost
+    from app.engine.costs import BatchCosts
+    from app.engine.drafters import NgramDrafter
+
+    passage = [10, 11, 12, 13, 14, 15, 16, 17]
+    prompt = [1, 2] + passage + [3, 4]
+    answer = [10, 11, 12, 13, 14, 15, 16, 17, 5]  # copies the passage, then leaves it
+    # Free verification (a GPU-like curve): the first token from the target alone (no match
+    # yet), then "11 .. 17" drafted and accepted after "10", bonus 5: 2 passes.
+    flat = BatchCosts({1: 1.0, 16: 1.0}, 0.01)
+    assert ngram_oracle_cost(prompt, answer, flat, 16, NgramDrafter(2, 1)) == 2.0
+    # When a pass over k tokens costs k, drafting never pays: one pass per token.
+    linear = BatchCosts({1: 1.0, 2: 2.0, 16: 16.0}, 0.01)
+    assert ngram_oracle_cost(prompt, answer, linear, 16, NgramDrafter(2, 1)) == len(answer)

@@ -42,20 +42,33 @@ def build_report(log: RunLog) -> dict:
         {"question_id": r.question_id, "category": r.category, "turn": r.turn, "mode": r.mode,
          "divergence": r.divergence}
         for r in log.results if r.divergence]
+    ceiling = {c: _ceiling(groups.get("plain", [])) for c, groups in by_category.items()}
+    ceiling["overall"] = _ceiling(by_mode.get("plain", []))
     return {
         "categories": {c: table(groups) for c, groups in by_category.items()},
         "overall": table(by_mode),
         "peak_rss_mb": {m: round(v, 1) for m, v in log.peak_rss_mb.items()},
         "divergences": divergences,
+        # Speedup in target passes of an oracle drafting exactly the n-gram guesses that will be
+        # accepted (app/bench/ceiling.py); only when auto ran (it needs the cost curve).
+        "ngram_ceiling": ceiling if ceiling["overall"] is not None else {},
     }
+
+
+def _ceiling(plain_rows: list[TurnResult]) -> float | None:
+    rows = [r for r in plain_rows if r.oracle_passes]
+    if not rows:
+        return None
+    return round(sum(r.new_tokens for r in rows) / sum(r.oracle_passes for r in rows), 3)
 
 
 def markdown(report: dict, command: str) -> str:
     modes = list(report["overall"])
+    ceiling = report.get("ngram_ceiling") or {}
     lines = [f"# Draftlight benchmark\n", f"Command: `{command}`\n",
              "Speedup vs plain decoding (tokens/s over decoding time, prefill excluded):\n",
-             "| category | " + " | ".join(modes) + " |",
-             "|---|" + "---|" * len(modes)]
+             "| category | " + " | ".join(modes) + (" | n-gram ceiling |" if ceiling else " |"),
+             "|---|" + "---|" * (len(modes) + bool(ceiling))]
     rows = list(report["categories"].items()) + [("**overall**", report["overall"])]
     for category, figures in rows:
         cells = []
@@ -68,6 +81,9 @@ def markdown(report: dict, command: str) -> str:
             if f.get("identical_to_plain") is not None and f["identical_to_plain"] < 1.0:
                 cell += f" ({100 * f['identical_to_plain']:.0f}% same)"
             cells.append(cell)
+        if ceiling:
+            key = "overall" if figures is report["overall"] else category
+            cells.append("–" if ceiling.get(key) is None else f"{ceiling[key]:.2f}x")
         lines.append(f"| {category} | " + " | ".join(cells) + " |")
     lines += ["", "| mode | tok/s | acceptance | tokens/pass | identical to plain | peak RSS MB |",
               "|---|---|---|---|---|---|"]
@@ -77,6 +93,10 @@ def markdown(report: dict, command: str) -> str:
         same = "–" if f["identical_to_plain"] is None else f"{100 * f['identical_to_plain']:.0f}%"
         lines.append(f"| {mode} | {f['tokens_per_second']:.1f} | {acc} | {tpp} | {same} | "
                      f"{report['peak_rss_mb'].get(mode, 0):.0f} |")
+    if ceiling:
+        lines += ["", "n-gram ceiling: the speedup, in target passes, of an oracle that drafts "
+                      "exactly the n-gram guesses the target will accept, priced with this "
+                      "machine's measured cost curve v(k) (app/bench/ceiling.py)."]
     if report["divergences"]:
         lines += ["", "Greedy runs that differ from plain decoding:", ""]
         lines += [f"- {d['category']} #{d['question_id']} turn {d['turn']} ({d['mode']}): "

@@ -8,6 +8,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.bench.ceiling import ngram_oracle_cost
+from app.engine.drafters import NgramDrafter
 from app.engine.events import Done, TextPiece
 from app.engine.generator import Engine, explain_divergence
 from app.engine.sampling import SamplingParams
@@ -32,6 +34,7 @@ class TurnResult:
     target_passes: int = 0
     identical_to_plain: bool | None = None
     divergence: str | None = None  # where a greedy run left plain decoding, and the logit gap
+    oracle_passes: float | None = None  # plain rows: cost of the n-gram oracle (ceiling.py)
 
 
 @dataclass
@@ -101,6 +104,7 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
                 result = _run_one(engine, peer, messages, params, mode, log, question, turn_index)
                 if mode == "plain":
                     plain_tokens = result.tokens
+                    result.oracle_passes = _oracle_passes(engine, messages, plain_tokens)
                     history = messages + [{"role": "assistant", "content": result.text}]
                 elif plain_tokens is not None and mode != "lcp-pld":
                     result.identical_to_plain = result.tokens == plain_tokens
@@ -132,6 +136,17 @@ def _run_one(engine, peer, messages, params, mode, log, question, turn_index) ->
     return TurnResult(**base, text=done.text, tokens=tokens, new_tokens=stats.new_tokens,
                       decode_seconds=stats.decode_seconds, drafted=stats.drafted,
                       accepted=stats.accepted, target_passes=stats.target_passes)
+
+
+def _oracle_passes(engine: Engine, messages, answer: list[int]) -> float | None:
+    """What the best n-gram drafting would pay for this answer; None before auto's cost curve
+    is known (auto not benchmarked)."""
+    if engine.costs is None or not answer:
+        return None
+    config = engine.config
+    return ngram_oracle_cost(engine.tokenize_chat(messages), answer, engine.costs,
+                             config.auto_max_tokens, NgramDrafter(config.ngram_max,
+                                                                   config.ngram_min))
 
 
 def _mark_peer_identity(log: RunLog, question) -> None:
