@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.engine.costs import BatchCosts
+from app.engine.costs import BatchCosts, OnlineCosts
 from app.engine.drafters import Draft, Drafter, ModelDrafter
 
 PROBE_EVERY = 32  # a costly drafter left idle this many steps drafts one token to re-learn
@@ -81,7 +81,8 @@ class Candidate:
 
 class AdaptiveDrafter:
     """Chooses, before every step, the drafter and draft length γ that maximise expected tokens
-    per unit of time, using the measured batch-cost curve v(k):
+    per unit of time, using the batch-cost curve v(k) (timed at load, then corrected by the passes
+    that really run: costs.OnlineCosts):
 
         a_i   = P(guess i is right | the guesses before it were), from AcceptanceModel (learnt
                 online, conditioned on the drafter's current streak of right guesses)
@@ -102,7 +103,7 @@ class AdaptiveDrafter:
     """
 
     def __init__(self, costs: BatchCosts, candidates: list[Candidate]) -> None:
-        self.costs = costs
+        self.costs = OnlineCosts(costs)  # v(k), corrected by the passes that really run
         # A drafter that cannot pay even if every guess were right is never used (e.g. a draft
         # model as slow as the target on a CPU, where v(k) grows fast).
         self.candidates = [c for c in candidates if self.ceiling(c) > 1.0]
@@ -177,8 +178,12 @@ class AdaptiveDrafter:
                 return candidate.drafter.propose(context, 1, params, rng)
         return Draft([])
 
-    def observe(self, drafted: int, accepted: int, token: int) -> None:
-        """Learn from the step that just ran (accepted of drafted, then the target's token)."""
+    def observe(self, drafted: int, accepted: int, token: int,
+                verify_seconds: float | None = None) -> None:
+        """Learn from the step that just ran (accepted of drafted, then the target's token,
+        from a target pass that took verify_seconds)."""
+        if verify_seconds is not None:
+            self.costs.observe(drafted + 1, verify_seconds)
         if self._chosen is not None and drafted:
             chosen = self._chosen
             chosen.model.record(accepted, accepted < drafted, chosen.evidence)

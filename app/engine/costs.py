@@ -11,7 +11,9 @@ import hashlib
 import json
 import os
 import platform
+import statistics
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +48,68 @@ class BatchCosts:
         above = min(x for x in ks if x > k)
         t = (k - below) / (above - below)
         return self.v[below] + t * (self.v[above] - self.v[below])
+
+
+class OnlineCosts:
+    """v(k) from the curve measured at load, corrected by the passes that really ran.
+
+    The load-time curve comes from a few seconds of back-to-back passes; real passes run between
+    other work, at other context lengths, while other programs come and go (here a 2-token pass
+    timed 1.7x at load and 2.0x in use, enough to make every 1-token draft a loss). For each k
+    seen at least SEEN_ENOUGH times, observed v(k) = median(last WINDOW pass times of k tokens)
+    / median(one-token times) replaces the measured value; an unseen k is scaled by the
+    correction of the nearest seen k below it. The result is kept non-decreasing and refreshed
+    every REFRESH_EVERY passes.
+    """
+
+    WINDOW = 64
+    SEEN_ENOUGH = 8
+    REFRESH_EVERY = 8
+
+    def __init__(self, measured: BatchCosts) -> None:
+        self.measured = measured
+        self.token_seconds = measured.token_seconds
+        self._seconds: dict[int, deque[float]] = {}
+        self._curve: dict[int, float] = {}
+        self._pending = 0
+
+    def observe(self, k: int, seconds: float) -> None:
+        """A target pass over k tokens took `seconds`."""
+        self._seconds.setdefault(k, deque(maxlen=self.WINDOW)).append(seconds)
+        self._pending += 1
+        if self._pending >= self.REFRESH_EVERY:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        self._pending = 0
+        self._curve = {}
+        ones = self._seconds.get(1, ())
+        if len(ones) < self.SEEN_ENOUGH:
+            return
+        one = statistics.median(ones)
+        correction = {k: statistics.median(times) / one / self.measured(k)
+                      for k, times in self._seconds.items()
+                      if k > 1 and len(times) >= self.SEEN_ENOUGH}
+        if not correction:
+            return
+        self.token_seconds = one
+        top = max(max(correction), max(self.measured.v))
+        scale, floor = 1.0, 1.0
+        for k in range(2, top + 1):
+            scale = correction.get(k, scale)
+            floor = max(floor, self.measured(k) * scale)
+            self._curve[k] = floor
+
+    def __call__(self, k: int) -> float:
+        if k <= 1:
+            return 1.0
+        value = self._curve.get(k)
+        if value is not None:
+            return value
+        if not self._curve:
+            return self.measured(k)
+        top = len(self._curve) + 1  # the curve holds 2..top: beyond it, the measured slope
+        return self._curve[top] + self.measured(k) - self.measured(top)
 
 
 def measure(backend: Backend, probe_tokens: list[int]) -> BatchCosts:

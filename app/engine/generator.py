@@ -225,7 +225,8 @@ class Engine:
                 stats.draft_seconds += step.draft_seconds
                 stats.verify_seconds += step.verify_seconds
                 if adaptive is not None:
-                    adaptive.observe(step.drafted, len(step.accepted), step.token)
+                    adaptive.observe(step.drafted, len(step.accepted), step.token,
+                                     step.verify_seconds)
                 emitted = [(t, "draft") for t in step.accepted] + [(step.token, "target")]
                 finished = False
                 for token, source in emitted:
