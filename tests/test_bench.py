@@ -88,3 +88,31 @@ def test_ngram_oracle_drafts_exactly_the_accepted_runs_and_only_when_they_pay():
     # When a pass over k tokens costs k, drafting never pays: one pass per token.
     linear = BatchCosts({1: 1.0, 2: 2.0, 16: 16.0}, 0.01)
     assert ngram_oracle_cost(prompt, answer, linear, 16, NgramDrafter(2, 1)) == len(answer)
+
+
+class ScriptedEngine:
+    """Answers every prompt with the same tokens and records which mode ran when."""
+
+    costs = None
+
+    def __init__(self):
+        self.calls: list[str] = []
+
+    def generate(self, messages, params, mode):
+        from app.engine.events import Done, Stats, TextPiece
+        self.calls.append(mode)
+        for token in (5, 6, 7):
+            yield TextPiece("t", "target", 0, token)
+        yield Done("ttt", Stats(mode=mode, new_tokens=3, seconds=0.3, target_passes=3))
+
+
+def test_bench_rotates_the_mode_order_and_still_compares_with_plain():
+    from app.bench.runner import run_benchmark
+    from app.engine.sampling import SamplingParams
+    engine = ScriptedEngine()
+    questions = [{"question_id": n, "category": "c", "turns": ["Hi", "More"]} for n in range(3)]
+    log = run_benchmark(engine, questions, ["plain", "ngram", "auto"], SamplingParams())
+    firsts = engine.calls[::3]  # the first mode of each turn
+    assert firsts == ["off", "off", "ngram", "ngram", "auto", "auto"]  # plain runs as "off"
+    assert [r.mode for r in log.results[:3]] == ["plain", "ngram", "auto"]
+    assert all(r.identical_to_plain for r in log.results if r.mode != "plain")
