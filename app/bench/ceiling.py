@@ -12,11 +12,12 @@ machine. It is not a bound for other drafters.
 
 from __future__ import annotations
 
-from app.engine.costs import BatchCosts
+from typing import Callable
+
 from app.engine.drafters import NgramDrafter
 
 
-def ngram_oracle_cost(prompt: list[int], answer: list[int], costs: BatchCosts,
+def ngram_oracle_cost(prompt: list[int], answer: list[int], costs: Callable[[int], float],
                       max_draft: int, drafter: NgramDrafter) -> float:
     """Σ v(k) over the oracle's passes, in one-token target passes."""
     context, position, total = list(prompt), 0, 0.0

@@ -95,8 +95,9 @@ def markdown(report: dict, command: str) -> str:
                      f"{report['peak_rss_mb'].get(mode, 0):.0f} |")
     if ceiling:
         lines += ["", "n-gram ceiling: the speedup, in target passes, of an oracle that drafts "
-                      "exactly the n-gram guesses the target will accept, priced with this "
-                      "machine's measured cost curve v(k) (app/bench/ceiling.py)."]
+                      "exactly the n-gram guesses the target will accept, priced with the cost "
+                      "curve v(k) auto measured and corrected during this run "
+                      "(app/bench/ceiling.py)."]
     if report["divergences"]:
         lines += ["", "Greedy runs that differ from plain decoding:", ""]
         lines += [f"- {d['category']} #{d['question_id']} turn {d['turn']} ({d['mode']}): "

@@ -97,6 +97,7 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
     log = RunLog()
     total = sum(len(q["turns"]) for q in questions) * len(modes)
     done_count = 0
+    plain_turns: list[tuple[TurnResult, list[dict[str, str]]]] = []
     for number, question in enumerate(questions):
         order = modes[number % len(modes):] + modes[:number % len(modes)]
         history: list[dict[str, str]] = []
@@ -111,7 +112,7 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
                     progress(done_count, total, f"{question['category']} #{question['question_id']}"
                                                 f" {mode}")
             plain = turn["plain"]
-            plain.oracle_passes = _oracle_passes(engine, messages, plain.tokens)
+            plain_turns.append((plain, messages))
             history = messages + [{"role": "assistant", "content": plain.text}]
             for mode in modes:  # report rows in the order asked for
                 result = turn[mode]
@@ -124,6 +125,7 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
                 log.results.append(result)
         # lcp-pld is compared on text (its tokens are not exposed)
         _mark_peer_identity(log, question)
+    _price_the_oracle(engine, plain_turns)
     return log
 
 
@@ -143,15 +145,19 @@ def _run_one(engine, peer, messages, params, mode, log, question, turn_index) ->
                       accepted=stats.accepted, target_passes=stats.target_passes)
 
 
-def _oracle_passes(engine: Engine, messages, answer: list[int]) -> float | None:
-    """What the best n-gram drafting would pay for this answer; None before auto's cost curve
-    is known (auto not benchmarked)."""
-    if engine.costs is None or not answer:
-        return None
+def _price_the_oracle(engine: Engine, plain_turns) -> None:
+    """Each plain answer's cost under the n-gram oracle (ceiling.py), with auto's cost curve as
+    corrected by every pass of the run (real passes at real context lengths, which cost more
+    than the load-time timing). Skipped when auto did not run: there is no curve then."""
+    if engine.costs is None:
+        return
+    curve = engine.prepare_auto().costs
     config = engine.config
-    return ngram_oracle_cost(engine.tokenize_chat(messages), answer, engine.costs,
-                             config.auto_max_tokens, NgramDrafter(config.ngram_max,
-                                                                   config.ngram_min))
+    for plain, messages in plain_turns:
+        if plain.tokens:
+            plain.oracle_passes = ngram_oracle_cost(
+                engine.tokenize_chat(messages), plain.tokens, curve, config.auto_max_tokens,
+                NgramDrafter(config.ngram_max, config.ngram_min))
 
 
 def _mark_peer_identity(log: RunLog, question) -> None:
