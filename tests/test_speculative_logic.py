@@ -299,10 +299,15 @@ def test_online_costs_follow_the_passes_that_really_ran():
     from app.engine.costs import BatchCosts, OnlineCosts
     online = OnlineCosts(BatchCosts({1: 1.0, 2: 1.5, 4: 2.5, 8: 4.0, 16: 8.0}, 0.010))
     assert online(2) == 1.5  # nothing seen yet: the curve measured at load
-    for _ in range(8):
+    # In use a 2-token pass costs two 1-token passes. Drafting happens at a long context where
+    # every pass is slow, then plain decoding goes on at a short one: v(2) is 2 at both.
+    for _ in range(12):
+        online.observe(1, 0.030)
+        online.observe(2, 0.060)
+    for _ in range(40):
         online.observe(1, 0.010)
-        online.observe(2, 0.020)  # in use, a 2-token pass costs two 1-token passes
     assert online(2) == pytest.approx(2.0)
+    assert online.token_seconds == pytest.approx(0.010)
     assert online(4) == pytest.approx(2.5 * 2.0 / 1.5)  # unseen k: the correction of k = 2
     assert online(20) == pytest.approx(8.0 * 2.0 / 1.5 + 2.0)  # beyond: the measured slope
     values = [online(k) for k in range(1, 25)]
@@ -317,7 +322,7 @@ def test_auto_stops_one_token_drafts_that_cost_more_than_measured():
     ngram = auto.candidates[0]
     ngram.model.record(40, rejected=False)  # guesses are nearly always right
     assert auto.rate(ngram, 1)[1] == 1  # at v(2) = 1.5 a 1-token draft pays
-    for _ in range(8):
+    for _ in range(12):
         auto.observe(0, 0, token=1, verify_seconds=0.010)
         auto.observe(1, 1, token=1, verify_seconds=0.021)  # but it really costs 2.1 passes
     assert auto.rate(ngram, 1) == (1.0, 0)

@@ -51,17 +51,19 @@ class BatchCosts:
 
 
 class OnlineCosts:
-    """v(k) from the curve measured at load, corrected by the passes that really ran.
+    """v(k) from the curve measured at load, corrected by the passes that really run.
 
     The load-time curve comes from a few seconds of back-to-back passes; real passes run between
     other work, at other context lengths, while other programs come and go (here a 2-token pass
-    timed 1.7x at load and 2.0x in use, enough to make every 1-token draft a loss). For each k
-    seen at least SEEN_ENOUGH times, observed v(k) = median(last WINDOW pass times of k tokens)
-    / median(one-token times) replaces the measured value; an unseen k is scaled by the
-    correction of the nearest seen k below it. The result is kept non-decreasing and refreshed
-    every REFRESH_EVERY passes.
+    timed 1.7x at load and 2.0x in use, enough to make every 1-token draft a loss). Each pass
+    of k > 1 tokens is divided by the median of the latest RECENT one-token passes, which ran
+    at about the same context length and machine load; once a k has SEEN_ENOUGH such ratios,
+    the median of its latest WINDOW replaces the measured v(k), and an unseen k is scaled by
+    the correction of the nearest seen k below it. The result is kept non-decreasing and
+    refreshed every REFRESH_EVERY passes.
     """
 
+    RECENT = 9
     WINDOW = 64
     SEEN_ENOUGH = 8
     REFRESH_EVERY = 8
@@ -69,30 +71,30 @@ class OnlineCosts:
     def __init__(self, measured: BatchCosts) -> None:
         self.measured = measured
         self.token_seconds = measured.token_seconds
-        self._seconds: dict[int, deque[float]] = {}
+        self._ones: deque[float] = deque(maxlen=self.RECENT)
+        self._ratios: dict[int, deque[float]] = {}
         self._curve: dict[int, float] = {}
         self._pending = 0
 
     def observe(self, k: int, seconds: float) -> None:
         """A target pass over k tokens took `seconds`."""
-        self._seconds.setdefault(k, deque(maxlen=self.WINDOW)).append(seconds)
+        if k <= 1:
+            self._ones.append(seconds)
+            self.token_seconds = statistics.median(self._ones)
+        elif len(self._ones) >= 3:
+            ratio = seconds / statistics.median(self._ones)
+            self._ratios.setdefault(k, deque(maxlen=self.WINDOW)).append(ratio)
         self._pending += 1
         if self._pending >= self.REFRESH_EVERY:
             self._refresh()
 
     def _refresh(self) -> None:
         self._pending = 0
+        correction = {k: statistics.median(ratios) / self.measured(k)
+                      for k, ratios in self._ratios.items() if len(ratios) >= self.SEEN_ENOUGH}
         self._curve = {}
-        ones = self._seconds.get(1, ())
-        if len(ones) < self.SEEN_ENOUGH:
-            return
-        one = statistics.median(ones)
-        correction = {k: statistics.median(times) / one / self.measured(k)
-                      for k, times in self._seconds.items()
-                      if k > 1 and len(times) >= self.SEEN_ENOUGH}
         if not correction:
             return
-        self.token_seconds = one
         top = max(max(correction), max(self.measured.v))
         scale, floor = 1.0, 1.0
         for k in range(2, top + 1):
