@@ -7,6 +7,8 @@ for the whole session, so each model is timed once rather than once per test.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 
@@ -22,16 +24,18 @@ def shared_cost_cache(cost_cache_file, monkeypatch):
     return cost_cache_file
 
 
-@pytest.fixture
-def real_window(qtbot, shared_cost_cache):
-    """open_(settings) -> a shown MainWindow on the real engine, with its own history file."""
+@contextmanager
+def window_opener(qtbot):
+    """open_(settings, history=None, factory=None) -> a shown MainWindow with its own history
+    file (on the real engine unless a factory is given); on leaving, every window is closed,
+    its engine thread joined and its history closed."""
     from app.store.history import History
     from app.ui.main_window import MainWindow
     opened = []
 
-    def open_(settings, history=None):
+    def open_(settings, history=None, factory=None):
         history = history or History()
-        window = MainWindow(settings, history)
+        window = MainWindow(settings, history, factory=factory)
         qtbot.addWidget(window)
         window.show()
         opened.append((window, history))
@@ -42,3 +46,10 @@ def real_window(qtbot, shared_cost_cache):
         window.close()
         assert not window.engine.thread.isRunning()
         history.close()
+
+
+@pytest.fixture
+def real_window(qtbot, shared_cost_cache):
+    """open_(settings, history=None) -> a shown MainWindow on the real engine."""
+    with window_opener(qtbot) as open_:
+        yield open_

@@ -24,6 +24,7 @@ from app.store.history import INTERRUPTED, History
 from app.ui import highlight
 from app.ui.main_window import MainWindow
 from app.ui.settings_dialog import SettingsDialog
+from tests.real_window import window_opener
 
 # "Hello" (target), " wor" + "ld" (one accepted run of 2, step 1), "!" (target, step 1),
 # " Bye" (run of 1, step 2), "." (target).
@@ -100,24 +101,15 @@ class ScriptedFactory:
 
 @pytest.fixture
 def open_window(qtbot):
-    windows = []
+    """A shown MainWindow on a scripted engine (window_opener in tests/real_window.py)."""
+    with window_opener(qtbot) as opener:
+        def open_(factory=None, settings: Settings | None = None, wait=True) -> MainWindow:
+            window = opener(settings or load_settings()[0], factory=factory or ScriptedFactory())
+            if wait:
+                qtbot.waitUntil(lambda: window.ready, timeout=10_000)
+            return window
 
-    def open_(factory=None, settings: Settings | None = None, wait=True) -> MainWindow:
-        settings = settings or load_settings()[0]
-        history = History()
-        window = MainWindow(settings, history, factory=factory or ScriptedFactory())
-        qtbot.addWidget(window)
-        windows.append((window, history))
-        window.show()
-        if wait:
-            qtbot.waitUntil(lambda: window.ready, timeout=10_000)
-        return window
-
-    yield open_
-    for window, history in windows:
-        window.close()
-        assert not window.engine.thread.isRunning()
-        history.close()
+        yield open_
 
 
 def send_and_wait(qtbot, window, text="Hi", timeout=10_000):
