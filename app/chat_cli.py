@@ -47,13 +47,8 @@ def resolve_target(path: Path | None) -> Path:
     return bundled
 
 
-def note(message: str) -> None:
-    """Something the user should know that does not stop the command: one line on stderr."""
-    print(f"draftlight: note: {message}", file=sys.stderr)
-
-
 def run_chat(args: argparse.Namespace) -> int:
-    from app.cli import UserError
+    from app.cli import UserError, note
     from app.engine.chat_template import FALLBACK_NOTICE
     from app.engine.generator import Engine
     from app.engine.llama_backend import LoadOptions

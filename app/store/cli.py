@@ -51,12 +51,13 @@ def add_models_parser(commands) -> None:
 def _telling_notices(run):
     """Run a command, then print what the store had to repair on the way (one line each)."""
     def wrapped(args: argparse.Namespace) -> int:
+        from app.cli import note
         from app.store.installed import take_notices
         try:
             return run(args)
         finally:
             for notice in take_notices():
-                print(f"draftlight: note: {notice}", file=sys.stderr)
+                note(notice)
     return wrapped
 
 
