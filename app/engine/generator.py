@@ -85,15 +85,20 @@ class Engine:
         return engine
 
     def attach_draft(self, draft: LlamaBackend) -> None:
-        """Use `draft` as the draft model, after checking its vocabulary. Closes it if refused."""
+        """Use `draft` as the draft model, after checking its vocabulary. Closes it if refused.
+        If auto mode was ready it is made ready again now, timing the new draft while it loads
+        rather than at the first message."""
         try:
             check_compatible(self.target, draft)
         except EngineError:
             draft.close()
             raise
+        auto_was_ready = self._auto is not None
         self.detach_draft()
         self.draft = draft
         self.model_drafter = ModelDrafter(draft, self.target.n_vocab)
+        if auto_was_ready:
+            self.prepare_auto()
 
     def detach_draft(self) -> None:
         if self.draft is not None:
