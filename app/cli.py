@@ -10,17 +10,9 @@ import argparse
 import sys
 
 from app import __version__
+from app.user_messages import UserError
 
 EXIT_USAGE = 2
-
-
-class UserError(Exception):
-    """A problem with what the user asked for; shown as one line."""
-
-
-def note(message: str) -> None:
-    """Something the user should know that does not stop the command: one line on stderr."""
-    print(f"draftlight: note: {message}", file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:

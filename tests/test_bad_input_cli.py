@@ -90,8 +90,8 @@ def test_a_pair_that_does_not_fit_in_memory_is_refused_before_loading(
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("draftlight: error: not enough memory for "
                            "SmolLM2-135M-Instruct.Q4_1.gguf + SmolLM2-135M-Instruct.Q4_1.gguf")
-    assert "it needs about 583 MiB (weights 188 MiB, KV cache at 4,096 tokens 96 MiB" in line
-    assert "this machine has 200 MiB of RAM (100 MiB available)" in line
+    assert "it needs about 611.6 MB (weights 196.7 MB, KV cache at 4,096 tokens 100.3 MB" in line
+    assert "this machine has 209.7 MB of RAM (104.9 MB available)" in line
 
 
 def test_unreadable_models_registry_is_set_aside_and_listed_empty():

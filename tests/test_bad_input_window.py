@@ -80,7 +80,7 @@ def test_a_pair_too_big_for_memory_is_refused_with_the_numbers(
     window = real_window(Settings(target_path=str(bundled_model)))
     text = banner_text(qtbot, window)
     assert "Could not load the model: not enough memory for SmolLM2-135M-Instruct.Q4_1.gguf" in text
-    assert "needs about 442 MiB" in text and "200 MiB of RAM (100 MiB available)" in text
+    assert "needs about 463.1 MB" in text and "209.7 MB of RAM (104.9 MB available)" in text
     assert not window.ready
 
 

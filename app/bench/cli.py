@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 from app.bench.runner import BENCH_MODES, DEFAULT_QUESTIONS
+from app.paths import target_or_bundled
+from app.user_messages import UserError
 
 
 def add_bench_parser(commands) -> None:
@@ -35,8 +37,6 @@ def run_bench(args: argparse.Namespace) -> int:
     from app.bench.lcp_pld import PromptLookupPeer
     from app.bench.report import write_reports
     from app.bench.runner import ProgressBar, load_questions, run_benchmark
-    from app.chat_cli import resolve_target
-    from app.cli import UserError
     from app.engine.generator import Engine
     from app.engine.llama_backend import LoadOptions
     from app.engine.sampling import SamplingParams
@@ -65,7 +65,7 @@ def run_bench(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UserError(str(exc)) from exc
 
-    target = resolve_target(args.target)
+    target = target_or_bundled(args.target)
     options = LoadOptions(n_ctx=4096)
     draft = args.draft or (target if "draft" in modes else None)
     engine = Engine.load(target, draft, options)

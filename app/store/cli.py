@@ -7,6 +7,9 @@ import shutil
 import sys
 from pathlib import Path
 
+from app.units import format_bytes, format_duration
+from app.user_messages import note
+
 BAR_WIDTH = 28
 
 
@@ -51,7 +54,6 @@ def add_models_parser(commands) -> None:
 def _telling_notices(run):
     """Run a command, then print what the store had to repair on the way (one line each)."""
     def wrapped(args: argparse.Namespace) -> int:
-        from app.cli import note
         from app.store.installed import take_notices
         try:
             return run(args)
@@ -122,8 +124,8 @@ def run_search(args: argparse.Namespace) -> int:
 def run_files(args: argparse.Namespace) -> int:
     from app.store.hub import HubClient
     for file in HubClient(args.endpoint).list_files(args.repo_id):
-        note = "" if file.is_single_model else "  (split or projector: not supported)"
-        print(f"{file.path}  {file.quant or '?'}  {format_bytes(file.size or 0)}{note}")
+        unusable = "" if file.is_single_model else "  (split or projector: not supported)"
+        print(f"{file.path}  {file.quant or '?'}  {format_bytes(file.size or 0)}{unusable}")
     return 0
 
 
@@ -170,19 +172,3 @@ class ProgressBar:
             self.stream.write("\n")
             self.stream.flush()
             self.drawn = False
-
-
-def format_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} GB"
-
-
-def format_duration(seconds: float) -> str:
-    seconds = int(seconds + 0.5)
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
-
-

@@ -27,6 +27,7 @@ from app.store.errors import (ChecksumMismatchError, DownloadCancelledError, Dow
 from app.store.hub import HubClient, RemoteFile
 from app.store.installed import (InstalledModel, hub_file_path, register_download,
                                  remove_empty_folders)
+from app.units import format_bytes
 
 CHUNK_BYTES = 1 << 20
 SPACE_MARGIN_BYTES = 16 << 20  # keep a little free beyond the file itself
@@ -192,8 +193,8 @@ class DownloadJob:
         free = shutil.disk_usage(self.destination.parent).free
         if needed + SPACE_MARGIN_BYTES > free:
             raise InsufficientSpaceError(
-                f"{self.filename}: needs {_mb(needed)} free in {self.destination.parent}, "
-                f"only {_mb(free)} available")
+                f"{self.filename}: needs {format_bytes(needed)} free in "
+                f"{self.destination.parent}, only {format_bytes(free)} available")
 
     def _fetch(self, remote: RemoteFile) -> None:
         offset = self._part_size()
@@ -305,7 +306,3 @@ def _content_range_start(value: str) -> int | None:
         return int(value.split()[1].split("-")[0])
     except (IndexError, ValueError):
         return None
-
-
-def _mb(n: int) -> str:
-    return f"{n / 1e6:,.1f} MB"

@@ -13,6 +13,7 @@ from enum import Enum
 from pathlib import Path
 
 from app.store.errors import InsufficientMemoryError, StoreError
+from app.units import format_bytes
 
 OVERHEAD_BYTES = 300 << 20  # compute buffers, the app itself
 KV_FRACTION_PER_4K = 0.08  # KV cache at 4k context / weights, typical of GQA models (estimate)
@@ -109,14 +110,11 @@ def check_models_fit(target: str | Path, draft: str | Path | None = None, *,
         return estimate
     what = " + ".join(p.name for p in files)
     raise InsufficientMemoryError(
-        f"not enough memory for {what}: it needs about {_gb(estimate.needed)} "
-        f"(weights {_gb(weights)}, KV cache at {n_ctx:,} tokens {_gb(kv)}, overhead "
-        f"{_gb(OVERHEAD_BYTES)}) but this machine has {_gb(memory.total)} of RAM "
-        f"({_gb(memory.available)} available); choose a smaller model or context")
-
-
-def _gb(n: int) -> str:
-    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.0f} MiB"
+        f"not enough memory for {what}: it needs about {format_bytes(estimate.needed)} "
+        f"(weights {format_bytes(weights)}, KV cache at {n_ctx:,} tokens {format_bytes(kv)}, "
+        f"overhead {format_bytes(OVERHEAD_BYTES)}) but this machine has "
+        f"{format_bytes(memory.total)} of RAM ({format_bytes(memory.available)} available); "
+        f"choose a smaller model or context")
 
 
 def _windows_memory() -> MemoryInfo | None:

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QGridLayout, QGroupBo
                                QVBoxLayout, QWidget)
 
 from app.store.catalog import Catalog, load_catalog
-from app.store.cli import format_bytes, format_duration
 from app.store.download_queue import DownloadQueue
 from app.store.downloads import DownloadJob, JobState
 from app.store.errors import StoreError
@@ -27,6 +26,7 @@ from app.store.hub import HubClient
 from app.store.installed import list_installed, take_notices
 from app.store.memory import Fit, assess
 from app.store.model_names import could_draft_for
+from app.units import format_bytes, format_duration
 
 BADGE_COLOURS = {Fit.FITS: "#2e7d32", Fit.TIGHT: "#ef6c00", Fit.TOO_BIG: "#c62828"}
 POLL_MS = 200
