@@ -1,0 +1,138 @@
+"""The import graph of app/: no cycles, and the layers import one way.
+
+app/engine and app/store run in the terminal and in tests without Qt; app/ui reaches llama.cpp
+and the hub only through them, on the worker thread. Every file is read with ast, so an import
+inside a function counts as much as one at the top.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+APP = Path(__file__).resolve().parent.parent / "app"
+QT = {"PySide6", "PySide2", "PyQt5", "PyQt6", "qtpy"}
+NOT_IN_THE_WINDOW = {"llama_cpp", "huggingface_hub"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(APP.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module `path` imports, at any depth, as absolute dotted names (a `from x import y`
+    gives both x and x.y: y may be a module)."""
+    package = module_name(path) if path.name == "__init__.py" else module_name(path.parent)
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            names |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+    return names
+
+
+def app_files(folder: str = "") -> list[Path]:
+    return sorted((APP / folder).rglob("*.py"))
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the app modules it imports. Edges into a package's __init__ are left out: each
+    `from app import x` would otherwise be a cycle through app/__init__, which only names the
+    version (the same rule as the project's tools/import_cycles.py)."""
+    files = {module_name(p): p for p in app_files()}
+
+    def known(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        targets = {known(t) for t in imports_of(path) if t.split(".")[0] == "app"}
+        graph[name] = {t for t in targets
+                       if t and t != name and files[t].name != "__init__.py"}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def offending_imports(files: list[Path], forbidden: set[str]) -> list[str]:
+    """'app/x.py imports PySide6' for each file and forbidden package it imports."""
+    return [f"{path.relative_to(APP.parent).as_posix()} imports {package}"
+            for path in files
+            for package in sorted({name.split(".")[0] for name in imports_of(path)} & forbidden)]
+
+
+def test_there_are_no_import_cycles_in_app():
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    # negative control: a check that never fires would pass the test above forever
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_engine_and_store_import_no_qt():
+    assert app_files("engine") and app_files("store")
+    assert offending_imports(app_files("engine") + app_files("store"), QT) == []
+
+
+def test_only_the_window_imports_qt():
+    # settings, paths, units, the CLIs and the benchmark run without Qt too; so does the reply
+    # model the history stores, though it lives next to the widgets that show it
+    outside = [p for p in app_files() if "ui" not in p.relative_to(APP).parts[:1]]
+    assert offending_imports(outside + [APP / "ui" / "provenance.py"], QT) == []
+
+
+def test_ui_imports_neither_llama_cpp_nor_the_hub():
+    assert app_files("ui")
+    assert offending_imports(app_files("ui"), NOT_IN_THE_WINDOW) == []
+
+
+def test_the_layer_check_sees_lazy_and_relative_imports(tmp_path, monkeypatch):
+    # negative control: imports inside a function and relative ones are found too
+    monkeypatch.setattr(sys.modules[__name__], "APP", tmp_path / "app")
+    (tmp_path / "app" / "store" / "deep").mkdir(parents=True)
+    (tmp_path / "app" / "store" / "deep" / "late.py").write_text(
+        "def f():\n    from PySide6.QtCore import QObject\n")
+    (tmp_path / "app" / "store" / "near.py").write_text("from . import deep\n")
+    assert offending_imports(app_files("store"), QT) == ["app/store/deep/late.py imports PySide6"]
+    assert imports_of(tmp_path / "app" / "store" / "near.py") == {"app.store", "app.store.deep"}
