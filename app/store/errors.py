@@ -98,3 +98,9 @@ def redact(text: str) -> str:
     for secret in secrets:
         text = text.replace(secret, "***")
     return text
+
+
+def describe_error(exc: BaseException) -> str:
+    """A failed store call as one line for the window: the store's own message, written for
+    the user, or the type and text of anything unexpected (so it can be reported)."""
+    return str(exc) if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"

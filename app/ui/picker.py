@@ -1,32 +1,30 @@
 """The model picker: curated pairs, hub search, a repo's files with a memory badge, drafts
 for a chosen target, and downloads with progress, speed, ETA and cancel.
 
-All hub calls run on a small thread pool and come back through a signal; downloads run on the
-store's DownloadQueue and are shown by polling each job's progress on a timer (coalesced
-updates, and no callback into a dialog that may already be closed).
+All hub calls run on a small thread pool and come back through a signal (LatestRequests);
+downloads run on the store's DownloadQueue and are shown by polling each job's progress on a
+timer (coalesced updates, and no callback into a dialog that may already be closed).
 """
 
 from __future__ import annotations
 
-import itertools
-from concurrent.futures import ThreadPoolExecutor
-
-from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QAbstractItemView, QDialog, QGridLayout, QGroupBox, QHBoxLayout,
                                QHeaderView, QLabel, QLineEdit, QListWidget, QListWidgetItem,
-                               QProgressBar, QPushButton, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from app.store.catalog import Catalog, load_catalog
 from app.store.download_queue import DownloadQueue
 from app.store.downloads import DownloadJob, JobState
-from app.store.errors import StoreError
+from app.store.errors import StoreError, describe_error
 from app.store.hub import HubClient
 from app.store.installed import list_installed, take_notices
 from app.store.memory import Fit, assess
 from app.store.model_names import could_draft_for
-from app.units import format_bytes, format_duration
+from app.ui.download_row import DownloadRow
+from app.ui.latest_request import LatestRequests
+from app.units import format_bytes
 
 BADGE_COLOURS = {Fit.FITS: "#2e7d32", Fit.TIGHT: "#ef6c00", Fit.TOO_BIG: "#c62828"}
 POLL_MS = 200
@@ -50,48 +48,6 @@ def close_shared_download_queue(timeout: float = 10.0) -> None:
         queue.close(cancel=True, timeout=timeout)
 
 
-def describe_error(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
-
-
-class _Relay(QObject):
-    """Carries a finished background call back to the GUI thread."""
-    finished = Signal(int, object, object)  # request number, callback, result or exception
-
-
-class DownloadRow(QWidget):
-    def __init__(self, job: DownloadJob, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.job = job
-        self.label = QLabel(f"{job.repo_id} / {job.filename}")
-        self.bar = QProgressBar()
-        self.bar.setRange(0, 1000)
-        self.detail = QLabel("queued")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.clicked.connect(job.cancel)
-        layout = QGridLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.label, 0, 0, 1, 2)
-        layout.addWidget(self.bar, 1, 0)
-        layout.addWidget(self.cancel_button, 1, 1)
-        layout.addWidget(self.detail, 2, 0, 1, 2)
-
-    def refresh(self) -> None:
-        progress = self.job.progress
-        if progress.fraction is not None:
-            self.bar.setValue(int(progress.fraction * 1000))
-        if progress.state == JobState.DOWNLOADING and progress.total:
-            eta = format_duration(progress.eta) if progress.eta is not None else "--:--"
-            self.detail.setText(f"{format_bytes(progress.downloaded)} of "
-                                f"{format_bytes(progress.total)}, "
-                                f"{format_bytes(progress.speed)}/s, ETA {eta}")
-        elif progress.state in (JobState.FAILED, JobState.CANCELLED) and self.job.error:
-            self.detail.setText(describe_error(self.job.error))
-        else:
-            self.detail.setText(progress.state.value)
-        self.cancel_button.setEnabled(not progress.state.finished)
-
-
 class PickerDialog(QDialog):
     installed_changed = Signal()  # a download finished: the main window may refresh its lists
 
@@ -105,11 +61,8 @@ class PickerDialog(QDialog):
         self.queue = queue or shared_download_queue()
         self.n_ctx = n_ctx
         self.catalog, catalog_error = self._load_catalog(catalog)
-        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="picker")
-        self._requests = itertools.count(1)
-        self._latest: dict[str, int] = {}  # kind of request -> newest request number
-        self._relay = _Relay(self)
-        self._relay.finished.connect(self._deliver)
+        self._requests = LatestRequests(self, thread_name_prefix="picker")
+        self._requests.failed.connect(lambda exc: self.status.setText(describe_error(exc)))
         self.rows: dict[DownloadJob, DownloadRow] = {}
         self._files: list = []
         self._build()
@@ -198,7 +151,7 @@ class PickerDialog(QDialog):
             item.setData(Qt.UserRole, pair)
             self.pairs.addItem(item)
 
-    # --- background calls -----------------------------------------------------------------
+    # --- the hub --------------------------------------------------------------------------
     def _client(self) -> HubClient | None:
         if self.hub is None:
             try:
@@ -207,32 +160,6 @@ class PickerDialog(QDialog):
                 self.status.setText(str(exc))
         return self.hub
 
-    def _run(self, kind: str, call, on_done) -> None:
-        number = next(self._requests)
-        self._latest[kind] = number
-
-        def work():
-            try:
-                result = call()
-            except Exception as exc:  # noqa: BLE001 - shown as one line in the dialog
-                result = exc
-            try:
-                self._relay.finished.emit(number, (kind, on_done), result)
-            except RuntimeError:  # the dialog is gone
-                pass
-
-        self._pool.submit(work)
-
-    @Slot(int, object, object)
-    def _deliver(self, number: int, target, result) -> None:
-        kind, on_done = target
-        if number != self._latest.get(kind):
-            return  # a newer request of this kind superseded it
-        if isinstance(result, BaseException):
-            self.status.setText(describe_error(result))
-            return
-        on_done(result)
-
     # --- actions --------------------------------------------------------------------------
     def search(self) -> None:
         hub = self._client()
@@ -240,7 +167,7 @@ class PickerDialog(QDialog):
             return
         query = self.search_edit.text().strip()
         self.status.setText(f"Searching for {query!r}…")
-        self._run("search", lambda: hub.search(query), self._show_repos)
+        self._requests.run("search", lambda: hub.search(query), self._show_repos)
 
     def _show_repos(self, repos) -> None:
         self.repos.clear()
@@ -256,12 +183,12 @@ class PickerDialog(QDialog):
             return
         self.current_repo = repo_id
         self.status.setText(f"Listing {repo_id}…")
-        self._run("files", lambda: hub.list_files(repo_id), self._show_files)
+        self._requests.run("files", lambda: hub.list_files(repo_id), self._show_files)
         self.drafts.clear()
         for model in self.catalog.models if self.catalog else ():
             if could_draft_for(repo_id, model.repo):
                 self._add_draft_item(model.repo, f"{model.name} (curated)")
-        self._run("drafts", lambda: hub.drafts_for(repo_id), self._show_drafts)
+        self._requests.run("drafts", lambda: hub.drafts_for(repo_id), self._show_drafts)
 
     @property
     def files_shown(self) -> list:
@@ -351,5 +278,5 @@ class PickerDialog(QDialog):
 
     def done(self, result: int) -> None:  # closing: stop listening, downloads go on
         self._timer.stop()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._requests.shutdown()
         super().done(result)
