@@ -1,7 +1,7 @@
 """The main window: conversations on the left, the chat and the composer on the right, the
 speculation mode and the highlight switch in the toolbar, load progress and live statistics in
-the status bar. It only wires widgets together; the chat logic is in ChatSession, the models
-in the worker thread."""
+the status bar. It only wires widgets together; the chat logic is in ChatSession, which models
+are loaded in ModelLoader, the models themselves in the worker thread."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from app.ui.composer import Composer
 from app.ui.conversation_list import ConversationList
 from app.ui.engine_factory import EngineSpec
 from app.ui.legend import Legend
+from app.ui.model_loader import ModelLoader
 from app.ui.modes import NEEDS_DRAFT_MODEL, mode_label
 from app.ui.worker import EngineThread
 
@@ -39,15 +40,11 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.history = history
         self.persist_settings = persist_settings
-        self.spec = EngineSpec.from_settings(settings)
-        self.modes: tuple[str, ...] = (settings.effective_mode(),)
-        self.gpu_offload = False
-        self.loading = True
-        self.ready = False
-        self.draft_name: str | None = None
         self._closed = False
 
         self.engine = EngineThread(factory, self)
+        self.models = ModelLoader(self.engine, EngineSpec.from_settings(settings),
+                                  (settings.effective_mode(),), self)
         self.setWindowTitle("Draftlight")
         self.resize(1100, 760)
         self._build_widgets()
@@ -60,7 +57,20 @@ class MainWindow(QMainWindow):
             self.banner.show_message(history.problem, "Start a new history",
                                      self._start_fresh_history)
         self._update_actions()
-        self.engine.load(self.spec)
+        self.models.load()
+
+    @property
+    def ready(self) -> bool:
+        """The models are loaded (a message can be sent once `loading` is over too)."""
+        return self.models.ready
+
+    @property
+    def loading(self) -> bool:
+        return self.models.loading
+
+    @property
+    def draft_name(self) -> str | None:
+        return self.models.draft_name
 
     # --- building --------------------------------------------------------------------------
 
@@ -152,13 +162,13 @@ class MainWindow(QMainWindow):
         self._fill_modes()
 
     def _connect(self) -> None:
-        worker = self.engine.worker
-        worker.capabilities.connect(self._on_capabilities)
-        worker.loading.connect(self._on_loading)
-        worker.loaded.connect(self._on_loaded)
-        worker.load_failed.connect(self._on_load_failed)
-        worker.draft_changed.connect(self._on_draft_changed)
-        worker.draft_failed.connect(self._on_draft_failed)
+        models = self.models
+        models.changed.connect(self._on_models_changed)
+        models.status.connect(self.status_label.setText)
+        models.loaded.connect(self._on_loaded)
+        models.failed.connect(self._on_load_failed)
+        models.problem.connect(self.banner.show_message)
+        models.about_to_change.connect(self.session.stop)
         session = self.session
         session.busy_changed.connect(self._update_actions)
         session.conversations_changed.connect(self.conversations.refresh)
@@ -191,7 +201,7 @@ class MainWindow(QMainWindow):
         wanted = self.current_mode() or self.settings.effective_mode()
         self.mode_box.blockSignals(True)
         self.mode_box.clear()
-        for mode in self.modes:
+        for mode in self.models.modes:
             self.mode_box.addItem(mode_label(mode), mode)
             if mode in NEEDS_DRAFT_MODEL and not self.draft_name:
                 item = self.mode_box.model().item(self.mode_box.count() - 1)
@@ -217,57 +227,20 @@ class MainWindow(QMainWindow):
         self.settings.mode = self.current_mode()
         self._save_settings()
 
-    # --- worker events ---------------------------------------------------------------------
+    # --- model loading ---------------------------------------------------------------------
 
-    def _on_capabilities(self, caps: dict) -> None:
-        self.modes = tuple(caps.get("modes", self.modes))
-        self.gpu_offload = bool(caps.get("gpu_offload"))
-        self._fill_modes()
-
-    def _on_loading(self, what: str) -> None:
-        self.loading = True
-        self.progress.show()
-        self.status_label.setText(what)
-        self._update_actions()
-
-    def _on_loaded(self, info: dict) -> None:
-        self.loading, self.ready = False, True
-        self.draft_name = info.get("draft")
-        self.progress.hide()
-        names = info["target"] + (f" + draft {self.draft_name}" if self.draft_name else "")
-        self.status_label.setText(f"Ready: {names}")
-        self.setWindowTitle(f"Draftlight — {info['target']}")
+    def _on_models_changed(self) -> None:
+        self.progress.setVisible(self.models.loading)
         self._fill_modes()
         self._update_actions()
-        problems = list(info.get("notices") or [])
-        if info.get("draft_error"):
-            problems.append(f"Could not use the draft model: {info['draft_error']}")
-        if problems:
-            self.banner.show_message(". ".join(p.rstrip(".") for p in problems) + ".")
+
+    def _on_loaded(self, target: str) -> None:
+        self.setWindowTitle(f"Draftlight — {target}")
         self.model_ready.emit()
 
     def _on_load_failed(self, message: str) -> None:
-        self.loading, self.ready = False, False
-        self.progress.hide()
-        self.status_label.setText("No model loaded")
         self.banner.show_message(f"Could not load the model: {message}", "Settings…",
                                  self.open_settings)
-        self._update_actions()
-
-    def _on_draft_changed(self, name: str | None) -> None:
-        self.loading = False
-        self.progress.hide()
-        self.draft_name = name
-        self.status_label.setText(f"Ready: {self.spec.target_name}"
-                                  + (f" + draft {name}" if name else ""))
-        self._fill_modes()
-        self._update_actions()
-
-    def _on_draft_failed(self, message: str) -> None:
-        self.loading = False
-        self.progress.hide()
-        self.banner.show_message(f"Could not use the draft model: {message}")
-        self._update_actions()
 
     # --- user actions ----------------------------------------------------------------------
 
@@ -294,7 +267,7 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> None:
         from app.ui.settings_dialog import SettingsDialog
-        dialog = SettingsDialog(self.settings, gpu_offload=self.gpu_offload, parent=self)
+        dialog = SettingsDialog(self.settings, gpu_offload=self.models.gpu_offload, parent=self)
         if dialog.exec():
             self.apply_settings(dialog.result_settings())
 
@@ -309,16 +282,7 @@ class MainWindow(QMainWindow):
         self.settings = new
         self.session.settings = new
         self._save_settings()
-        spec = EngineSpec.from_settings(new)
-        old, self.spec = self.spec, spec
-        if not spec.same_target(old) or not self.ready:
-            self.session.stop()
-            self.ready = False
-            self.engine.load(spec)
-        elif (spec.draft_path, spec.draft_gpu_layers) != (old.draft_path, old.draft_gpu_layers):
-            self.session.stop()
-            self.engine.change_draft(spec)
-        self._update_actions()
+        self.models.apply(EngineSpec.from_settings(new))
 
     def open_models(self) -> None:
         from app.ui import picker  # written separately; the action is hidden without it
@@ -365,7 +329,7 @@ class MainWindow(QMainWindow):
             return
         mode = self.current_mode()
         if mode == "off":
-            mode = "auto" if "auto" in self.modes else "ngram"
+            mode = "auto" if "auto" in self.models.modes else "ngram"
         self.compare_dialog = CompareDialog(self.engine, messages,
                                             self.settings.sampling_params(), mode, self)
         self.compare_dialog.open()
