@@ -50,6 +50,17 @@ def hashed_logits(n_vocab: int, salt: int = 0) -> LogitsFn:
     return fn
 
 
+def markov_logits(n_vocab: int, order: int = 2, salt: int = 0) -> LogitsFn:
+    """Pseudo-random logits that depend only on the last `order` tokens: greedy decoding soon
+    falls into a cycle, which n-gram lookup can then copy."""
+
+    def fn(prefix: tuple[int, ...]) -> np.ndarray:
+        seed = hash((salt, "markov") + prefix[-order:]) & 0xFFFFFFFF
+        return np.random.default_rng(seed).normal(size=n_vocab) * 3
+
+    return fn
+
+
 def constant_logits(probs: Sequence[float]) -> LogitsFn:
     """The same next-token distribution after every prefix."""
     logits = np.log(np.asarray(probs, dtype=np.float64))

@@ -8,7 +8,7 @@ import pytest
 from app.engine.drafters import Draft, ModelDrafter, NgramDrafter
 from app.engine.sampling import SamplingParams, sample, to_probs
 from app.engine.speculative import speculative_step
-from tests.fake_backend import FakeBackend, constant_logits, hashed_logits
+from tests.fake_backend import FakeBackend, constant_logits, hashed_logits, markov_logits
 
 VOCAB = 40
 PROMPT = [1, 2, 3, 4, 5, 1, 2, 3]
@@ -42,7 +42,9 @@ class NoisyDraftLogits:
 
 @pytest.mark.parametrize("drafter_kind", ["model", "ngram"])
 def test_greedy_speculation_is_token_identical_to_plain(drafter_kind):
-    target_fn = hashed_logits(VOCAB)
+    # Next-token logits depend on the last two tokens only: greedy output soon repeats itself,
+    # so n-gram lookup has something to copy, and the draft model is a noisy copy of it.
+    target_fn = markov_logits(VOCAB)
     target = FakeBackend(VOCAB, target_fn)
     params = SamplingParams(temperature=0.0)
     plain = generate_tokens(target, None, 0, params, 300)
@@ -53,8 +55,8 @@ def test_greedy_speculation_is_token_identical_to_plain(drafter_kind):
     target = FakeBackend(VOCAB, target_fn)
     speculative = generate_tokens(target, drafter, 4, params, 300)
     assert speculative == plain
-    # And it really speculated: fewer target passes than tokens.
-    assert target.passes < 300 or drafter_kind == "ngram"
+    # And it really speculated: drafts were accepted, saving a good share of the passes.
+    assert target.passes < 0.8 * 300
 
 
 def test_self_draft_accepts_everything_and_saves_passes():

@@ -92,10 +92,12 @@ class AdaptiveDrafter:
 
     (With a constant a, E(γ) = (1 − a^(γ+1)) / (1 − a), as in Leviathan et al. 2023.)
 
-    A draft model also stops early: its (i+1)-th token is kept only while the draft's own
-    probability that the whole draft is right, Π_{j≤i+1} q_j(d_j), is at least
-    R · (v(i+2) − v(i+1) + c), R = E(γ*)/T(γ*): the extra token must pay for its marginal cost
-    at the rate the step is expected to run at.
+    A draft model also stops early: its (i+1)-th token is drawn only while the draft's own
+    estimate that the whole draft will be right, Π_{j≤i} q_j(d_j) · E_{x~q_{i+1}}[q_{i+1}(x)],
+    is at least R · (v(i+2) − v(i+1) + c), R = E(γ*)/T(γ*): the extra token must pay for its
+    marginal cost at the rate the step is expected to run at. The estimate is taken before
+    d_{i+1} is drawn, never from its value, or sampling would stop being lossless
+    (drafters.ModelDrafter).
 
     N-gram lookup is free, so it is consulted every step: when it proposes nothing, nothing is
     drafted; when auto chooses γ = 0 its first guess is still compared with the target's token

@@ -109,7 +109,16 @@ class ModelDrafter:
 
     Its cache is synced to the context before each proposal, so after a rejection only the
     tokens that differ are evaluated again. `keep_going(i, p)`, when set (by auto mode), is asked
-    before keeping token i+1, with p = the draft's own probability that all i+1 tokens are right.
+    before drawing token i+1 (i ≥ 1), with p = the draft's own estimate that all i+1 tokens will
+    be right: Π_{j≤i} q_j(d_j) for the tokens already drawn, times E_{x~q_{i+1}}[q_{i+1}(x)]
+    (max q under greedy) for the next one.
+
+    Why before drawing: the acceptance test divides by q_{i+1}(d_{i+1}), which is only right if
+    d_{i+1} is proposed whatever its value. A stop rule that looks at d_{i+1} itself (drop it when
+    q(d_{i+1}) is small) proposes low-q tokens less often than q says, and sampled output drifts
+    from the target's distribution. A rule that depends only on d_1..d_i and the next row does
+    not: at each position the step either verifies a draw from q or samples p itself, and both
+    give p (tests/test_lossless_sampling.py).
     """
 
     def __init__(self, backend: Backend, target_vocab: int) -> None:
@@ -134,23 +143,28 @@ class ModelDrafter:
         token = context[-1]
         tokens: list[int] = []
         rows: list[np.ndarray] = []
-        cumulative = 1.0
+        cumulative = 1.0  # Π q_j(d_j) over the tokens drawn so far
         for _ in range(max_tokens):
             logits = self._fit_vocab(self.backend.eval([token], n_logits=1)[0])
-            if params.greedy:
-                token = int(np.argmax(logits))
-                own_p = float(softmax(logits)[token]) if self.keep_going else 1.0
-                row = None
+            row = None if params.greedy else to_probs(logits, params)[0]
+            # The draft's expected confidence in its next token, known before drawing it:
+            # greedy takes the argmax, right with (its belief) max q; sampling draws x ~ q, and
+            # E_{x~q}[q(x)] = Σ q².
+            if row is None:
+                expected = float(softmax(logits).max()) if self.keep_going else 1.0
             else:
-                row = to_probs(logits, params)[0]
-                token = sample(row, rng)
-                own_p = float(row[token])
-            cumulative *= own_p
-            if tokens and self.keep_going is not None and not self.keep_going(len(tokens),
-                                                                                cumulative):
+                expected = float(row @ row)
+            # Decided before d_{i+1} is drawn (see the class docstring).
+            if tokens and self.keep_going is not None and not self.keep_going(
+                    len(tokens), cumulative * expected):
                 break
-            tokens.append(token)
-            if row is not None:
+            if row is None:
+                token = int(np.argmax(logits))
+                cumulative *= expected  # greedy: q(argmax) is exactly max q
+            else:
+                token = sample(row, rng)
+                cumulative *= float(row[token])
                 rows.append(row)
+            tokens.append(token)
         probs = np.stack(rows) if rows else None
         return Draft(tokens, probs)

@@ -1,0 +1,209 @@
+"""Sampled speculation keeps the target's distribution exactly, through auto mode itself.
+
+Every emitted token, at every position, must be distributed as the target's transformed
+distribution (temperature, top-k, top-p, min-p), whatever auto mode decides to draft. The
+decisions may depend on everything drafted so far but never on the value of the token about to
+be verified; each test has a negative control that breaks exactly that (or the one-hot residual
+for n-gram drafts) and must be caught by the same chi-square check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.engine.adaptive import AdaptiveDrafter, Candidate
+from app.engine.costs import BatchCosts
+from app.engine.drafters import ModelDrafter, NgramDrafter
+from app.engine.sampling import SamplingParams, sample, to_probs
+from app.engine.speculative import speculative_step
+from tests.fake_backend import FakeBackend, constant_logits
+
+# The target's next-token distribution is the same after every prefix, so the token emitted at
+# any position must follow EXPECTED; the draft believes something close but different.
+P = np.array([0.11, 0.14, 0.36, 0.13, 0.10, 0.07, 0.05, 0.04])
+Q = np.array([0.06, 0.08, 0.50, 0.16, 0.09, 0.06, 0.03, 0.02])
+PARAMS = SamplingParams(temperature=0.9, top_k=7, top_p=0.93, min_p=0.18)
+POSITIONS = 4  # emitted tokens checked per run: first, second, ... drafted or not
+TRIALS = 4_000
+CHI2_CRITICAL_P001 = {3: 16.266, 4: 18.467, 5: 20.515}  # chi-square 0.1% points, by df
+# A GPU-like cost curve (a pass over k tokens costs about one) and a draft at a fifth of the
+# target's cost: auto drafts several tokens and its break-even rule decides where to stop.
+FLAT_COSTS = BatchCosts({1: 1.0, 2: 1.02, 4: 1.06, 8: 1.15, 16: 1.4}, 0.01)
+
+
+def expected_distribution() -> np.ndarray:
+    """PARAMS applied to P by hand (P is not sorted; the filters act on its ranking)."""
+    tempered = P ** (1 / PARAMS.temperature)
+    tempered /= tempered.sum()
+    order = np.argsort(-tempered)
+    keep = np.zeros(len(P), bool)
+    keep[order[:PARAMS.top_k]] = True
+    mass = tempered * keep / (tempered * keep).sum()
+    cumulative = np.cumsum(mass[order])
+    cut = int(np.searchsorted(cumulative, PARAMS.top_p)) + 1  # smallest prefix with ≥ top_p
+    keep[order[cut:]] = False
+    keep &= tempered >= PARAMS.min_p * tempered.max()
+    out = tempered * keep
+    return out / out.sum()
+
+
+EXPECTED = expected_distribution()
+
+
+def test_the_filters_all_matter_here():
+    """Each filter removes something from the target's distribution (else the test would not
+    cover it), and to_probs agrees with the hand computation."""
+    support = np.count_nonzero(EXPECTED)
+    assert support == 5  # top-k drops one token, top-p one more, min-p a third
+    assert np.allclose(to_probs(np.log(P), PARAMS)[0], EXPECTED)
+
+
+def chi_square(tokens: np.ndarray) -> tuple[float, int]:
+    """(statistic, degrees of freedom) of `tokens` against EXPECTED; a token outside the
+    support counts as an infinite deviation."""
+    counts = np.bincount(tokens, minlength=len(P))
+    support = EXPECTED > 0
+    if counts[~support].any():
+        return float("inf"), int(support.sum()) - 1
+    expected = EXPECTED[support] * len(tokens)
+    return float(((counts[support] - expected) ** 2 / expected).sum()), int(support.sum()) - 1
+
+
+def emitted(make_auto, prompt, trials=TRIALS, seed=2024, step_fn=speculative_step) -> np.ndarray:
+    """Tokens at positions 0..POSITIONS-1 of `trials` independent replies (one per row), each
+    generated the way Engine.generate does with auto mode."""
+    rng = np.random.default_rng(seed)
+    out = np.empty((trials, POSITIONS), dtype=int)
+    target = FakeBackend(len(P), constant_logits(P))
+    for trial in range(trials):
+        auto = make_auto()
+        target.truncate(0)
+        target.eval(prompt[:-1], n_logits=0)
+        last, tokens = prompt[-1], []
+        while len(tokens) < POSITIONS:
+            step = step_fn(target, auto, last, 8, PARAMS, rng)
+            auto.observe(step.drafted, len(step.accepted), step.token)
+            tokens += step.accepted + [step.token]
+            last = step.token
+        out[trial] = tokens[:POSITIONS]
+    return out
+
+
+def worst_position(tokens: np.ndarray) -> float:
+    """The largest chi-square over the positions, scaled by its critical value (≥ 1: biased)."""
+    worst = 0.0
+    for position in range(POSITIONS):
+        statistic, df = chi_square(tokens[:, position])
+        worst = max(worst, statistic / CHI2_CRITICAL_P001[df])
+    return worst
+
+
+# --- auto with a draft model ----------------------------------------------------------------
+
+class OldRuleModelDrafter(ModelDrafter):
+    """The rule before the fix: draw d_{i+1}, multiply ITS probability in, then maybe drop it."""
+
+    def propose(self, context, max_tokens, params, rng):
+        from app.engine.backend import sync_cache
+        from app.engine.drafters import Draft
+        sync_cache(self.backend, context[:-1])
+        token, tokens, rows, cumulative = context[-1], [], [], 1.0
+        for _ in range(max_tokens):
+            row = to_probs(self.backend.eval([token], n_logits=1)[0], params)[0]
+            token = sample(row, rng)
+            cumulative *= float(row[token])
+            if tokens and self.keep_going is not None and not self.keep_going(len(tokens),
+                                                                                cumulative):
+                break
+            tokens.append(token)
+            rows.append(row)
+        return Draft(tokens, np.stack(rows))
+
+
+def draft_model_auto(drafter_class):
+    def make():
+        drafter = drafter_class(FakeBackend(len(Q), constant_logits(Q)), len(P))
+        candidate = Candidate(drafter, cost_per_token=0.2, max_tokens=6)
+        candidate.model.record(12, rejected=False)  # it has been right lately: auto drafts
+        return AdaptiveDrafter(FLAT_COSTS, [candidate])
+    return make
+
+
+def draft_lengths(make_auto, prompt, steps=300, seed=5) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    target = FakeBackend(len(P), constant_logits(P))
+    target.eval(prompt[:-1], n_logits=0)
+    auto, last, lengths = make_auto(), prompt[-1], []
+    for _ in range(steps):
+        step = speculative_step(target, auto, last, 8, PARAMS, rng)
+        auto.observe(step.drafted, len(step.accepted), step.token)
+        lengths.append(step.drafted)
+        last = step.token
+    return np.array(lengths)
+
+
+def test_auto_with_a_draft_model_drafts_several_lengths_here():
+    """The setting exercises the break-even stop: drafts of different lengths, not all one."""
+    lengths = draft_lengths(draft_model_auto(ModelDrafter), [0, 1])
+    assert lengths.max() >= 3 and len(set(lengths.tolist())) >= 3
+
+
+def test_auto_with_a_draft_model_keeps_the_target_distribution():
+    tokens = emitted(draft_model_auto(ModelDrafter), [0, 1])
+    assert worst_position(tokens) < 1.0
+
+
+def test_the_check_catches_a_stop_rule_that_looks_at_the_drawn_token():
+    tokens = emitted(draft_model_auto(OldRuleModelDrafter), [0, 1])
+    assert worst_position(tokens) > 1.0
+
+
+# --- auto with n-gram lookup ------------------------------------------------------------------
+
+# A prompt that repeats itself: n-gram lookup finds long matches and auto drafts from them.
+NGRAM_PROMPT = [2, 2, 2, 3] * 4 + [2, 2]
+
+
+def ngram_auto():
+    return AdaptiveDrafter(FLAT_COSTS, [Candidate(NgramDrafter(3, 2), 0.0, 8)])
+
+
+def test_auto_with_ngram_drafts_here():
+    lengths = draft_lengths(ngram_auto, NGRAM_PROMPT, steps=4)
+    assert lengths[0] >= 3  # the long match at the start of the reply is drafted
+
+
+def test_auto_with_ngram_keeps_the_target_distribution():
+    tokens = emitted(ngram_auto, NGRAM_PROMPT)
+    assert worst_position(tokens) < 1.0
+
+
+def test_the_check_catches_an_ngram_residual_that_keeps_the_rejected_token():
+    """One-hot q: after rejecting x the correction must come from p without x. Drawing it from
+    p itself (x included) is the one-hot form of a missing residual."""
+
+    def step_without_residual(target, drafter, last, gamma, params, rng):
+        step = speculative_step(target, drafter, last, gamma, params, rng)
+        if len(step.accepted) < step.drafted:
+            step.token = sample(EXPECTED, rng)
+        return step
+
+    tokens = emitted(ngram_auto, NGRAM_PROMPT, step_fn=step_without_residual)
+    assert worst_position(tokens) > 1.0
+
+
+@pytest.mark.parametrize("position", range(POSITIONS))
+def test_each_position_is_checked(position):
+    """Drafted tokens reach every checked position in the n-gram runs (else a position's
+    check would only ever see the target's own tokens)."""
+    rng = np.random.default_rng(1)
+    target = FakeBackend(len(P), constant_logits(P))
+    sources = []
+    for _ in range(200):
+        auto = ngram_auto()
+        target.truncate(0)
+        target.eval(NGRAM_PROMPT[:-1], n_logits=0)
+        step = speculative_step(target, auto, NGRAM_PROMPT[-1], 8, PARAMS, rng)
+        sources.append(len(step.accepted) > position)
+    assert any(sources)
