@@ -15,6 +15,7 @@ colours are shown; the background is what the "Highlights" switch turns on and o
 from __future__ import annotations
 
 import bisect
+import html
 import re
 
 from PySide6.QtCore import Qt
@@ -115,6 +116,7 @@ def rendered_chars(doc: QTextDocument) -> tuple[list[tuple[int, str]], set[int]]
 
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n", re.MULTILINE)
+_ENTITY = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
 
 
 def align(raw: str, rendered: list[str], fence_starts: set[int] = frozenset(),
@@ -137,6 +139,14 @@ def align(raw: str, rendered: list[str], fence_starts: set[int] = frozenset(),
             k = match.start() if match else -1
         else:
             k = raw.find(ch, j, window_end)
+        # An entity (&lt;, &#x1F680;) shows one character that is not in the raw text: without
+        # this, "<" would be matched to a later literal "<" and everything between lost.
+        entity = next((m for m in _ENTITY.finditer(raw, j, k if k >= 0 else window_end)
+                       if html.unescape(m.group()) == ch), None)
+        if entity:
+            out.append(entity.start())
+            j = entity.end()
+            continue
         if k < 0:
             out.append(-1)
             continue
