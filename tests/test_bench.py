@@ -90,20 +90,63 @@ def test_ngram_oracle_drafts_exactly_the_accepted_runs_and_only_when_they_pay():
     assert ngram_oracle_cost(prompt, answer, linear, 16, NgramDrafter(2, 1)) == len(answer)
 
 
+class ScriptedTarget:
+    """Just enough of a backend for explain_divergence: a token cache, and logits that are 0
+    but `gap` for `favoured` after exactly `at_prefix`, and all 0 elsewhere (so a wrong prefix
+    shows up as a gap of 0)."""
+
+    n_vocab = 128
+
+    def __init__(self, at_prefix=(), favoured=0, gap=0.0):
+        self.tokens: list[int] = []
+        self.at_prefix, self.favoured, self.gap = list(at_prefix), favoured, gap
+
+    def eval(self, tokens, n_logits=1):
+        import numpy as np
+        rows = []
+        for i, token in enumerate(tokens):
+            self.tokens.append(token)
+            if i >= len(tokens) - n_logits:
+                row = np.zeros(self.n_vocab, np.float32)
+                if self.tokens == self.at_prefix:
+                    row[self.favoured] = self.gap
+                rows.append(row)
+        return np.stack(rows) if rows else np.empty((0, self.n_vocab), np.float32)
+
+    def truncate(self, n):
+        del self.tokens[n:]
+
+    @staticmethod
+    def piece(token):
+        return f"w{token}".encode()
+
+
 class ScriptedEngine:
-    """Answers every prompt with the same tokens and records which mode ran when."""
+    """Answers every prompt with PLAIN_ANSWER, except where `answers` maps (engine mode, last
+    user text) to other tokens; records which mode ran when."""
 
     costs = None
 
-    def __init__(self):
+    def __init__(self, answers=None, target=None):
         self.calls: list[str] = []
+        self.answers = answers or {}
+        self.target = target or ScriptedTarget()
+
+    @staticmethod
+    def tokenize_chat(messages):
+        return [ord(c) % 100 for m in messages for c in m["content"]]
 
     def generate(self, messages, params, mode):
         from app.engine.events import Done, Stats, TextPiece
         self.calls.append(mode)
-        for token in (5, 6, 7):
-            yield TextPiece("t", "target", 0, token)
-        yield Done("ttt", Stats(mode=mode, new_tokens=3, seconds=0.3, target_passes=3))
+        tokens = self.answers.get((mode, messages[-1]["content"]), PLAIN_ANSWER)
+        for token in tokens:
+            yield TextPiece(f"w{token}", "target", 0, token)
+        yield Done("".join(f"w{t}" for t in tokens),
+                   Stats(mode=mode, new_tokens=len(tokens), seconds=0.3, target_passes=3))
+
+
+PLAIN_ANSWER = (5, 6, 7, 8)
 
 
 def test_bench_rotates_the_mode_order_and_still_compares_with_plain():
@@ -116,3 +159,42 @@ def test_bench_rotates_the_mode_order_and_still_compares_with_plain():
     assert firsts == ["off", "off", "ngram", "ngram", "auto", "auto"]  # plain runs as "off"
     assert [r.mode for r in log.results[:3]] == ["plain", "ngram", "auto"]
     assert all(r.identical_to_plain for r in log.results if r.mode != "plain")
+
+
+def test_bench_reports_where_a_greedy_run_left_plain_decoding():
+    from app.bench.report import build_report, markdown
+    from app.bench.runner import run_benchmark
+    from app.engine.sampling import SamplingParams
+    questions = [{"question_id": 0, "category": "c", "turns": ["Hi", "More"]},
+                 {"question_id": 1, "category": "c", "turns": ["Hello", "Again"]}]
+    # ngram answers "Again" with 9 where plain said 7 (token 2); auto stops early on "Hello".
+    answers = {("ngram", "Again"): (5, 6, 9, 8), ("auto", "Hello"): (5, 6)}
+    history = "Hello" + "".join(f"w{t}" for t in PLAIN_ANSWER)  # later turns follow plain
+    prefix = ScriptedEngine.tokenize_chat([{"content": history + "Again"}]) + [5, 6]
+    engine = ScriptedEngine(answers, ScriptedTarget(prefix, favoured=7, gap=1.25))
+
+    log = run_benchmark(engine, questions, ["plain", "ngram", "auto"], SamplingParams())
+
+    same = {(r.question_id, r.turn, r.mode): r.identical_to_plain for r in log.results}
+    differing = {key for key, value in same.items() if value is False}
+    assert differing == {(1, 1, "ngram"), (1, 0, "auto")}
+    assert {key for key, value in same.items() if value is True} == {
+        (q, t, m) for q in (0, 1) for t in (0, 1) for m in ("ngram", "auto")} - differing
+    why = {(r.question_id, r.turn, r.mode): r.divergence for r in log.results if r.divergence}
+    assert why == {(1, 1, "ngram"): "first difference at token 2: 'w7' vs 'w9', "
+                                    "target logit gap 1.25",
+                   (1, 0, "auto"): "length"}  # a prefix of plain's answer: no token differs
+
+    report = build_report(log)
+    assert report["overall"]["ngram"]["identical_to_plain"] == 0.75
+    assert report["overall"]["auto"]["identical_to_plain"] == 0.75
+    assert [(d["question_id"], d["turn"], d["mode"]) for d in report["divergences"]] == [
+        (1, 0, "auto"), (1, 1, "ngram")]
+    lines = markdown(report, "bench").splitlines()
+    assert "- c #1 turn 1 (ngram): first difference at token 2: 'w7' vs 'w9', " \
+           "target logit gap 1.25" in lines
+    assert "- c #1 turn 0 (auto): length" in lines
+    overall = [line.split(" | ") for line in lines if line.startswith(("| plain |", "| ngram |",
+                                                                       "| auto |"))]
+    assert [(row[0], row[4]) for row in overall] == [
+        ("| plain", "100%"), ("| ngram", "75%"), ("| auto", "75%")]  # "identical to plain"
