@@ -6,11 +6,11 @@ pages from disk on every token: that is "tight". Larger than total RAM is "too b
 
 from __future__ import annotations
 
-import os
-import sys
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+
+import psutil
 
 from app.store.errors import InsufficientMemoryError, StoreError
 from app.units import format_bytes
@@ -40,20 +40,15 @@ class MemoryEstimate:
 
 
 def system_memory() -> MemoryInfo | None:
-    """RAM of this machine, or None where it cannot be read."""
+    """RAM of this machine, or None where it cannot be read (a sandbox without /proc, say).
+
+    psutil's "available" is what the OS would hand out without swapping, on Linux, macOS and
+    Windows alike (reclaimable page cache counts as free)."""
     try:
-        with open("/proc/meminfo", encoding="ascii") as stream:
-            fields = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in stream}
-        return MemoryInfo(fields["MemTotal"], fields.get("MemAvailable", fields["MemFree"]))
-    except (OSError, KeyError, ValueError, IndexError):
-        pass
-    if sys.platform == "win32":
-        return _windows_memory()
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
+        ram = psutil.virtual_memory()
+    except (OSError, psutil.Error, NotImplementedError):
         return None
-    return MemoryInfo(total, total // 2)  # macOS: no cheap "available"; assume half is free
+    return MemoryInfo(ram.total, ram.available)
 
 
 def estimate_kv_cache(weights: int, n_ctx: int) -> int:
@@ -115,21 +110,3 @@ def check_models_fit(target: str | Path, draft: str | Path | None = None, *,
         f"overhead {format_bytes(OVERHEAD_BYTES)}) but this machine has "
         f"{format_bytes(memory.total)} of RAM ({format_bytes(memory.available)} available); "
         f"choose a smaller model or context")
-
-
-def _windows_memory() -> MemoryInfo | None:
-    import ctypes
-
-    class MemoryStatus(ctypes.Structure):
-        _fields_ = [("length", ctypes.c_ulong), ("load", ctypes.c_ulong),
-                    ("total_phys", ctypes.c_ulonglong), ("avail_phys", ctypes.c_ulonglong),
-                    ("total_page", ctypes.c_ulonglong), ("avail_page", ctypes.c_ulonglong),
-                    ("total_virtual", ctypes.c_ulonglong), ("avail_virtual", ctypes.c_ulonglong),
-                    ("avail_extended", ctypes.c_ulonglong)]
-
-    status = MemoryStatus()
-    status.length = ctypes.sizeof(MemoryStatus)
-    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
-    if not kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):
-        return None
-    return MemoryInfo(status.total_phys, status.avail_phys)
