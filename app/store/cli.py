@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from pathlib import Path
 
-from app.units import format_bytes, format_duration
+from tqdm import tqdm
+
+from app.units import format_bytes
 from app.user_messages import note
 
-BAR_WIDTH = 28
+# tqdm scales bytes with SI prefixes (unit_divisor=1000), like app.units.format_bytes
+BAR_FORMAT = "{percentage:3.0f}% |{bar}| {n_fmt}B/{total_fmt}B  {rate_fmt}  ETA {remaining}"
 
 
 def add_models_parser(commands) -> None:
@@ -81,7 +83,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_pull(args: argparse.Namespace) -> int:
     from app.store.downloads import DownloadJob
     from app.store.hub import HubClient
-    bar = ProgressBar(sys.stderr)
+    bar = PullProgress(sys.stderr)
     job = DownloadJob(HubClient(args.endpoint), args.repo_id, args.filename,
                       revision=args.revision, sha256=args.sha256, on_progress=bar.update)
     try:
@@ -129,46 +131,35 @@ def run_files(args: argparse.Namespace) -> int:
     return 0
 
 
-class ProgressBar:
-    """One line redrawn in place on a terminal; a line per 10 % otherwise."""
+class PullProgress:
+    """`models pull` on stderr: a tqdm bar (bytes, speed, ETA) while downloading, then a line
+    for the sha256 check, which takes a while on a large file."""
 
     def __init__(self, stream) -> None:
         self.stream = stream
-        self.tty = stream.isatty()
-        self.last_decile = -1
-        self.drawn = False
+        self.bar: tqdm | None = None
 
     def update(self, job, progress) -> None:
         from app.store.downloads import JobState
-        if progress.state == JobState.VERIFYING:
-            return self._line(f"verifying sha256 of {job.filename} …")
-        if progress.state != JobState.DOWNLOADING or not progress.total:
-            return
-        fraction = progress.fraction or 0.0
-        filled = int(fraction * BAR_WIDTH)
-        eta = format_duration(progress.eta) if progress.eta is not None else "--:--"
-        resumed = (f"  (resumed at {format_bytes(progress.resumed_from)})"
-                   if progress.resumed_from else "")
-        text = (f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {fraction:4.0%}  "
-                f"{format_bytes(progress.downloaded)}/{format_bytes(progress.total)}  "
-                f"{format_bytes(progress.speed)}/s  ETA {eta}{resumed}")
-        if self.tty:
-            self._line(text)
-        elif int(fraction * 10) > self.last_decile:
-            self.last_decile = int(fraction * 10)
-            print(text, file=self.stream, flush=True)
+        if progress.state == JobState.DOWNLOADING and progress.total:
+            if self.bar is None:
+                self.bar = self._start(job, progress)
+            self.bar.update(progress.downloaded - self.bar.n)
+        elif progress.state == JobState.VERIFYING:
+            self.finish()
+            print(f"verifying sha256 of {job.filename} …", file=self.stream, flush=True)
 
-    def _line(self, text: str) -> None:
-        if self.tty:
-            width = shutil.get_terminal_size((100, 20)).columns - 1
-            self.stream.write("\r" + text[:width].ljust(width))
-            self.stream.flush()
-            self.drawn = True
-        else:
-            print(text, file=self.stream, flush=True)
+    def _start(self, job, progress) -> tqdm:
+        if progress.resumed_from:
+            print(f"resuming {job.filename} at {format_bytes(progress.resumed_from)}",
+                  file=self.stream, flush=True)
+        tty = self.stream.isatty()
+        # a log (not a terminal) gets a status every few seconds, not ten a second
+        return tqdm(total=progress.total, initial=progress.resumed_from, file=self.stream,
+                    unit="B", unit_scale=True, unit_divisor=1000, bar_format=BAR_FORMAT,
+                    dynamic_ncols=tty, mininterval=0.1 if tty else 5.0)
 
     def finish(self) -> None:
-        if self.drawn:
-            self.stream.write("\n")
-            self.stream.flush()
-            self.drawn = False
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
