@@ -21,6 +21,21 @@ from tests.conftest_hub import (SMALL_FILE, SMALL_REPO, SMALL_SIZE, TARGET_FILE,
                                 TARGET_REPO, clean_env, closed_port_url, fake_hub)
 
 TIMEOUT_MS = 15_000
+MiB, GiB = 1 << 20, 1 << 30
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def machine_memory(monkeypatch):
+    """Sets the RAM the store reads for this machine (total, available), so a badge does not
+    depend on the computer running the test."""
+    from app.store import memory
+
+    def set_memory(total: int, available: int) -> None:
+        monkeypatch.setattr(memory, "system_memory",
+                            lambda: memory.MemoryInfo(total, available))
+
+    return set_memory
 
 
 @pytest.fixture
@@ -46,7 +61,9 @@ def select_file(qtbot, dialog, name):
     dialog.files.selectRow(row)
 
 
-def test_search_select_download_and_see_it_installed(qtbot, fake_hub, make_dialog):
+def test_search_select_download_and_see_it_installed(qtbot, fake_hub, make_dialog,
+                                                     machine_memory):
+    machine_memory(64 * GiB, 32 * GiB)
     dialog = make_dialog(fake_hub.url)
     dialog.search_edit.setText("qwen2.5")
     qtbot.mouseClick(dialog.search_button, Qt.LeftButton)
@@ -58,7 +75,7 @@ def test_search_select_download_and_see_it_installed(qtbot, fake_hub, make_dialo
     row = dialog.files.currentRow()
     assert dialog.files.item(row, 1).text() == "Q8_0"
     assert dialog.files.item(row, 2).text() == "3.1 MB"
-    assert dialog.files.item(row, 3).text() in ("fits", "tight", "too big")
+    assert dialog.files.item(row, 3).text() == "fits"
 
     fake_hub.delay_per_chunk = 0.005
     changed = []
@@ -73,6 +90,36 @@ def test_search_select_download_and_see_it_installed(qtbot, fake_hub, make_dialo
     assert any(text.startswith("qwen2.5-0.5b-instruct-q8_0  (hub") for text in shown)
     assert "qwen2.5-0.5b-instruct-q8_0" in {m.name for m in list_installed()}
     assert fake_hub.bytes_sent(SMALL_FILE) == SMALL_SIZE
+
+
+# The 3 MiB file needs about 303 MiB: its weights, a KV cache of ~8% of them at 4k tokens, and
+# 300 MiB of overhead. "too big" over 90% of the total RAM, "tight" over 90% of what is free.
+@pytest.mark.parametrize("total, available, badge", [
+    (64 * GiB, 32 * GiB, "fits"),
+    (64 * GiB, 300 * MiB, "tight"),
+    (320 * MiB, 320 * MiB, "too big"),
+])
+def test_a_file_gets_the_badge_for_its_size_and_the_memory_here(
+        qtbot, fake_hub, make_dialog, machine_memory, total, available, badge):
+    machine_memory(total, available)
+    dialog = make_dialog(fake_hub.url)
+    dialog.show_repo(SMALL_REPO)
+    select_file(qtbot, dialog, SMALL_FILE)
+    assert dialog.files.item(dialog.files.currentRow(), 3).text() == badge
+
+
+def test_each_file_gets_the_badge_for_its_own_size(qtbot, fake_hub, make_dialog,
+                                                   machine_memory):
+    fake_hub.add_repo("org/Sizes-GGUF", {"sizes-Q4_0.gguf": bytes(2 * MiB),
+                                         "sizes-Q8_0.gguf": bytes(64 * MiB)})
+    # They need about 302 and 369 MiB; 90% of 370 MiB, 333 MiB, lies between the two.
+    machine_memory(370 * MiB, 370 * MiB)
+    dialog = make_dialog(fake_hub.url)
+    dialog.show_repo("org/Sizes-GGUF")
+    qtbot.waitUntil(lambda: len(dialog.files_shown) == 2, timeout=TIMEOUT_MS)
+    badges = {dialog.files.item(row, 0).text(): dialog.files.item(row, 3).text()
+              for row in range(dialog.files.rowCount())}
+    assert badges == {"sizes-Q4_0.gguf": "fits", "sizes-Q8_0.gguf": "too big"}
 
 
 def test_drafts_for_a_target_and_cancel_a_download(qtbot, fake_hub, make_dialog):
@@ -147,5 +194,7 @@ def test_picker_imports_neither_huggingface_hub_nor_llama_cpp():
 
 
 def test_store_imports_no_qt():
-    for path in Path("app/store").glob("*.py"):
+    paths = sorted((REPO_ROOT / "app" / "store").glob("*.py"))
+    assert len(paths) > 5  # found the store wherever pytest runs from
+    for path in paths:
         assert "PySide6" not in path.read_text(), path
