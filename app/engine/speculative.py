@@ -55,24 +55,25 @@ def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, 
                 return result(i, int(best[i]))
         return result(len(guess), int(best[len(guess)]))
 
-    p = to_probs(logits, params)
+    # p_i is computed row by row: the rows after the first rejection are never needed.
     for i, x in enumerate(guess):
+        p = to_probs(logits[i], params)[0]
         # q(x): the drafter's probability of x; None = one-hot (n-gram lookup), q(x) = 1.
         q_row = None if draft.probs is None else draft.probs[i]
         q_x = 1.0 if q_row is None else float(q_row[x])
         # Accept x with probability min(1, p(x) / q(x)):  u ~ U[0,1),  accept iff u·q(x) < p(x).
-        if rng.random() * q_x < p[i, x]:
+        if rng.random() * q_x < p[x]:
             continue
         # Rejected: sample from the residual  r = max(0, p − q) / Σ max(0, p − q).  Together
         # with the acceptance above this draws exactly from p (Leviathan et al. 2023, Thm 1).
         # With one-hot q the residual is p with x removed.
-        residual = p[i].copy()
         if q_row is None:
+            residual = p.copy()
             residual[x] = 0.0
         else:
-            residual = np.maximum(residual - q_row, 0.0)
+            residual = np.maximum(p - q_row, 0.0)
         if residual.sum() <= 0.0:  # only reachable through rounding: fall back to p
-            residual = p[i]
+            residual = p
         return result(i, sample(residual, rng))
     # Every draft accepted: the bonus token comes from p_γ; the cache keeps all of them.
-    return result(len(guess), sample(p[len(guess)], rng))
+    return result(len(guess), sample(to_probs(logits[len(guess)], params)[0], rng))
