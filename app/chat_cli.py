@@ -18,10 +18,10 @@ def add_chat_parser(commands) -> None:
     chat = commands.add_parser("chat", help="chat in the terminal",
                                description="Chat in the terminal. Accepted draft tokens are "
                                            "shown in colour.")
-    chat.add_argument("--mode", choices=["off", "draft", "ngram", "auto"],
-                      help="speculation: off, draft (a draft model), ngram (prompt lookup) or auto "
-                           "(drafts only when it pays); "
-                           "default: draft with --draft, else ngram")
+    chat.add_argument("--mode", choices=["auto", "off", "draft", "ngram"], default="auto",
+                      help="speculation: auto (n-gram lookup and --draft, only as much as pays; "
+                           "the default, as in the window), off, draft (the --draft model) or "
+                           "ngram (prompt lookup)")
     chat.add_argument("--target", type=Path,
                       help="target GGUF (default: the bundled SmolLM2-135M)")
     chat.add_argument("--draft", type=Path, help="draft GGUF sharing the target's vocabulary")
@@ -50,7 +50,7 @@ def run_chat(args: argparse.Namespace) -> int:
         note(problem)
     # Scripts depend on it: the target is --target or the bundled model, never a setting.
     target, draft = args.target, args.draft
-    mode = args.mode or ("draft" if draft else "ngram")
+    mode = args.mode
     if mode == "draft" and draft is None:
         raise UserError("--mode draft needs --draft PATH")
     params = SamplingParams(temperature=args.temp, seed=args.seed, max_tokens=args.max_tokens)
@@ -102,7 +102,7 @@ def answer(messages, engine, params, mode, printer) -> str:
 
 def interactive(engine, params, mode, printer, start: list[dict[str, str]] | None = None) -> int:
     from app.engine.errors import EngineError
-    print("Draftlight chat. /mode off|draft|ngram switches speculation, /reset starts over, "
+    print("Draftlight chat. /mode auto|off|draft|ngram switches speculation, /reset starts over, "
           "Ctrl-D quits.", file=sys.stderr)
     messages: list[dict[str, str]] = list(start or [])
     while True:

@@ -40,7 +40,9 @@ def test_stats_line_and_plain_text():
     proc = chat("--stats", "--no-color", "--max-tokens", "16", "Say hello.")
     assert proc.returncode == 0, proc.stderr
     assert "\x1b[" not in proc.stdout
-    assert "tok/s" in proc.stdout.strip().splitlines()[-1]
+    stats = proc.stdout.strip().splitlines()[-1]
+    assert "tok/s" in stats
+    assert stats.endswith("[auto]")  # the default, as in the window
 
 
 def test_errors_are_one_line_and_exit_2(tmp_path):
