@@ -65,3 +65,85 @@ def constant_logits(probs: Sequence[float]) -> LogitsFn:
     """The same next-token distribution after every prefix."""
     logits = np.log(np.asarray(probs, dtype=np.float64))
     return lambda prefix: logits
+
+
+# --- a whole chat model: byte tokens, a chat template, a scripted reply ------------------------
+
+BOS, EOS, N_BYTES = 256, 257, 256
+CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{{ eos_token }}"
+                 "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
+ASSISTANT = b"<|assistant|>"
+
+
+class FakeChatModel(FakeBackend):
+    """A LanguageModel (app/engine/backend.py) without llama.cpp: one token per byte, BOS and
+    EOS specials, a ChatML-like template. `reply(prefix_bytes)` says what the model answers
+    after the last assistant header; the logits put `confidence` on its next byte (then EOS),
+    plus deterministic noise of size `noise` so that sampling has something to choose from."""
+
+    vocab_type = 2
+
+    def __init__(self, reply, *, n_ctx: int = 4096, confidence: float = 12.0,
+                 noise: float = 0.0) -> None:
+        super().__init__(N_BYTES + 2, self._logits)
+        self.reply, self.n_ctx = reply, n_ctx
+        self.confidence, self.noise = confidence, noise
+        self.closed = False
+
+    def _logits(self, prefix: tuple[int, ...]) -> np.ndarray:
+        data = bytes(t for t in prefix if t < N_BYTES)
+        header = data.rfind(ASSISTANT)
+        answer = self.reply(data[:header]) if header >= 0 else b""
+        written = data[header + len(ASSISTANT):] if header >= 0 else b""
+        # After the header, the model says `answer`; once written (or off script), EOS.
+        on_script = answer.startswith(written) and len(written) < len(answer)
+        target = answer[len(written)] if on_script else EOS
+        logits = np.zeros(self.n_vocab)
+        if self.noise:
+            seed = hash(("noise",) + prefix[-4:] + (len(prefix),)) & 0xFFFFFFFF
+            logits += np.random.default_rng(seed).normal(size=self.n_vocab) * self.noise
+        logits[target] += self.confidence
+        return logits
+
+    def eval(self, tokens, n_logits=1):
+        if len(self._tokens) + len(tokens) > self.n_ctx:
+            raise RuntimeError("context window is full")
+        return super().eval(tokens, n_logits)
+
+    def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
+        data = text.encode("utf-8")
+        out = [BOS] if add_bos else []
+        marker = b"</s>"
+        while data:
+            if special and data.startswith(marker):
+                out.append(EOS)
+                data = data[len(marker):]
+            else:
+                out.append(data[0])
+                data = data[1:]
+        return out
+
+    def piece(self, token: int) -> bytes:
+        return bytes([token]) if token < N_BYTES else b""
+
+    def token_text(self, token: int) -> str:
+        specials = {BOS: "<s>", EOS: "</s>"}
+        return specials[token] if token in specials else bytes([token]).decode("latin-1")
+
+    def is_end_of_generation(self, token: int) -> bool:
+        return token == EOS
+
+    bos, eos, add_bos = BOS, EOS, False
+
+    def metadata(self) -> dict[str, str]:
+        return {"tokenizer.chat_template": CHAT_TEMPLATE}
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def scripted_costs(model, probe, role):
+    """Auto mode's cost curve without timing anything: a GPU-like flat one (drafting pays)."""
+    from app.engine.costs import BatchCosts
+    curve = BatchCosts({1: 1.0, 2: 1.05, 4: 1.1, 8: 1.2, 16: 1.5}, 0.01)
+    return curve, (0.002 if role == "draft" else 0.01)

@@ -7,7 +7,8 @@ import pytest
 
 from app.engine.errors import IncompatibleDraftError, ModelLoadError
 from app.engine.events import Done, TextPiece
-from app.engine.generator import Engine, explain_divergence
+from app.engine.compare import explain_divergence
+from app.engine.generator import Engine
 from app.engine.llama_backend import LlamaBackend, LoadOptions
 from app.engine.sampling import SamplingParams
 

@@ -11,7 +11,8 @@ from pathlib import Path
 from app.bench.ceiling import ngram_oracle_cost
 from app.engine.drafters import NgramDrafter
 from app.engine.events import Done, TextPiece
-from app.engine.generator import Engine, explain_divergence
+from app.engine.compare import explain_divergence
+from app.engine.generator import Engine
 from app.engine.sampling import SamplingParams
 
 BENCH_MODES = ("plain", "ngram", "draft", "auto", "lcp-pld")

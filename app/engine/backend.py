@@ -27,6 +27,43 @@ class Backend(Protocol):
         ...
 
 
+class LanguageModel(Backend, Protocol):
+    """A Backend with a tokenizer, a context window and metadata: what Engine needs of a model
+    (llama_backend.LlamaBackend on llama.cpp; tests/fake_backend.FakeChatModel in tests)."""
+
+    n_ctx: int  # context window, tokens
+
+    def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]: ...
+
+    def piece(self, token: int) -> bytes:
+        """The bytes of one token as text (special tokens render as nothing)."""
+        ...
+
+    def token_text(self, token: int) -> str:
+        """The token's own text, special tokens included (for templates and checks)."""
+        ...
+
+    def is_end_of_generation(self, token: int) -> bool: ...
+
+    @property
+    def bos(self) -> int: ...
+
+    @property
+    def eos(self) -> int: ...
+
+    @property
+    def add_bos(self) -> bool: ...
+
+    @property
+    def vocab_type(self) -> int: ...
+
+    def metadata(self) -> dict[str, str]:
+        """GGUF metadata; "tokenizer.chat_template" is the one Engine reads."""
+        ...
+
+    def close(self) -> None: ...
+
+
 def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
     n = min(len(a), len(b))
     i = 0

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterator
 
+from app.engine.backend import common_prefix_length, sync_cache
 from app.engine.events import Done, Stats, TextPiece
-from app.engine.generator import Engine, explain_divergence
+from app.engine.generator import Engine
 from app.engine.sampling import SamplingParams
 
 SIDES = ("plain", "speculative")
@@ -63,3 +64,35 @@ def compare(engine: Engine, messages: list[dict[str, str]], params: SamplingPara
         found = explain_divergence(engine, messages, plain_tokens, fast_tokens)
         divergence = found.describe() if found else "one reply stopped earlier"
     yield Comparison(mode, plain.stats, fast.stats, plain.text, fast.text, identical, divergence)
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where two greedy token sequences for the same prompt first differ, and how close the
+    target's logits for the two tokens were there (a near-tie explains a batching difference)."""
+
+    position: int
+    token_a: int
+    token_b: int
+    text_a: str
+    text_b: str
+    logit_gap: float  # logit(token_a) − logit(token_b) in a fresh evaluation of the prefix
+
+    def describe(self) -> str:
+        return (f"first difference at token {self.position}: {self.text_a!r} vs {self.text_b!r}, "
+                f"target logit gap {self.logit_gap:.4g}")
+
+
+def explain_divergence(engine: Engine, messages: list[dict[str, str]], a: list[int],
+                       b: list[int]) -> Divergence | None:
+    """None when one sequence is a prefix of the other (e.g. stopped at different lengths)."""
+    i = common_prefix_length(a, b)
+    if i >= min(len(a), len(b)):
+        return None
+    prefix = engine.tokenize_chat(messages) + a[:i]
+    sync_cache(engine.target, prefix[:-1])
+    logits = engine.target.eval(prefix[-1:], n_logits=1)[0]
+    piece = engine.target.piece
+    return Divergence(i, a[i], b[i], piece(a[i]).decode("utf-8", "replace"),
+                      piece(b[i]).decode("utf-8", "replace"),
+                      float(logits[a[i]] - logits[b[i]]))

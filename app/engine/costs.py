@@ -154,6 +154,26 @@ def token_seconds(backend: Backend, probe_tokens: list[int]) -> float:
     return min(samples)
 
 
+def cached_costs(backend, probe: list[int], role: str) -> tuple[BatchCosts, float]:
+    """(v(k) curve, one-token seconds) for a loaded model (a llama_backend.LlamaBackend: its
+    file and load options are part of the cache key), from the cache or measured now. A draft
+    model is timed for one-token passes only (its cost per drafted token)."""
+    options = backend.options
+    key = cache_key(backend.path, role, options.n_threads, options.n_gpu_layers,
+                               options.n_batch)
+    cached = load_cached(key)
+    if cached:
+        curve = BatchCosts({int(k): v for k, v in cached["v"].items()}, cached["token_seconds"])
+        return curve, cached["token_seconds"]
+    if role == "draft":
+        seconds = token_seconds(backend, probe)
+        store_cached(key, {"v": {1: 1.0}, "token_seconds": seconds})
+        return BatchCosts({1: 1.0}, seconds), seconds
+    curve = measure(backend, probe)
+    store_cached(key, {"v": curve.v, "token_seconds": curve.token_seconds})
+    return curve, curve.token_seconds
+
+
 def _probe(probe_tokens: list[int]) -> list[int]:
     """The probe text repeated to CONTEXT_TOKENS + 20 tokens at least."""
     return probe_tokens * (1 + (CONTEXT_TOKENS + 20) // max(len(probe_tokens), 1))

@@ -6,8 +6,12 @@
 
 Modes: "off" (plain decoding), "draft" (the draft model guesses), "ngram" (prompt lookup over
 the conversation), "auto" (drafts only as much as pays on this machine, with n-gram lookup and
-the draft model if one is loaded: see adaptive.py). The mode may change between two calls; nothing is reloaded, and each call
-reuses the KV cache for the part of the conversation that is unchanged.
+the draft model if one is loaded: see adaptive.py). The mode may change between two calls;
+nothing is reloaded, and each call reuses the KV cache for the part of the conversation that is
+unchanged.
+
+Engine depends only on the LanguageModel protocol (backend.py): llama.cpp is imported by
+Engine.load alone, so tests drive generate() on a scripted model (tests/fake_backend.py).
 """
 
 from __future__ import annotations
@@ -16,26 +20,30 @@ import codecs
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import TYPE_CHECKING, Callable, Iterator, Literal
 
 import numpy as np
 
 from app.engine.adaptive import AdaptiveDrafter, Candidate
-from app.engine.backend import sync_cache
-from app.engine import costs as cost_cache
-from app.engine.costs import BatchCosts
+from app.engine.backend import LanguageModel, sync_cache
 from app.engine.chat_template import ChatTemplate
 from app.engine.compat import check_compatible
+from app.engine.costs import BatchCosts, cached_costs
 from app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
-from app.engine.errors import ContextOverflowError, EngineError
+from app.engine.errors import EngineError
 from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
-from app.engine.llama_backend import LlamaBackend, LoadOptions
+from app.engine.prompt import fit_prompt
 from app.engine.sampling import SamplingParams
 from app.engine.speculative import speculative_step
 
+if TYPE_CHECKING:
+    from app.engine.llama_backend import LoadOptions
+
+# (model, probe tokens, "target" | "draft") -> (v(k) curve, one-token seconds)
+CostSource = Callable[[LanguageModel, list[int], str], tuple[BatchCosts, float]]
+
 Mode = Literal["off", "draft", "ngram", "auto"]
 MODES: tuple[str, ...] = ("auto", "off", "draft", "ngram")
-DROP_BLOCK = 4  # user turns dropped at a time when a conversation outgrows the context
 # Text used to time the models for auto mode's cost curve.
 PROBE_TEXT = ("Speculative decoding lets a small draft guess several tokens that a large model "
               "then checks in a single pass; accepted guesses stream out at once. ")
@@ -53,16 +61,18 @@ class SpeculationConfig:
 class Engine:
     """Owns the models; use it from one thread only, and close() it."""
 
-    def __init__(self, target: LlamaBackend, draft: LlamaBackend | None = None,
-                 config: SpeculationConfig = SpeculationConfig()) -> None:
+    def __init__(self, target: LanguageModel, draft: LanguageModel | None = None,
+                 config: SpeculationConfig = SpeculationConfig(), *,
+                 cost_source: CostSource = cached_costs) -> None:
         self.target = target
         self.config = config
+        self.cost_source = cost_source  # how auto mode learns what a k-token pass costs
         meta = target.metadata()
         self.template = ChatTemplate(meta.get("tokenizer.chat_template"),
                                      bos_token=target.token_text(target.bos),
                                      eos_token=target.token_text(target.eos))
         self.ngram = NgramDrafter(config.ngram_max, config.ngram_min)
-        self.draft: LlamaBackend | None = None
+        self.draft: LanguageModel | None = None
         self.model_drafter: ModelDrafter | None = None
         self.costs: BatchCosts | None = None  # measured on first use of auto mode
         self.draft_cost = 0.0  # draft token time / target token time
@@ -72,8 +82,11 @@ class Engine:
 
     @classmethod
     def load(cls, target_path: str | Path, draft_path: str | Path | None = None,
-             options: LoadOptions = LoadOptions(),
+             options: LoadOptions | None = None,
              draft_options: LoadOptions | None = None) -> "Engine":
+        """Load GGUF files on llama.cpp."""
+        from app.engine.llama_backend import LlamaBackend, LoadOptions
+        options = options or LoadOptions()
         target = LlamaBackend(target_path, options)
         try:
             engine = cls(target)
@@ -84,7 +97,7 @@ class Engine:
             raise
         return engine
 
-    def attach_draft(self, draft: LlamaBackend) -> None:
+    def attach_draft(self, draft: LanguageModel) -> None:
         """Use `draft` as the draft model, after checking its vocabulary. Closes it if refused.
         If auto mode was ready it is made ready again now, timing the new draft while it loads
         rather than at the first message."""
@@ -113,10 +126,10 @@ class Engine:
             return self._auto
         probe = self.target.tokenize(PROBE_TEXT * 8, add_bos=False)
         if self.costs is None:
-            self.costs, _ = _cached_costs(self.target, probe, "target")
+            self.costs, _ = self.cost_source(self.target, probe, "target")
         candidates = [Candidate(self.ngram, 0.0, self.config.auto_max_tokens)]
         if self.draft is not None:
-            _, draft_seconds = _cached_costs(self.draft, probe, "draft")
+            _, draft_seconds = self.cost_source(self.draft, probe, "draft")
             self.draft_cost = draft_seconds / self.costs.token_seconds
             candidates.append(Candidate(self.model_drafter, self.draft_cost,
                                         self.config.draft_tokens * 2))
@@ -137,40 +150,8 @@ class Engine:
 
     def fit_prompt(self, messages: list[dict[str, str]], reserve: int
                    ) -> tuple[list[int], int]:
-        """Tokens of the conversation, dropping its oldest turns until `reserve` new tokens fit.
-
-        The system prompt and the latest message are always kept, and a cut is made only
-        before a user turn (templates insist on user/assistant alternation). Turns are dropped
-        DROP_BLOCK user turns at a time, at cut points that stay put as the conversation grows,
-        so the following replies reuse the KV cache instead of evaluating it all again.
-        Returns (tokens, dropped).
-        """
-        system = [m for m in messages[:1] if m["role"] == "system"]
-        turns = messages[len(system):]
-        users = [i for i, m in enumerate(turns) if i and m["role"] == "user"]
-        cuts = [0] + users[DROP_BLOCK - 1::DROP_BLOCK]
-        if users and cuts[-1] != users[-1]:
-            cuts.append(users[-1])  # the last resort: only the latest user turn
-        fitting: dict[int, list[int]] = {}
-
-        def fits(dropped: int) -> bool:
-            tokens = self.tokenize_chat(system + turns[dropped:])
-            fitting[dropped] = tokens
-            return len(tokens) + reserve <= self.target.n_ctx
-
-        low, high = 0, len(cuts) - 1  # bisect for the first cut that fits (fewer tokens later)
-        if not fits(cuts[high]):
-            tokens = fitting[cuts[high]]
-            raise ContextOverflowError(
-                f"the message is {len(tokens):,} tokens long; with room for a reply "
-                f"({reserve:,} tokens) it does not fit the {self.target.n_ctx:,}-token context")
-        while low < high:
-            middle = (low + high) // 2
-            if fits(cuts[middle]):
-                high = middle
-            else:
-                low = middle + 1
-        return fitting[cuts[low]], cuts[low]  # every index bisection ends on was tried
+        """(tokens, oldest messages dropped) of a conversation that leaves `reserve` tokens."""
+        return fit_prompt(self.tokenize_chat, messages, reserve, self.target.n_ctx)
 
     # --- generation ----------------------------------------------------------------------
 
@@ -258,54 +239,3 @@ class Engine:
             yield TextPiece(tail, "target", stats.target_passes - 1)
         stats.seconds = time.perf_counter() - started
         yield Done("".join(text), stats)
-
-
-def _cached_costs(backend: LlamaBackend, probe: list[int], role: str) -> tuple[BatchCosts, float]:
-    """(v(k) curve, one-token seconds) for a model, from the cache or measured now."""
-    options = backend.options
-    key = cost_cache.cache_key(backend.path, role, options.n_threads, options.n_gpu_layers,
-                               options.n_batch)
-    cached = cost_cache.load_cached(key)
-    if cached:
-        curve = BatchCosts({int(k): v for k, v in cached["v"].items()}, cached["token_seconds"])
-        return curve, cached["token_seconds"]
-    if role == "draft":
-        seconds = cost_cache.token_seconds(backend, probe)
-        cost_cache.store_cached(key, {"v": {1: 1.0}, "token_seconds": seconds})
-        return BatchCosts({1: 1.0}, seconds), seconds
-    curve = cost_cache.measure(backend, probe)
-    cost_cache.store_cached(key, {"v": curve.v, "token_seconds": curve.token_seconds})
-    return curve, curve.token_seconds
-
-
-@dataclass(frozen=True)
-class Divergence:
-    """Where two greedy token sequences for the same prompt first differ, and how close the
-    target's logits for the two tokens were there (a near-tie explains a batching difference)."""
-
-    position: int
-    token_a: int
-    token_b: int
-    text_a: str
-    text_b: str
-    logit_gap: float  # logit(token_a) − logit(token_b) in a fresh evaluation of the prefix
-
-    def describe(self) -> str:
-        return (f"first difference at token {self.position}: {self.text_a!r} vs {self.text_b!r}, "
-                f"target logit gap {self.logit_gap:.4g}")
-
-
-def explain_divergence(engine: Engine, messages: list[dict[str, str]], a: list[int],
-                       b: list[int]) -> Divergence | None:
-    """None when one sequence is a prefix of the other (e.g. stopped at different lengths)."""
-    from app.engine.backend import common_prefix_length
-    i = common_prefix_length(a, b)
-    if i >= min(len(a), len(b)):
-        return None
-    prefix = engine.tokenize_chat(messages) + a[:i]
-    sync_cache(engine.target, prefix[:-1])
-    logits = engine.target.eval(prefix[-1:], n_logits=1)[0]
-    piece = engine.target.piece
-    return Divergence(i, a[i], b[i], piece(a[i]).decode("utf-8", "replace"),
-                      piece(b[i]).decode("utf-8", "replace"),
-                      float(logits[a[i]] - logits[b[i]]))
