@@ -1,0 +1,83 @@
+"""ModelLoader without a window or a worker thread: what it asks the worker to do when the
+settings change, and what it reports, in order, when the worker answers."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from app.ui.engine_factory import EngineSpec
+from app.ui.model_loader import ModelLoader
+
+
+class ScriptedWorker(QObject):
+    capabilities = Signal(object)
+    loading = Signal(str)
+    loaded = Signal(object)
+    load_failed = Signal(str)
+    draft_changed = Signal(object)
+    draft_failed = Signal(str)
+
+
+class RecordingEngine:
+    """Stands in for EngineThread: records the requests instead of sending them."""
+
+    def __init__(self) -> None:
+        self.worker = ScriptedWorker()
+        self.calls: list[tuple[str, EngineSpec]] = []
+
+    def load(self, spec: EngineSpec) -> None:
+        self.calls.append(("load", spec))
+
+    def change_draft(self, spec: EngineSpec) -> None:
+        self.calls.append(("change_draft", spec))
+
+
+def loader_reporting(qtbot) -> tuple[ModelLoader, RecordingEngine, list]:
+    engine = RecordingEngine()
+    loader = ModelLoader(engine, EngineSpec("t.gguf"), ("auto",))
+    seen: list = []
+    for name in ("changed", "status", "loaded", "failed", "problem", "about_to_change"):
+        getattr(loader, name).connect(lambda *args, name=name: seen.append((name, *args)))
+    return loader, engine, seen
+
+
+def test_a_load_reports_status_problems_then_ready_in_that_order(qtbot):
+    loader, engine, seen = loader_reporting(qtbot)
+    loader.load()
+    assert engine.calls == [("load", EngineSpec("t.gguf"))] and loader.loading
+    engine.worker.loading.emit("Loading t.gguf…")
+    engine.worker.loaded.emit({"target": "t.gguf", "draft": None, "draft_error": "gone",
+                               "notices": ["No chat template."]})
+    assert seen == [("changed",), ("status", "Loading t.gguf…"),
+                    ("changed",), ("status", "Ready: t.gguf"),
+                    ("problem", "No chat template. Could not use the draft model: gone."),
+                    ("loaded", "t.gguf")]
+    assert loader.ready and not loader.loading and loader.draft_name is None
+
+
+def test_settings_reload_the_target_swap_the_draft_or_change_nothing(qtbot):
+    loader, engine, seen = loader_reporting(qtbot)
+    engine.worker.loaded.emit({"target": "t.gguf", "draft": None})
+    seen.clear()
+
+    loader.apply(EngineSpec("t.gguf", n_ctx=4096))  # sampling-only changes: same spec
+    assert engine.calls == [] and seen == [("changed",)]
+    seen.clear()
+
+    with_draft = EngineSpec("t.gguf", draft_path="d.gguf")
+    loader.apply(with_draft)
+    assert engine.calls == [("change_draft", with_draft)] and seen[0] == ("about_to_change",)
+    engine.worker.draft_changed.emit("d.gguf")
+    assert loader.draft_name == "d.gguf" and seen[-1] == ("status", "Ready: t.gguf + draft d.gguf")
+
+    other_target = EngineSpec("u.gguf", draft_path="d.gguf")
+    loader.apply(other_target)
+    assert engine.calls[-1] == ("load", other_target) and not loader.ready
+
+
+def test_a_target_that_failed_is_loaded_again_even_with_the_same_settings(qtbot):
+    loader, engine, seen = loader_reporting(qtbot)
+    engine.worker.load_failed.emit("model file not found: t.gguf")
+    assert seen[-2:] == [("status", "No model loaded"), ("failed", "model file not found: t.gguf")]
+    loader.apply(EngineSpec("t.gguf"))
+    assert engine.calls == [("load", EngineSpec("t.gguf"))]
