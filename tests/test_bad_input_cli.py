@@ -47,7 +47,7 @@ def test_a_200000_character_paste_is_refused_with_its_size():
 def test_interactive_chat_drops_the_oldest_turns_and_says_so():
     turns = [f"Turn {i}: tell me one short fact about the number {i}, please, in a sentence."
              for i in range(8)]
-    # n-gram, not the default auto: the subject is the context (auto at 256, see below)
+    # n-gram, not the default auto: the subject is the context (auto at 256: see below)
     proc = chat("--ctx", "256", "--max-tokens", "24", "--no-color", "--mode", "ngram",
                 stdin="\n".join(turns))
     assert proc.returncode == 0, proc.stderr
@@ -56,8 +56,6 @@ def test_interactive_chat_drops_the_oldest_turns_and_says_so():
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="auto's cost measurement evaluates 384 + 16 tokens "
-                   "(app/engine/costs.py) and overflows a context under 400 tokens")
 def test_auto_mode_answers_in_the_smallest_context():
     proc = chat("--ctx", "256", "--max-tokens", "8", "--no-color", "Say hi.")
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr

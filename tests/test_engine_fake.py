@@ -157,3 +157,17 @@ def test_draft_mode_without_a_draft_model_is_a_clear_error():
     engine = engine_for(lambda c: MOTTO)
     with pytest.raises(EngineError, match="draft mode needs a draft model"):
         run(engine, [{"role": "user", "content": "hi"}], mode="draft")
+
+
+def test_auto_measures_its_costs_inside_a_small_context():
+    """The cost probe caches fewer tokens when the context window is small, instead of
+    overflowing it."""
+    from app.engine.costs import measure, token_seconds
+    model = FakeChatModel(lambda c: MOTTO, n_ctx=48)
+    probe = model.tokenize("Speculative decoding lets a small draft guess. ", add_bos=False)
+    curve = measure(model, probe)
+    assert curve.v[1] == 1.0 and token_seconds(model, probe) > 0
+    engine = Engine(model, cost_source=lambda m, p, role: (measure(m, p), token_seconds(m, p)))
+    _, done = run(engine, [{"role": "user", "content": "hi"}],
+                  SamplingParams(temperature=0.0, max_tokens=8), "auto")
+    assert done.text == MOTTO[:8].decode()

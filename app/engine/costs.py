@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app import paths
-from app.engine.backend import Backend
+from app.engine.backend import LanguageModel
 
 MEASURED_K = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)
 # Measure with a chat-sized context in the cache: every extra query row also attends over it,
@@ -114,24 +114,31 @@ class OnlineCosts:
         return self._curve[top] + self.measured(k) - self.measured(top)
 
 
-def measure(backend: Backend, probe_tokens: list[int]) -> BatchCosts:
-    """Time passes of k tokens after CONTEXT_TOKENS tokens; the fastest of REPEATS runs (other
+def context_length(backend: LanguageModel) -> int:
+    """Tokens cached before the timed passes: CONTEXT_TOKENS, or less in a small context window
+    (the timed passes must fit after them)."""
+    return max(0, min(CONTEXT_TOKENS, backend.n_ctx - max(MEASURED_K) - REPEATS - 1))
+
+
+def measure(backend: LanguageModel, probe_tokens: list[int]) -> BatchCosts:
+    """Time passes of k tokens after context_length() tokens; the fastest of REPEATS runs (other
     processes only ever add time, so the minimum is the least disturbed), forced non-decreasing.
     The k values take turns within each round, so a burst of load elsewhere slows a few runs of
     every k instead of all runs of one k."""
     tokens = _probe(probe_tokens)
-    context, extra = tokens[:CONTEXT_TOKENS], tokens[CONTEXT_TOKENS:CONTEXT_TOKENS + 16]
+    cached = context_length(backend)
+    context, extra = tokens[:cached], tokens[cached:cached + max(MEASURED_K)]
     backend.truncate(0)
     backend.eval(context, n_logits=0)
     backend.eval(extra[:1], n_logits=1)  # warm up
-    backend.truncate(CONTEXT_TOKENS)
+    backend.truncate(cached)
     seconds = {k: float("inf") for k in MEASURED_K}
     for _ in range(REPEATS):
         for k in MEASURED_K:
             start = time.perf_counter()
             backend.eval(extra[:k], n_logits=k)
             seconds[k] = min(seconds[k], time.perf_counter() - start)
-            backend.truncate(CONTEXT_TOKENS)
+            backend.truncate(cached)
     v, floor = {}, 1.0
     for k in MEASURED_K:
         floor = max(floor, seconds[k] / seconds[1])
@@ -140,13 +147,14 @@ def measure(backend: Backend, probe_tokens: list[int]) -> BatchCosts:
     return BatchCosts(v, seconds[1])
 
 
-def token_seconds(backend: Backend, probe_tokens: list[int]) -> float:
-    """Fastest one-token pass after CONTEXT_TOKENS tokens (for the draft/target cost ratio)."""
+def token_seconds(backend: LanguageModel, probe_tokens: list[int]) -> float:
+    """Fastest one-token pass after context_length() tokens (for the draft/target cost ratio)."""
     tokens = _probe(probe_tokens)
+    cached = context_length(backend)
     backend.truncate(0)
-    backend.eval(tokens[:CONTEXT_TOKENS], n_logits=0)
+    backend.eval(tokens[:cached], n_logits=0)
     samples = []
-    for token in tokens[CONTEXT_TOKENS:CONTEXT_TOKENS + REPEATS]:
+    for token in tokens[cached:cached + REPEATS]:
         start = time.perf_counter()
         backend.eval([token], n_logits=1)
         samples.append(time.perf_counter() - start)
@@ -160,7 +168,7 @@ def cached_costs(backend, probe: list[int], role: str) -> tuple[BatchCosts, floa
     model is timed for one-token passes only (its cost per drafted token)."""
     options = backend.options
     key = cache_key(backend.path, role, options.n_threads, options.n_gpu_layers,
-                               options.n_batch)
+                    options.n_batch, context_length(backend))
     cached = load_cached(key)
     if cached:
         curve = BatchCosts({int(k): v for k, v in cached["v"].items()}, cached["token_seconds"])
