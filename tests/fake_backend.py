@@ -79,15 +79,22 @@ class FakeChatModel(FakeBackend):
     """A LanguageModel (app/engine/backend.py) without llama.cpp: one token per byte, BOS and
     EOS specials, a ChatML-like template. `reply(prefix_bytes)` says what the model answers
     after the last assistant header; the logits put `confidence` on its next byte (then EOS),
-    plus deterministic noise of size `noise` so that sampling has something to choose from."""
+    plus deterministic noise of size `noise` so that sampling has something to choose from.
+
+    Like K-quant weights on llama.cpp's CPU backend, a pass over several tokens can give other
+    logits than one token at a time: `batch_drift` adds up to that much to each batched row.
+    Every `rival_every`-th byte of the reply has a rival byte `rival_gap` below it: a near-tie
+    that such a drift can flip."""
 
     vocab_type = 2
 
     def __init__(self, reply, *, n_ctx: int = 4096, confidence: float = 12.0,
-                 noise: float = 0.0) -> None:
+                 noise: float = 0.0, batch_drift: float = 0.0, rival_every: int = 0,
+                 rival_gap: float = 0.05) -> None:
         super().__init__(N_BYTES + 2, self._logits)
         self.reply, self.n_ctx = reply, n_ctx
         self.confidence, self.noise = confidence, noise
+        self.batch_drift, self.rival_every, self.rival_gap = batch_drift, rival_every, rival_gap
         self.closed = False
 
     def _logits(self, prefix: tuple[int, ...]) -> np.ndarray:
@@ -103,12 +110,20 @@ class FakeChatModel(FakeBackend):
             seed = hash(("noise",) + prefix[-4:] + (len(prefix),)) & 0xFFFFFFFF
             logits += np.random.default_rng(seed).normal(size=self.n_vocab) * self.noise
         logits[target] += self.confidence
+        if self.rival_every and on_script and len(written) % self.rival_every == 0:
+            logits[(target + 1) % N_BYTES] += self.confidence - self.rival_gap
         return logits
 
     def eval(self, tokens, n_logits=1):
         if len(self._tokens) + len(tokens) > self.n_ctx:
             raise RuntimeError("context window is full")
-        return super().eval(tokens, n_logits)
+        rows = super().eval(tokens, n_logits)
+        if self.batch_drift and len(tokens) > 1:
+            for j in range(len(rows)):
+                seed = hash(("batch", len(self._tokens) - len(rows) + j)) & 0xFFFFFFFF
+                rows[j] += np.random.default_rng(seed).uniform(
+                    -self.batch_drift, self.batch_drift, self.n_vocab).astype(np.float32)
+        return rows
 
     def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
         data = text.encode("utf-8")

@@ -9,6 +9,7 @@ import pytest
 from app.bench.report import build_report
 from app.bench.runner import RunLog, TurnResult, load_questions
 from app.cli import main
+from app.engine.invariance import BatchDrift
 
 
 def turn(mode, category, tokens, seconds, same=None, drafted=0, accepted=0, passes=0):
@@ -67,6 +68,9 @@ def test_bench_smoke_run_writes_the_reports(tmp_path, capsys):
     assert set(report["categories"]) == {"document_qa", "casual_chat"}
     assert set(report["peak_rss_mb"]) == set(report["overall"])
     assert "| document_qa |" in (out / "report.md").read_text()
+    # The bundled Q4_1 model verifies batches bit-identically: the report says so.
+    assert report["greedy_identity"].startswith("greedy identity exact")
+    assert "Target: greedy identity exact" in (out / "report.md").read_text()
     assert set(report["ngram_ceiling"]) == {"document_qa", "casual_chat", "overall"}
     assert all(value >= 1.0 for value in report["ngram_ceiling"].values())
     assert "n-gram ceiling" in (out / "report.md").read_text()
@@ -126,6 +130,7 @@ class ScriptedEngine:
     user text) to other tokens; records which mode ran when."""
 
     costs = None
+    drift = BatchDrift(0.0)  # batched and one-token logits agree, as on the bundled model
 
     def __init__(self, answers=None, target=None):
         self.calls: list[str] = []

@@ -171,3 +171,35 @@ def test_auto_measures_its_costs_inside_a_small_context():
     _, done = run(engine, [{"role": "user", "content": "hi"}],
                   SamplingParams(temperature=0.0, max_tokens=8), "auto")
     assert done.text == MOTTO[:8].decode()
+
+
+# --- the load-time check of batched vs one-token logits ---------------------------------------
+
+def test_the_load_time_check_finds_bit_identical_logits_exact():
+    engine = engine_for(lambda c: MOTTO)
+    assert engine.drift.exact
+    _, done = run(engine, ask_again(MOTTO.decode()))
+    assert done.stats.batch_drift == 0.0 and done.stats.identity_note == ""
+
+
+def test_the_load_time_check_measures_batched_logits_that_differ():
+    engine = engine_for(lambda c: MOTTO, batch_drift=0.3)
+    assert not engine.drift.exact
+    assert 0.1 < engine.drift.gap_change <= 2 * 0.3  # a gap moves by two rows' drift at most
+    assert "greedy identity not guaranteed here" in engine.drift.describe()
+
+
+def test_a_reply_where_batched_logits_differ_says_identity_is_not_guaranteed():
+    """The near-ties this model has flip in batched passes: the speculative reply may differ
+    from plain decoding, and its statistics say why instead of implying identity."""
+    model = dict(batch_drift=0.3, rival_every=3, rival_gap=0.05)
+    answer = MOTTO + b" " + MOTTO
+    texts, stats = {}, {}
+    for mode in ("off", "ngram"):
+        engine = Engine(FakeChatModel(lambda c: answer, **model), cost_source=scripted_costs)
+        _, done = run(engine, ask_again(MOTTO.decode()), mode=mode)
+        texts[mode], stats[mode] = done.text, done.stats
+    assert texts["ngram"] != texts["off"]  # the drift really changes this reply
+    assert "greedy identity not guaranteed here" in stats["ngram"].summary()
+    assert stats["ngram"].to_dict()["identity_note"] == stats["ngram"].identity_note
+    assert stats["off"].identity_note == "" and stats["off"].batch_drift is None

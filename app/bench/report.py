@@ -49,6 +49,7 @@ def build_report(log: RunLog) -> dict:
         "overall": table(by_mode),
         "peak_rss_mb": {m: round(v, 1) for m, v in log.peak_rss_mb.items()},
         "divergences": divergences,
+        "greedy_identity": log.greedy_identity,
         # Speedup in target passes of an oracle drafting exactly the n-gram guesses that will be
         # accepted (app/bench/ceiling.py); only when auto ran (it needs the cost curve).
         "ngram_ceiling": ceiling if ceiling["overall"] is not None else {},
@@ -66,6 +67,7 @@ def markdown(report: dict, command: str) -> str:
     modes = list(report["overall"])
     ceiling = report.get("ngram_ceiling") or {}
     lines = [f"# Draftlight benchmark\n", f"Command: `{command}`\n",
+             *([f"Target: {report['greedy_identity']}.\n"] if report.get("greedy_identity") else []),
              "Speedup vs plain decoding (tokens/s over decoding time, prefill excluded):\n",
              "| category | " + " | ".join(modes) + (" | n-gram ceiling |" if ceiling else " |"),
              "|---|" + "---|" * (len(modes) + bool(ceiling))]

@@ -42,6 +42,7 @@ class TurnResult:
 class RunLog:
     results: list[TurnResult] = field(default_factory=list)
     peak_rss_mb: dict[str, float] = field(default_factory=dict)
+    greedy_identity: str = ""  # whether greedy speculation is exact on this target (invariance.py)
 
 
 def load_questions(path: Path) -> list[dict]:
@@ -95,7 +96,7 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
     question, because the first run after a new prompt decodes a few per cent slower (measured:
     65.0 vs 66.8 tok/s for the same mode first and fourth). Later turns follow plain decoding's
     answers in every mode, so each turn compares the modes on the same prompt."""
-    log = RunLog()
+    log = RunLog(greedy_identity=engine.drift.describe())
     total = sum(len(q["turns"]) for q in questions) * len(modes)
     done_count = 0
     plain_turns: list[tuple[TurnResult, list[dict[str, str]]]] = []

@@ -28,6 +28,7 @@ class Comparison:
     speculative_text: str
     identical: bool  # token for token
     divergence: str | None  # where and why they differ, when they do
+    identity_note: str = ""  # set where greedy identity is not guaranteed (invariance.py)
 
     @property
     def speedup(self) -> float:
@@ -38,9 +39,8 @@ class Comparison:
         line = (f"plain {self.plain.seconds:.2f} s ({self.plain.tokens_per_second:.1f} tok/s), "
                 f"{self.mode} {self.speculative.seconds:.2f} s "
                 f"({self.speculative.tokens_per_second:.1f} tok/s): {self.speedup:.2f}x; ")
-        if self.identical:
-            return line + "identical text"
-        return line + f"texts differ ({self.divergence})"
+        verdict = "identical text" if self.identical else f"texts differ ({self.divergence})"
+        return line + verdict + (f"; {self.identity_note}" if self.identity_note else "")
 
 
 def compare(engine: Engine, messages: list[dict[str, str]], params: SamplingParams,
@@ -63,7 +63,8 @@ def compare(engine: Engine, messages: list[dict[str, str]], params: SamplingPara
     if not identical:
         found = explain_divergence(engine, messages, plain_tokens, fast_tokens)
         divergence = found.describe() if found else "one reply stopped earlier"
-    yield Comparison(mode, plain.stats, fast.stats, plain.text, fast.text, identical, divergence)
+    yield Comparison(mode, plain.stats, fast.stats, plain.text, fast.text, identical, divergence,
+                     fast.stats.identity_note)
 
 
 @dataclass(frozen=True)

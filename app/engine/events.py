@@ -40,6 +40,17 @@ class Stats:
     seconds: float = 0.0  # whole call, prefill included
     mode: str = "off"
     stop_reason: str = ""  # "eos", "max_tokens", "context_full", "cancelled"
+    # Greedy speculation only: the largest change of a logit gap between batched and one-token
+    # evaluation, measured at load (invariance.py). 0 = exactly plain decoding.
+    batch_drift: float | None = None
+
+    @property
+    def identity_note(self) -> str:
+        """What a reader of a greedy speculative reply must know about its exactness."""
+        if not self.batch_drift:
+            return ""
+        return (f"greedy identity not guaranteed here: max logit difference "
+                f"{self.batch_drift:.2g} between batched and one-token passes")
 
     @property
     def acceptance_rate(self) -> float:
@@ -67,7 +78,7 @@ class Stats:
     def to_dict(self) -> dict:
         out = asdict(self)
         for name in ("acceptance_rate", "mean_accepted_length", "tokens_per_second",
-                     "other_seconds", "decode_seconds"):
+                     "other_seconds", "decode_seconds", "identity_note"):
             out[name] = getattr(self, name)
         return out
 
@@ -82,6 +93,8 @@ class Stats:
         line += (f" | {self.seconds:.2f} s: prefill {self.prefill_seconds:.2f}, "
                  f"draft {self.draft_seconds:.2f}, verify {self.verify_seconds:.2f}, "
                  f"other {self.other_seconds:.2f} [{self.mode}]")
+        if self.identity_note:
+            line += f" | {self.identity_note}"
         return line
 
 

@@ -32,6 +32,7 @@ from app.engine.costs import BatchCosts, cached_costs
 from app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
 from app.engine.errors import EngineError
 from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
+from app.engine.invariance import BatchDrift, cached_drift
 from app.engine.prompt import fit_prompt
 from app.engine.sampling import SamplingParams
 from app.engine.speculative import speculative_step
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 
 # (model, probe tokens, "target" | "draft") -> (v(k) curve, one-token seconds)
 CostSource = Callable[[LanguageModel, list[int], str], tuple[BatchCosts, float]]
+# (model, probe tokens) -> how far batched logits stray from one-token ones (invariance.py)
+DriftSource = Callable[[LanguageModel, list[int]], BatchDrift]
 
 Mode = Literal["off", "draft", "ngram", "auto"]
 MODES: tuple[str, ...] = ("auto", "off", "draft", "ngram")
@@ -63,10 +66,12 @@ class Engine:
 
     def __init__(self, target: LanguageModel, draft: LanguageModel | None = None,
                  config: SpeculationConfig = SpeculationConfig(), *,
-                 cost_source: CostSource = cached_costs) -> None:
+                 cost_source: CostSource = cached_costs,
+                 drift_source: DriftSource = cached_drift) -> None:
         self.target = target
         self.config = config
         self.cost_source = cost_source  # how auto mode learns what a k-token pass costs
+
         meta = target.metadata()
         self.template = ChatTemplate(meta.get("tokenizer.chat_template"),
                                      bos_token=target.token_text(target.bos),
@@ -77,6 +82,10 @@ class Engine:
         self.costs: BatchCosts | None = None  # measured on first use of auto mode
         self.draft_cost = 0.0  # draft token time / target token time
         self._auto: AdaptiveDrafter | None = None
+        # Whether greedy speculation is exactly plain decoding here (invariance.py). Checked at
+        # load (cached per model file and settings), not at the first speculative reply: the
+        # probe empties the KV cache, which by then holds the conversation.
+        self.drift = drift_source(target, self._probe_tokens())
         if draft is not None:
             self.attach_draft(draft)
 
@@ -124,7 +133,7 @@ class Engine:
         """Measure (or load from the cache) the cost curve and build auto mode's drafter."""
         if self._auto is not None:
             return self._auto
-        probe = self.target.tokenize(PROBE_TEXT * 8, add_bos=False)
+        probe = self._probe_tokens()
         if self.costs is None:
             self.costs, _ = self.cost_source(self.target, probe, "target")
         candidates = [Candidate(self.ngram, 0.0, self.config.auto_max_tokens)]
@@ -135,6 +144,9 @@ class Engine:
                                         self.config.draft_tokens * 2))
         self._auto = AdaptiveDrafter(self.costs, candidates)
         return self._auto
+
+    def _probe_tokens(self) -> list[int]:
+        return self.target.tokenize(PROBE_TEXT * 8, add_bos=False)
 
     def close(self) -> None:
         self.detach_draft()
@@ -177,8 +189,10 @@ class Engine:
         params.validate()
         drafter = self.drafter_for(mode)
         adaptive = drafter if isinstance(drafter, AdaptiveDrafter) else None
-        started = time.perf_counter()
         stats = Stats(mode=mode)
+        if drafter is not None and params.greedy:
+            stats.batch_drift = self.drift.gap_change
+        started = time.perf_counter()
         target = self.target
         rng = np.random.default_rng(params.seed)
 

@@ -48,7 +48,8 @@ def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, 
 
     if params.greedy:
         # p_i is one-hot at argmax(logits_i): d_{i+1} is accepted iff it is that argmax, and
-        # the residual after a rejection is the argmax itself. No randomness is used.
+        # the residual after a rejection is the argmax itself. No randomness is used. This is
+        # plain decoding's choice exactly when batched rows equal one-token ones (invariance.py).
         best = logits.argmax(axis=1)
         for i, x in enumerate(guess):
             if x != best[i]:

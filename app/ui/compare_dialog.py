@@ -65,6 +65,8 @@ class CompareDialog(QDialog):
                                        f"{stats.tokens_per_second:.1f} tok/s")
         verdict = ("identical text ✓" if result.identical
                    else f"the texts differ: {result.divergence}")
+        if result.identity_note:
+            verdict += f" ({result.identity_note})"
         self.summary.setText(f"Speedup {result.speedup:.2f}x "
                              f"({mode_label(self.mode)} vs off, decoding time); {verdict}")
 

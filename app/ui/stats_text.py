@@ -33,4 +33,6 @@ def footer_line(stats: dict, live: bool = False) -> str:
         parts.append(mode_label(stats.get("mode", "")))
         if stats.get("stop_reason") in ("max_tokens", "context_full"):
             parts.append("stopped: " + stats["stop_reason"].replace("_", " "))
+        if stats.get("identity_note"):
+            parts.append(stats["identity_note"])
     return " · ".join(parts)

@@ -1,0 +1,16 @@
+"""The reply footer's words: what it says about speed and about exactness."""
+
+from __future__ import annotations
+
+from app.engine.events import Stats
+from app.ui.stats_text import footer_line
+
+
+def test_the_footer_says_when_greedy_identity_is_not_guaranteed():
+    stats = Stats(new_tokens=20, target_passes=10, drafted=12, accepted=10, seconds=1.0,
+                  mode="auto", stop_reason="eos", batch_drift=0.31)
+    line = footer_line(stats.to_dict())
+    assert "greedy identity not guaranteed here: max logit difference 0.31" in line
+    exact = footer_line(Stats(new_tokens=20, target_passes=10, seconds=1.0, mode="auto",
+                              batch_drift=0.0).to_dict())
+    assert "identity" not in exact
