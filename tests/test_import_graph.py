@@ -13,7 +13,8 @@ from pathlib import Path
 
 APP = Path(__file__).resolve().parent.parent / "app"
 QT = {"PySide6", "PySide2", "PyQt5", "PyQt6", "qtpy"}
-NOT_IN_THE_WINDOW = {"llama_cpp", "huggingface_hub"}
+# The window talks to models and the hub only through app.engine and app.store.
+NOT_IN_THE_WINDOW = {"llama_cpp", "huggingface_hub", "httpx", "httpx2"}
 
 
 def module_name(path: Path) -> str:
