@@ -203,3 +203,39 @@ def test_bench_reports_where_a_greedy_run_left_plain_decoding():
                                                                        "| auto |"))]
     assert [(row[0], row[4]) for row in overall] == [
         ("| plain", "100%"), ("| ngram", "75%"), ("| auto", "75%")]  # "identical to plain"
+
+
+def test_repeats_run_the_whole_set_again_and_tag_each_row():
+    from app.bench.runner import run_benchmark
+    from app.engine.sampling import SamplingParams
+    questions = [{"question_id": i, "category": "c", "turns": ["Hi"]} for i in range(3)]
+    engine = ScriptedEngine()
+    log = run_benchmark(engine, questions, ["plain", "ngram"], SamplingParams(), repeats=2)
+    assert len(log.results) == 3 * 2 * 2
+    assert sorted({(r.question_id, r.repeat) for r in log.results}) == [
+        (q, rep) for q in range(3) for rep in range(2)]
+    assert engine.calls[:2] == ["off", "ngram"] and engine.calls[6:8] == ["ngram", "off"]
+
+
+def speedup_rows(ratios):
+    """One plain and one ngram row per question; ngram is `ratio` times faster."""
+    rows = []
+    for q, ratio in enumerate(ratios):
+        rows.append(TurnResult(q, "c", 0, "plain", "", [], new_tokens=100, decode_seconds=1.0))
+        rows.append(TurnResult(q, "c", 0, "ngram", "", [], new_tokens=100,
+                               decode_seconds=1.0 / ratio))
+    return rows
+
+
+def test_the_speedup_interval_is_as_wide_as_the_questions_disagree():
+    from app.bench.report import speedup_interval
+    same = speedup_rows([1.2] * 8)
+    low, high = speedup_interval([r for r in same if r.mode == "ngram"],
+                                 [r for r in same if r.mode == "plain"])
+    assert low == pytest.approx(1.2) and high == pytest.approx(1.2)
+    mixed = speedup_rows([0.8, 1.6, 0.9, 1.5, 1.0, 1.4, 0.85, 1.55])
+    report = build_report(RunLog(results=mixed))
+    figures = report["categories"]["c"]["ngram"]
+    low, high = figures["speedup_ci95"]
+    assert low < figures["speedup_vs_plain"] < high and high - low > 0.2
+    assert low > 0.8 and high < 1.6

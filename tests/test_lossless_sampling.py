@@ -29,7 +29,8 @@ TRIALS = 4_000
 CHI2_CRITICAL_P001 = {3: 16.266, 4: 18.467, 5: 20.515}  # chi-square 0.1% points, by df
 # A GPU-like cost curve (a pass over k tokens costs about one) and a draft at a fifth of the
 # target's cost: auto drafts several tokens and its break-even rule decides where to stop.
-FLAT_COSTS = BatchCosts({1: 1.0, 2: 1.02, 4: 1.06, 8: 1.15, 16: 1.4}, 0.01)
+FLAT_COSTS = BatchCosts({1: 1.0, 2: 1.02, 3: 1.04, 4: 1.06, 5: 1.08, 6: 1.1, 8: 1.15, 16: 1.4},
+                       0.01)
 
 
 def expected_distribution() -> np.ndarray:

@@ -328,3 +328,34 @@ def test_auto_stops_one_token_drafts_that_cost_more_than_measured():
         auto.observe(0, 0, token=1, verify_seconds=0.010)
         auto.observe(1, 1, token=1, verify_seconds=0.021)  # but it really costs 2.1 passes
     assert auto.rate(ngram, 1) == (1.0, 0)
+
+
+def test_auto_drafts_only_lengths_whose_pass_it_has_timed():
+    """A 17-token pass is not 'v(16) plus a bit' on a CPU that verifies in blocks of 4."""
+    from app.engine.adaptive import AdaptiveDrafter, Candidate
+    from app.engine.costs import BatchCosts
+    blocky = BatchCosts({1: 1.0, 2: 1.76, 3: 2.38, 4: 2.61, 5: 3.44, 8: 5.2, 16: 8.64}, 0.05)
+    auto = AdaptiveDrafter(blocky, [Candidate(NgramDrafter(), 0.0, 16)])
+    ngram = auto.candidates[0]
+    ngram.model.record(200, rejected=False)  # certain copying
+    assert auto.lengths(16) == [1, 2, 3, 4, 7, 15]
+    assert auto.rate(ngram, 16)[1] == 15  # not 16: a 17-token pass was never timed
+    assert auto.rate(ngram, 6)[1] == 3  # 4 tokens cost 2.61 passes, 5 cost 3.44
+
+
+def test_auto_is_cautious_where_it_has_seen_little():
+    """Two drafters right 9 times in 10 in every situation, one seen 10 times per situation and
+    one 1000 times: the first gets a lower (cautious) acceptance estimate and drafts less."""
+    from app.engine.adaptive import BUCKET_EDGES, AcceptanceModel, AdaptiveDrafter, Candidate
+    auto = AdaptiveDrafter(cpu_like_costs(), [Candidate(NgramDrafter(), 0.0, 16)])
+    ngram = auto.candidates[0]
+    few, many = AcceptanceModel(), AcceptanceModel()
+    for model, n in ((few, 10), (many, 1000)):
+        model.hits, model.trials = [0.9 * n] * len(BUCKET_EDGES), [float(n)] * len(BUCKET_EDGES)
+    for streak in (0, 3, 10, 40):
+        assert few.mean(streak) - few.p(streak) > 2 * (many.mean(streak) - many.p(streak)) > 0
+    ngram.model = few
+    cautious = auto.rate(ngram, 16)
+    ngram.model = many
+    confident = auto.rate(ngram, 16)
+    assert confident[1] > cautious[1] and confident[0] > cautious[0]

@@ -1,5 +1,5 @@
 """`draftlight bench [--questions FILE.jsonl] [--target PATH] [--draft PATH] [--modes LIST]
-[--max-tokens N] [--temp T] [--limit N] [--out DIR]`"""
+[--max-tokens N] [--temp T] [--limit N] [--repeats N] [--out DIR]`"""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ def add_bench_parser(commands) -> None:
     bench.add_argument("--max-tokens", type=int, default=128, help="new tokens per turn (128)")
     bench.add_argument("--temp", type=float, default=0.0, help="temperature (0 = greedy)")
     bench.add_argument("--limit", type=int, help="first N questions of each category")
+    bench.add_argument("--repeats", type=int, default=1,
+                       help="run the question set N times (error bars get tighter)")
     bench.add_argument("--out", type=Path, default=Path("bench-out"), help="report folder")
     bench.set_defaults(run=run_bench)
 
@@ -41,6 +43,8 @@ def run_bench(args: argparse.Namespace) -> int:
     from app.engine.llama_backend import LoadOptions
     from app.engine.sampling import SamplingParams
 
+    if args.repeats < 1:
+        raise UserError("--repeats must be at least 1")
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in modes if m not in BENCH_MODES]
     if unknown:
@@ -73,7 +77,8 @@ def run_bench(args: argparse.Namespace) -> int:
     try:
         if "auto" in modes:
             engine.prepare_auto()  # measured (or cached) before timing starts
-        log = run_benchmark(engine, questions, modes, params, peer, ProgressBar())
+        log = run_benchmark(engine, questions, modes, params, peer, ProgressBar(),
+                            repeats=args.repeats)
     finally:
         engine.close()
         if peer:

@@ -6,7 +6,11 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
+
 from app.bench.runner import RunLog, TurnResult
+
+BOOTSTRAP = 2000  # resamples of the questions for a speedup's 95% interval
 
 
 def _figures(rows: list[TurnResult], plain_tps: float | None) -> dict:
@@ -36,7 +40,11 @@ def build_report(log: RunLog) -> dict:
 
     def table(groups: dict[str, list[TurnResult]]) -> dict:
         plain = _figures(groups["plain"], None)["tokens_per_second"] if "plain" in groups else None
-        return {mode: _figures(rows, plain) for mode, rows in groups.items()}
+        figures = {mode: _figures(rows, plain) for mode, rows in groups.items()}
+        for mode, rows in groups.items():
+            if mode != "plain" and "plain" in groups:
+                figures[mode]["speedup_ci95"] = speedup_interval(rows, groups["plain"])
+        return figures
 
     divergences = [
         {"question_id": r.question_id, "category": r.category, "turn": r.turn, "mode": r.mode,
@@ -56,6 +64,32 @@ def build_report(log: RunLog) -> dict:
     }
 
 
+def speedup_interval(rows: list[TurnResult], plain_rows: list[TurnResult]
+                     ) -> list[float] | None:
+    """95% bootstrap interval of the speedup (Σ tokens / Σ seconds over Σ of plain's), resampling
+    whole questions (all their turns and repeats go together: they share a prompt), so it says
+    how much the figure could move on other prompts of the same kind, and machine noise too."""
+    ids = sorted({r.question_id for r in rows} & {r.question_id for r in plain_rows}, key=str)
+    if len(ids) < 2:
+        return None
+    index = {q: i for i, q in enumerate(ids)}
+    sums = np.zeros((2, 2, len(ids)))  # [mode, plain] x [tokens, seconds] x question
+    for side, group in enumerate((rows, plain_rows)):
+        for r in group:
+            if r.question_id in index:
+                sums[side, 0, index[r.question_id]] += r.new_tokens
+                sums[side, 1, index[r.question_id]] += r.decode_seconds
+    picks = np.random.default_rng(0).integers(0, len(ids), size=(BOOTSTRAP, len(ids)))
+    totals = sums[:, :, picks].sum(axis=-1)  # [side, what, resample]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (totals[0, 0] / totals[0, 1]) / (totals[1, 0] / totals[1, 1])
+    ratio = ratio[np.isfinite(ratio)]
+    if not ratio.size:
+        return None
+    low, high = np.percentile(ratio, [2.5, 97.5])
+    return [round(float(low), 3), round(float(high), 3)]
+
+
 def _ceiling(plain_rows: list[TurnResult]) -> float | None:
     rows = [r for r in plain_rows if r.oracle_passes]
     if not rows:
@@ -67,6 +101,7 @@ def markdown(report: dict, command: str) -> str:
     modes = list(report["overall"])
     ceiling = report.get("ngram_ceiling") or {}
     lines = [f"# Draftlight benchmark\n", f"Command: `{command}`\n",
+             "Speedups with a 95% bootstrap interval over the questions in brackets.\n",
              *([f"Target: {report['greedy_identity']}.\n"] if report.get("greedy_identity") else []),
              "Speedup vs plain decoding (tokens/s over decoding time, prefill excluded):\n",
              "| category | " + " | ".join(modes) + (" | n-gram ceiling |" if ceiling else " |"),
@@ -80,6 +115,8 @@ def markdown(report: dict, command: str) -> str:
                 cells.append("–")
                 continue
             cell = f"{f['speedup_vs_plain']:.2f}x"
+            if f.get("speedup_ci95"):
+                cell += " ({:.2f}–{:.2f})".format(*f["speedup_ci95"])
             if f.get("identical_to_plain") is not None and f["identical_to_plain"] < 1.0:
                 cell += f" ({100 * f['identical_to_plain']:.0f}% same)"
             cells.append(cell)

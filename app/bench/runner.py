@@ -36,6 +36,7 @@ class TurnResult:
     identical_to_plain: bool | None = None
     divergence: str | None = None  # where a greedy run left plain decoding, and the logit gap
     oracle_passes: float | None = None  # plain rows: cost of the n-gram oracle (ceiling.py)
+    repeat: int = 0  # which pass over the question set (--repeats)
 
 
 @dataclass
@@ -90,18 +91,21 @@ def run_engine_turn(engine: Engine, messages, params, mode: str, log: RunLog
 
 
 def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], params: SamplingParams,
-                  peer=None, progress=None) -> RunLog:
+                  peer=None, progress=None, repeats: int = 1) -> RunLog:
     """Each turn of each question runs in every mode before the next turn (interleaved), so slow
     drifts of the machine hit every mode alike; the order of the modes rotates from question to
     question, because the first run after a new prompt decodes a few per cent slower (measured:
     65.0 vs 66.8 tok/s for the same mode first and fourth). Later turns follow plain decoding's
-    answers in every mode, so each turn compares the modes on the same prompt."""
+    answers in every mode, so each turn compares the modes on the same prompt. `repeats` runs
+    the whole set that many times (the mode order shifted each time), for error bars."""
     log = RunLog(greedy_identity=engine.drift.describe())
-    total = sum(len(q["turns"]) for q in questions) * len(modes)
+    total = sum(len(q["turns"]) for q in questions) * len(modes) * repeats
     done_count = 0
     plain_turns: list[tuple[TurnResult, list[dict[str, str]]]] = []
-    for number, question in enumerate(questions):
-        order = modes[number % len(modes):] + modes[:number % len(modes)]
+    schedule = [(r, n, q) for r in range(repeats) for n, q in enumerate(questions)]
+    for repeat, number, question in schedule:
+        shift = (number + repeat) % len(modes)
+        order = modes[shift:] + modes[:shift]
         history: list[dict[str, str]] = []
         for turn_index, user_text in enumerate(question["turns"]):
             messages = history + [{"role": "user", "content": user_text}]
@@ -109,6 +113,7 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
             for mode in order:
                 turn[mode] = _run_one(engine, peer, messages, params, mode, log, question,
                                       turn_index)
+                turn[mode].repeat = repeat
                 done_count += 1
                 if progress:
                     progress(done_count, total, f"{question['category']} #{question['question_id']}"
@@ -126,7 +131,7 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
                         result.divergence = divergence.describe() if divergence else "length"
                 log.results.append(result)
         # lcp-pld is compared on text (its tokens are not exposed)
-        _mark_peer_identity(log, question)
+        _mark_peer_identity(log, question, repeat)
     _price_the_oracle(engine, plain_turns)
     return log
 
@@ -162,8 +167,9 @@ def _price_the_oracle(engine: Engine, plain_turns) -> None:
                 NgramDrafter(config.ngram_max, config.ngram_min))
 
 
-def _mark_peer_identity(log: RunLog, question) -> None:
-    rows = [r for r in log.results if r.question_id == question["question_id"]]
+def _mark_peer_identity(log: RunLog, question, repeat: int) -> None:
+    rows = [r for r in log.results
+            if r.question_id == question["question_id"] and r.repeat == repeat]
     plain = {r.turn: r.text for r in rows if r.mode == "plain"}
     for r in rows:
         if r.mode == "lcp-pld" and r.turn in plain:
