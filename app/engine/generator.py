@@ -71,7 +71,6 @@ class Engine:
         self.target = target
         self.config = config
         self.cost_source = cost_source  # how auto mode learns what a k-token pass costs
-
         meta = target.metadata()
         self.template = ChatTemplate(meta.get("tokenizer.chat_template"),
                                      bos_token=target.token_text(target.bos),
