@@ -100,9 +100,10 @@ def _ceiling(plain_rows: list[TurnResult]) -> float | None:
 def markdown(report: dict, command: str) -> str:
     modes = list(report["overall"])
     ceiling = report.get("ngram_ceiling") or {}
-    lines = [f"# Draftlight benchmark\n", f"Command: `{command}`\n",
+    identity = report.get("greedy_identity")
+    lines = ["# Draftlight benchmark\n", f"Command: `{command}`\n",
              "Speedups with a 95% bootstrap interval over the questions in brackets.\n",
-             *([f"Target: {report['greedy_identity']}.\n"] if report.get("greedy_identity") else []),
+             *([f"Target: {identity}.\n"] if identity else []),
              "Speedup vs plain decoding (tokens/s over decoding time, prefill excluded):\n",
              "| category | " + " | ".join(modes) + (" | n-gram ceiling |" if ceiling else " |"),
              "|---|" + "---|" * (len(modes) + bool(ceiling))]

@@ -5,7 +5,6 @@ are loaded in ModelLoader, the models themselves in the worker thread."""
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import sys
 
