@@ -212,3 +212,38 @@ def test_a_conversation_longer_than_the_context_drops_its_oldest_turns(bundled_m
         assert isinstance(events[-1], Done) and events[-1].stats.prompt_tokens <= 512 - 8
     finally:
         engine.close()
+
+
+def test_auto_starts_a_new_session_from_what_it_learnt_on_this_model(bundled_model):
+    """A one-shot chat would otherwise start from the cautious prior every time."""
+    copy = [{"role": "user", "content": PROMPTS[3]}]
+    first = Engine.load(bundled_model, None, OPTIONS)
+    try:
+        run(first, copy, "auto")
+        learnt = first.prepare_auto().candidates[0].model
+        trials = sum(learnt.trials)
+        assert trials > 5
+    finally:
+        first.close()
+    second = Engine.load(bundled_model, None, OPTIONS)
+    try:
+        restored = second.prepare_auto().candidates[0].model
+        assert sum(restored.trials) == pytest.approx(trials)
+        assert restored.hits == pytest.approx(learnt.hits)
+    finally:
+        second.close()
+
+
+def test_saved_counts_are_bounded_and_bad_ones_ignored():
+    from app.engine.adaptive import BUCKET_EDGES, AcceptanceModel
+    model = AcceptanceModel()
+    model.hits, model.trials = [900.0] * len(BUCKET_EDGES), [1000.0] * len(BUCKET_EDGES)
+    counts = model.counts(memory=200)
+    assert counts["trials"][0] == 200 and counts["hits"][0] == pytest.approx(180)
+    fresh = AcceptanceModel()
+    for bad in ({}, {"hits": [1], "trials": [0]}, {"hits": ["x"] * 10, "trials": [1] * 10},
+                {"hits": [5] * 10, "trials": [1] * 10}):
+        fresh.restore(bad)
+        assert fresh.trials == [0.0] * len(BUCKET_EDGES)
+    fresh.restore(counts)
+    assert fresh.mean(0) == pytest.approx(model.mean(0), abs=0.01)

@@ -75,6 +75,22 @@ class AcceptanceModel:
             self.hits[b] += 1.0 if i < accepted else 0.0
         self.streak = 0 if rejected else self.streak + accepted
 
+    def counts(self, memory: float = 200.0) -> dict[str, list[float]]:
+        """What was learnt, to start the next session with: each bucket's counts scaled down to
+        at most `memory` trials, so that a new kind of text can still move the estimate."""
+        scale = [min(1.0, memory / t) if t else 1.0 for t in self.trials]
+        return {"hits": [h * f for h, f in zip(self.hits, scale)],
+                "trials": [t * f for t, f in zip(self.trials, scale)]}
+
+    def restore(self, counts: dict) -> None:
+        """Start from counts() of an earlier session (ignored if they do not fit)."""
+        hits, trials = counts.get("hits"), counts.get("trials")
+        size = len(BUCKET_EDGES)
+        if (isinstance(hits, list) and isinstance(trials, list) and len(hits) == len(trials) == size
+                and all(isinstance(x, (int, float)) and 0 <= h <= t
+                        for h, t in zip(hits, trials) for x in (h, t))):
+            self.hits, self.trials = [float(h) for h in hits], [float(t) for t in trials]
+
 
 @dataclass
 class Candidate:

@@ -28,7 +28,7 @@ from app.engine.adaptive import AdaptiveDrafter, Candidate
 from app.engine.backend import LanguageModel, sync_cache
 from app.engine.chat_template import ChatTemplate
 from app.engine.compat import check_compatible
-from app.engine.costs import BatchCosts, cached_costs
+from app.engine.costs import BatchCosts, cache_key, cached_costs, load_cached, store_cached
 from app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
 from app.engine.errors import EngineError
 from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
@@ -47,6 +47,7 @@ DriftSource = Callable[[LanguageModel, list[int]], BatchDrift]
 
 Mode = Literal["off", "draft", "ngram", "auto"]
 MODES: tuple[str, ...] = ("auto", "off", "draft", "ngram")
+ACCEPTANCE_VERSION = 1  # part of the key of saved acceptance counts (adaptive.py buckets)
 # Text used to time the models for auto mode's cost curve.
 PROBE_TEXT = ("Speculative decoding lets a small draft guess several tokens that a large model "
               "then checks in a single pass; accepted guesses stream out at once. ")
@@ -136,6 +137,10 @@ class Engine:
         if self.costs is None:
             self.costs, _ = self.cost_source(self.target, probe, "target")
         candidates = [Candidate(self.ngram, 0.0, self.config.auto_max_tokens)]
+        learnt = self._learnt_key()
+        saved = load_cached(learnt) if learnt else None
+        if saved:  # start from what n-gram lookup achieved on this model last time
+            candidates[0].model.restore(saved)
         if self.draft is not None:
             _, draft_seconds = self.cost_source(self.draft, probe, "draft")
             self.draft_cost = draft_seconds / self.costs.token_seconds
@@ -147,7 +152,26 @@ class Engine:
     def _probe_tokens(self) -> list[int]:
         return self.target.tokenize(PROBE_TEXT * 8, add_bos=False)
 
+    def _learnt_key(self) -> str | None:
+        """Cache key of auto's n-gram acceptance counts for this target file (None: no file)."""
+        path = getattr(self.target, "path", None)
+        return cache_key(path, "ngram-acceptance", ACCEPTANCE_VERSION) if path else None
+
+    def save_learnt(self) -> None:
+        """Keep auto's n-gram acceptance counts for the next session on this target: a new
+        conversation (or a one-shot `draftlight chat`) then starts from them instead of the
+        cautious prior, which drafts little until it has seen the model copy."""
+        key = self._learnt_key()
+        ngram = next((c for c in self._auto.candidates if c.drafter is self.ngram),
+                     None) if self._auto is not None else None
+        if ngram is not None and key:
+            store_cached(key, ngram.model.counts())
+
     def close(self) -> None:
+        try:
+            self.save_learnt()
+        except OSError:
+            pass  # the cache folder is not writable: nothing is lost but a head start
         self.detach_draft()
         self.target.close()
 

@@ -29,7 +29,9 @@ class CompareDialog(QDialog):
             self.views[side] = view
             grid.addWidget(self.headers[side], 0, column)
             grid.addWidget(view, 1, column)
-        self.summary = QLabel("Both answers are greedy (temperature 0), so they must be identical.")
+        self.summary = QLabel("Both answers are greedy (temperature 0): speculation must not "
+                              "change the text where the model's batched and one-token passes "
+                              "agree (checked when it loaded).")
         self.summary.setWordWrap(True)
         self.summary.setObjectName("compare-summary")
         buttons = QDialogButtonBox(QDialogButtonBox.Close)
