@@ -70,7 +70,11 @@ def test_bench_smoke_run_writes_the_reports(tmp_path, capsys):
     assert "| document_qa |" in (out / "report.md").read_text()
     # The bundled Q4_1 model verifies batches bit-identically: the report says so.
     assert report["greedy_identity"].startswith("greedy identity exact")
-    assert "Target: greedy identity exact" in (out / "report.md").read_text()
+    text = (out / "report.md").read_text()
+    assert "Target: llama" in text and "Q4_1; greedy identity exact" in text
+    assert report["target"].endswith("Q4_1") and report["cost_curve"]["2"] > 1.0
+    assert "v(2)=" in text and "projection, flat v(k)" in text
+    assert report["overall"]["auto"]["flat_cost_projection"] >= 1.0
     assert set(report["ngram_ceiling"]) == {"document_qa", "casual_chat", "overall"}
     assert all(value >= 1.0 for value in report["ngram_ceiling"].values())
     assert "n-gram ceiling" in (out / "report.md").read_text()
@@ -236,6 +240,23 @@ def test_the_speedup_interval_is_as_wide_as_the_questions_disagree():
     mixed = speedup_rows([0.8, 1.6, 0.9, 1.5, 1.0, 1.4, 0.85, 1.55])
     report = build_report(RunLog(results=mixed))
     figures = report["categories"]["c"]["ngram"]
-    low, high = figures["speedup_ci95"]
+    low, high = figures["speedup_ci"]
     assert low < figures["speedup_vs_plain"] < high and high - low > 0.2
     assert low > 0.8 and high < 1.6
+
+
+def test_the_flat_cost_projection_counts_passes_and_draft_model_cost():
+    from app.bench.report import flat_cost_projection
+    plain = [TurnResult(1, "c", 0, "plain", "", [], new_tokens=100, decode_seconds=1.0,
+                        target_passes=100)]
+    ngram = [TurnResult(1, "c", 0, "ngram", "", [], new_tokens=100, decode_seconds=1.2,
+                        drafted=80, accepted=60, target_passes=40)]
+    assert flat_cost_projection(ngram, plain, 0.0) == 2.5  # 100 tokens in 40 passes
+    # a draft model at a quarter of the target's cost adds 80 x 0.25 = 20 passes' worth
+    assert flat_cost_projection(ngram, plain, 0.25) == pytest.approx(100 / 60, abs=1e-3)
+    report = build_report(RunLog(results=plain + ngram, target="llama 135M Q4_0",
+                                 cost_curve={2: 1.5, 4: 2.2}))
+    assert report["overall"]["ngram"]["flat_cost_projection"] == 2.5
+    from app.bench.report import markdown
+    text = markdown(report, "draftlight bench")
+    assert "v(2)=1.50, v(4)=2.20" in text and "2.50x" in text

@@ -43,7 +43,9 @@ def build_report(log: RunLog) -> dict:
         figures = {mode: _figures(rows, plain) for mode, rows in groups.items()}
         for mode, rows in groups.items():
             if mode != "plain" and "plain" in groups:
-                figures[mode]["speedup_ci95"] = speedup_interval(rows, groups["plain"])
+                figures[mode]["speedup_ci"] = speedup_interval(rows, groups["plain"])
+                figures[mode]["flat_cost_projection"] = flat_cost_projection(
+                    rows, groups["plain"], log.draft_cost if mode == "draft" else 0.0)
         return figures
 
     divergences = [
@@ -58,10 +60,27 @@ def build_report(log: RunLog) -> dict:
         "peak_rss_mb": {m: round(v, 1) for m, v in log.peak_rss_mb.items()},
         "divergences": divergences,
         "greedy_identity": log.greedy_identity,
+        "target": log.target,
+        "cost_curve": log.cost_curve,
         # Speedup in target passes of an oracle drafting exactly the n-gram guesses that will be
         # accepted (app/bench/ceiling.py); only when auto ran (it needs the cost curve).
         "ngram_ceiling": ceiling if ceiling["overall"] is not None else {},
     }
+
+
+def flat_cost_projection(rows: list[TurnResult], plain_rows: list[TurnResult],
+                         draft_cost: float) -> float | None:
+    """The speedup these runs' drafts would give where a target pass costs the same for any
+    k ≤ 16 tokens (v(k) = 1, as on a GPU): tokens per unit of pass time, Σ tokens / Σ (passes +
+    draft_cost · drafted), over plain decoding's. The drafts are those chosen for this machine's
+    curve; on a flat curve auto would draft more. None for lcp-pld (its passes are not seen)."""
+    passes = sum(r.target_passes for r in rows)
+    plain_passes = sum(r.target_passes for r in plain_rows)
+    if not passes or not plain_passes:
+        return None
+    cost = passes + draft_cost * sum(r.drafted for r in rows)
+    plain_rate = sum(r.new_tokens for r in plain_rows) / plain_passes
+    return round(sum(r.new_tokens for r in rows) / cost / plain_rate, 3)
 
 
 def speedup_interval(rows: list[TurnResult], plain_rows: list[TurnResult]
@@ -100,10 +119,15 @@ def _ceiling(plain_rows: list[TurnResult]) -> float | None:
 def markdown(report: dict, command: str) -> str:
     modes = list(report["overall"])
     ceiling = report.get("ngram_ceiling") or {}
-    identity = report.get("greedy_identity")
+    identity, curve = report.get("greedy_identity"), report.get("cost_curve") or {}
+    described = report.get("target") or "the target"
     lines = ["# Draftlight benchmark\n", f"Command: `{command}`\n",
              "Speedups with a 95% bootstrap interval over the questions in brackets.\n",
-             *([f"Target: {identity}.\n"] if identity else []),
+             *([f"Target: {described}; {identity}.\n"] if identity else []),
+             *(["Cost of a target pass over k tokens, in one-token passes (v(k), as auto "
+                "corrected it in this run): " + ", ".join(f"v({k})={v:.2f}"
+                                                          for k, v in curve.items()) + ".\n"]
+               if curve else []),
              "Speedup vs plain decoding (tokens/s over decoding time, prefill excluded):\n",
              "| category | " + " | ".join(modes) + (" | n-gram ceiling |" if ceiling else " |"),
              "|---|" + "---|" * (len(modes) + bool(ceiling))]
@@ -116,8 +140,8 @@ def markdown(report: dict, command: str) -> str:
                 cells.append("–")
                 continue
             cell = f"{f['speedup_vs_plain']:.2f}x"
-            if f.get("speedup_ci95"):
-                cell += " ({:.2f}–{:.2f})".format(*f["speedup_ci95"])
+            if f.get("speedup_ci"):
+                cell += " ({:.2f}–{:.2f})".format(*f["speedup_ci"])
             if f.get("identical_to_plain") is not None and f["identical_to_plain"] < 1.0:
                 cell += f" ({100 * f['identical_to_plain']:.0f}% same)"
             cells.append(cell)
@@ -125,14 +149,19 @@ def markdown(report: dict, command: str) -> str:
             key = "overall" if figures is report["overall"] else category
             cells.append("–" if ceiling.get(key) is None else f"{ceiling[key]:.2f}x")
         lines.append(f"| {category} | " + " | ".join(cells) + " |")
-    lines += ["", "| mode | tok/s | acceptance | tokens/pass | identical to plain | peak RSS MB |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "| mode | tok/s | acceptance | tokens/pass | identical to plain | "
+                  "projection, flat v(k) | peak RSS MB |", "|---|---|---|---|---|---|---|"]
     for mode, f in report["overall"].items():
         acc = "–" if f["acceptance_rate"] is None else f"{100 * f['acceptance_rate']:.0f}%"
         tpp = "–" if f["mean_accepted_length"] is None else f"{f['mean_accepted_length']:.2f}"
         same = "–" if f["identical_to_plain"] is None else f"{100 * f['identical_to_plain']:.0f}%"
+        flat = f.get("flat_cost_projection")
+        projection = "–" if flat is None else f"{flat:.2f}x"
         lines.append(f"| {mode} | {f['tokens_per_second']:.1f} | {acc} | {tpp} | {same} | "
-                     f"{report['peak_rss_mb'].get(mode, 0):.0f} |")
+                     f"{projection} | {report['peak_rss_mb'].get(mode, 0):.0f} |")
+    lines += ["", "Projection, flat v(k): a projection, not a measurement: the speedup these "
+                  "runs' drafts would give if a pass over up to 16 tokens cost one pass (as on a "
+                  "GPU), drafts chosen for this machine's curve."]
     if ceiling:
         lines += ["", "n-gram ceiling: the speedup, in target passes, of an oracle that drafts "
                       "exactly the n-gram guesses the target will accept, priced with the cost "

@@ -44,6 +44,9 @@ class RunLog:
     results: list[TurnResult] = field(default_factory=list)
     peak_rss_mb: dict[str, float] = field(default_factory=dict)
     greedy_identity: str = ""  # whether greedy speculation is exact on this target (invariance.py)
+    target: str = ""  # llama.cpp's description of the target: architecture, size, weight type
+    cost_curve: dict[int, float] = field(default_factory=dict)  # v(k) as auto corrected it
+    draft_cost: float = 0.0  # a draft-model token's cost in target passes (0: not measured)
 
 
 def load_questions(path: Path) -> list[dict]:
@@ -98,7 +101,8 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
     65.0 vs 66.8 tok/s for the same mode first and fourth). Later turns follow plain decoding's
     answers in every mode, so each turn compares the modes on the same prompt. `repeats` runs
     the whole set that many times (the mode order shifted each time), for error bars."""
-    log = RunLog(greedy_identity=engine.drift.describe())
+    log = RunLog(greedy_identity=engine.drift.describe(),
+                 target=getattr(engine.target, "description", ""))
     total = sum(len(q["turns"]) for q in questions) * len(modes) * repeats
     done_count = 0
     plain_turns: list[tuple[TurnResult, list[dict[str, str]]]] = []
@@ -133,6 +137,10 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
         # lcp-pld is compared on text (its tokens are not exposed)
         _mark_peer_identity(log, question, repeat)
     _price_the_oracle(engine, plain_turns)
+    if engine.costs is not None:  # auto ran: its curve, as corrected by the run's passes
+        curve = engine.prepare_auto().costs
+        log.cost_curve = {k: round(curve(k), 2) for k in sorted(engine.costs.v)}
+        log.draft_cost = round(engine.draft_cost, 3)
     return log
 
 
