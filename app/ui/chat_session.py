@@ -146,6 +146,13 @@ class ChatSession(QObject):
                      if v.text.strip()]
         return messages
 
+    def messages_to_compare(self) -> list[dict[str, str]]:
+        """The conversation up to and including its last user message (what Compare answers)."""
+        messages = self.engine_messages()
+        while messages and messages[-1]["role"] != "user":
+            messages.pop()
+        return messages
+
     def _start_reply(self, mode: str) -> None:
         messages = self.engine_messages()
         view = self.chat.add_message("assistant", streaming=True, mode=mode)

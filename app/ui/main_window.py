@@ -312,18 +312,11 @@ class MainWindow(QMainWindow):
         self.stop_button.setEnabled(streaming)
         self.regenerate_button.setEnabled(self.ready and not self.loading
                                           and self.session.can_regenerate())
-        self.compare_action.setEnabled(can_send and bool(self._messages_to_compare()))
-
-    def _messages_to_compare(self) -> list[dict[str, str]]:
-        """The conversation up to and including its last user message."""
-        messages = self.session.engine_messages()
-        while messages and messages[-1]["role"] != "user":
-            messages.pop()
-        return messages
+        self.compare_action.setEnabled(can_send and bool(self.session.messages_to_compare()))
 
     def compare(self) -> None:
         from app.ui.compare_dialog import CompareDialog
-        messages = self._messages_to_compare()
+        messages = self.session.messages_to_compare()
         if not messages or not self.ready or self.session.streaming:
             return
         mode = self.current_mode()
