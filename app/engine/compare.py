@@ -28,7 +28,11 @@ class Comparison:
     speculative_text: str
     identical: bool  # token for token
     divergence: str | None  # where and why they differ, when they do
-    identity_note: str = ""  # set where greedy identity is not guaranteed (invariance.py)
+
+    @property
+    def identity_note(self) -> str:
+        """Set where greedy identity is not guaranteed on this target (invariance.py)."""
+        return self.speculative.identity_note
 
     @property
     def speedup(self) -> float:
@@ -63,8 +67,7 @@ def compare(engine: Engine, messages: list[dict[str, str]], params: SamplingPara
     if not identical:
         found = explain_divergence(engine, messages, plain_tokens, fast_tokens)
         divergence = found.describe() if found else "one reply stopped earlier"
-    yield Comparison(mode, plain.stats, fast.stats, plain.text, fast.text, identical, divergence,
-                     fast.stats.identity_note)
+    yield Comparison(mode, plain.stats, fast.stats, plain.text, fast.text, identical, divergence)
 
 
 @dataclass(frozen=True)

@@ -184,7 +184,12 @@ def cached_costs(backend, probe: list[int], role: str) -> tuple[BatchCosts, floa
 
 def _probe(probe_tokens: list[int]) -> list[int]:
     """The probe text repeated to CONTEXT_TOKENS + 20 tokens at least."""
-    return probe_tokens * (1 + (CONTEXT_TOKENS + 20) // max(len(probe_tokens), 1))
+    return repeat_to(probe_tokens, CONTEXT_TOKENS + 20)
+
+
+def repeat_to(tokens: list[int], length: int) -> list[int]:
+    """`tokens` repeated until there are at least `length` of them."""
+    return tokens * (1 + length // max(len(tokens), 1))
 
 
 def cache_key(model_path: Path, *parts: object) -> str:

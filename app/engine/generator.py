@@ -123,6 +123,9 @@ class Engine:
             self.prepare_auto()
 
     def detach_draft(self) -> None:
+        """Close the draft model; auto mode is rebuilt for the next one (what it learnt about
+        n-gram lookup is saved first and restored by prepare_auto)."""
+        self.save_learnt()
         if self.draft is not None:
             self.draft.close()
         self.draft = None
@@ -162,17 +165,17 @@ class Engine:
         conversation (or a one-shot `draftlight chat`) then starts from them instead of the
         cautious prior, which drafts little until it has seen the model copy."""
         key = self._learnt_key()
-        ngram = next((c for c in self._auto.candidates if c.drafter is self.ngram),
-                     None) if self._auto is not None else None
-        if ngram is not None and key:
-            store_cached(key, ngram.model.counts())
+        if self._auto is None or key is None:
+            return
+        for candidate in self._auto.candidates:
+            if candidate.drafter is self.ngram:
+                try:
+                    store_cached(key, candidate.model.counts())
+                except OSError:
+                    pass  # the cache folder is not writable: only a head start is lost
 
     def close(self) -> None:
-        try:
-            self.save_learnt()
-        except OSError:
-            pass  # the cache folder is not writable: nothing is lost but a head start
-        self.detach_draft()
+        self.detach_draft()  # keeps what auto learnt
         self.target.close()
 
     # --- prompt --------------------------------------------------------------------------

@@ -51,8 +51,7 @@ class BatchDrift:
 
 def measure_drift(model: LanguageModel, probe_tokens: list[int]) -> BatchDrift:
     """Compare one-token and batched evaluation of PROBE_TOKENS tokens after each context."""
-    needed = max(PROBE_CONTEXTS) + PROBE_TOKENS
-    tokens = probe_tokens * (1 + needed // max(len(probe_tokens), 1))
+    tokens = costs.repeat_to(probe_tokens, max(PROBE_CONTEXTS) + PROBE_TOKENS)
     worst = 0.0
     for context in PROBE_CONTEXTS:
         context = max(1, min(context, model.n_ctx - PROBE_TOKENS - 1))
