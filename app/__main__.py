@@ -1,3 +1,4 @@
 from app.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # a spawned child process (app.store.convert) imports this module
+    raise SystemExit(main())

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.paths import target_or_bundled
+from app.store.cli import default_target_in_terminal
 from app.user_messages import UserError, note
 
 DRAFT_COLOUR = "\x1b[1;36m"  # bold cyan: tokens a draft guessed and the target accepted
@@ -65,7 +65,7 @@ def run_chat(args: argparse.Namespace) -> int:
     if question is not None and not question.strip():
         raise UserError("the message is empty")
     colour = not args.no_color and not args.json and sys.stdout.isatty()
-    target = target_or_bundled(target)
+    target = default_target_in_terminal(target)
     check_models_fit(target, draft, n_ctx=n_ctx)  # refuses, with the numbers, before loading
     engine = Engine.load(target, draft, LoadOptions(n_ctx=n_ctx, n_threads=settings.n_threads))
     try:

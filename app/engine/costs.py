@@ -179,7 +179,22 @@ def cached_costs(backend, probe: list[int], role: str) -> tuple[BatchCosts, floa
         return BatchCosts({1: 1.0}, seconds), seconds
     curve = measure(backend, probe)
     store_cached(key, {"v": curve.v, "token_seconds": curve.token_seconds})
+    if options.n_gpu_layers == 0:
+        store_cached(_verify_key(backend.path), {"v8": curve(8)})
     return curve, curve.token_seconds
+
+
+def measured_verify_cost(model_path: Path) -> float | None:
+    """v(8) of this file as last measured on this machine's CPU (None: never measured)."""
+    try:
+        cached = load_cached(_verify_key(Path(model_path)))
+    except OSError:  # the file is gone
+        return None
+    return float(cached["v8"]) if cached and "v8" in cached else None
+
+
+def _verify_key(model_path: Path) -> str:
+    return cache_key(model_path, "verify-v8")
 
 
 def _probe(probe_tokens: list[int]) -> list[int]:

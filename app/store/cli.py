@@ -8,8 +8,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from app.store.errors import StoreError
 from app.units import format_bytes
-from app.user_messages import note
+from app.user_messages import UserError, note
 
 # tqdm scales bytes with SI prefixes (unit_divisor=1000), like app.units.format_bytes
 BAR_FORMAT = "{percentage:3.0f}% |{bar}| {n_fmt}B/{total_fmt}B  {rate_fmt}  ETA {remaining}"
@@ -38,6 +39,18 @@ def add_models_parser(commands) -> None:
     add = sub.add_parser("add", help="register a GGUF file you already have (it is not moved)")
     add.add_argument("path", type=Path, metavar="PATH")
     add.set_defaults(run=_telling_notices(run_add))
+
+    convert = sub.add_parser(
+        "convert", help="re-quantise a model to another weight type (e.g. one that verifies "
+                        "drafts faster on a CPU)",
+        description="Write a copy of a model in another weight type with llama.cpp's quantizer. "
+                    "Q4_0, Q8_0, IQ4_NL and Q4_K_M verify drafted tokens fast on a CPU; Q4_1, "
+                    "Q5_1, Q5_K and Q6_K do not. Converting from an already quantised file adds "
+                    "error: compare with `python -m app.bench.weights`.")
+    convert.add_argument("name", metavar="NAME", help="an installed model's name, or a GGUF path")
+    convert.add_argument("--type", required=True, metavar="TYPE", dest="weight_type",
+                         help="Q4_0, Q8_0, Q4_K_M, IQ4_NL, Q5_K_M, Q6_K, …")
+    convert.set_defaults(run=_telling_notices(run_convert))
 
     search = sub.add_parser("search", help="search the hub for GGUF repositories")
     search.add_argument("query", metavar="QUERY")
@@ -71,12 +84,75 @@ def run_list(args: argparse.Namespace) -> int:
     if not models:
         print("no models installed")
         return 0
-    width = max(len(m.name) for m in models)
-    for model in models:
-        size = format_bytes(model.size) if model.size else "?"
-        origin = model.repo or str(model.path)
-        missing = "" if model.exists else "  (file missing)"
-        print(f"{model.name:<{width}}  {model.source:<7}  {size:>9}  {origin}{missing}")
+    rows = [(m.name, m.source, format_bytes(m.size) if m.size else "?", *_weights_of(m.path),
+             _origin(m)) for m in models]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows:
+        print("  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths)) + "  " + row[5])
+    on_gpu = _gpu_offload()
+    print("fast/slow verify: whether this machine checks a batch of drafted tokens cheaply "
+          "with that weight type" + (" (GPU build: every type is fast on the GPU)" if on_gpu
+                                     else "; `models convert NAME --type Q4_0` makes a fast copy"))
+    return 0
+
+
+def _weights_of(path: Path) -> tuple[str, str]:
+    """(weight type, verify label) of a model file, blank where the header cannot be read."""
+    from app.engine.verify_speed import verify_speed
+    from app.store.gguf_info import read_gguf_info
+    try:
+        quant = read_gguf_info(path).quantisation
+    except (OSError, StoreError):
+        return "", ""
+    speed = verify_speed(quant, path, on_gpu=_gpu_offload())
+    return quant or "?", speed.label + (f" (v8 {speed.v8:.1f})" if speed.v8 is not None else "")
+
+
+def _origin(model) -> str:
+    missing = "" if model.exists else "  (file missing)"
+    if model.converted_from:
+        return f"from {model.converted_from}: {model.path}{missing}"
+    return (model.repo or str(model.path)) + missing
+
+
+def _gpu_offload() -> bool:
+    try:
+        from app.engine.llama_backend import gpu_offload_supported
+        return gpu_offload_supported()
+    except ImportError:
+        return False
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    from app.store.convert import ConversionCancelled, conversion_target, convert, weight_type
+    from app.store.installed import find_installed, register_conversion
+    type_name = weight_type(args.weight_type)
+    candidate = Path(args.name).expanduser()
+    if candidate.suffix.lower() == ".gguf" or candidate.is_file():
+        if not candidate.is_file():
+            raise UserError(f"no such file: {candidate}")
+        source, source_name = candidate.resolve(), str(candidate.resolve())
+    else:
+        model = find_installed(args.name)
+        if not model.exists:
+            raise UserError(f"{model.name}'s file is missing: {model.path}")
+        source, source_name = model.path, model.name
+    dest = conversion_target(source, type_name)
+    if dest.exists():
+        raise UserError(f"{dest} already exists; remove it first "
+                        f"(`draftlight models rm NAME`) to convert again")
+    bar = ConvertBar(sys.stderr, f"{source.name} -> {type_name}")
+    try:
+        convert(source, dest, type_name, on_progress=bar)
+    except (KeyboardInterrupt, ConversionCancelled):
+        bar.finish()
+        print("interrupted; no file was written", file=sys.stderr)
+        return 130
+    finally:
+        bar.finish()
+    model = register_conversion(dest, source_name)
+    print(f"converted {source_name} to {type_name}: {model.name} "
+          f"({format_bytes(model.size or 0)}) at {dest}")
     return 0
 
 
@@ -129,6 +205,52 @@ def run_files(args: argparse.Namespace) -> int:
         unusable = "" if file.is_single_model else "  (split or projector: not supported)"
         print(f"{file.path}  {file.quant or '?'}  {format_bytes(file.size or 0)}{unusable}")
     return 0
+
+
+class ConvertBar:
+    """A conversion's progress on stderr: a tqdm bar over the model's tensors."""
+
+    def __init__(self, stream, description: str) -> None:
+        self.stream = stream
+        self.description = description
+        self.bar: tqdm | None = None
+
+    def __call__(self, progress) -> None:
+        if progress.stage == "verifying":
+            self.finish()
+            return
+        if self.bar is None and progress.total:
+            tty = self.stream.isatty()
+            self.bar = tqdm(total=progress.total, desc=self.description, unit=" tensors",
+                            file=self.stream, dynamic_ncols=tty, mininterval=0.1 if tty else 5.0,
+                            leave=False)
+        if self.bar is not None:
+            self.bar.update(progress.done - self.bar.n)
+
+    def finish(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def default_target_in_terminal(path: Path | None) -> Path:
+    """The target a command was given, else the default model: converted on first use with a
+    progress bar, or the shipped file with a note if that cannot be done."""
+    from app.store.default_model import DEFAULT_TYPE, default_target, needs_conversion
+    # a terminal is told what the pause is; a log or a pipe only hears of a failure
+    show = sys.stderr.isatty() and path is None and needs_conversion()
+    if show:
+        print(f"making the faster {DEFAULT_TYPE} copy of the bundled model (once)…",
+              file=sys.stderr, flush=True)
+    bar = ConvertBar(sys.stderr, DEFAULT_TYPE) if show else None
+    try:
+        chosen = default_target(path, on_progress=bar)
+    finally:
+        if bar is not None:
+            bar.finish()
+    if chosen.note:
+        note(chosen.note)
+    return chosen.path
 
 
 class PullProgress:

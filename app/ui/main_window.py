@@ -164,6 +164,7 @@ class MainWindow(QMainWindow):
         models = self.models
         models.changed.connect(self._on_models_changed)
         models.status.connect(self.status_label.setText)
+        models.percent.connect(self._show_percent)
         models.loaded.connect(self._on_loaded)
         models.failed.connect(self._on_load_failed)
         models.problem.connect(self.banner.show_message)
@@ -293,6 +294,14 @@ class MainWindow(QMainWindow):
         self.conversations.refresh()
         if moved:
             self.show_status(f"The old history was kept as {moved.name}")
+
+    def _show_percent(self, percent: int) -> None:
+        """A conversion's progress in the status bar's bar; -1 makes it busy again."""
+        if percent < 0:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 100)
+            self.progress.setValue(percent)
 
     def show_status(self, text: str) -> None:
         self.statusBar().showMessage(text, 5000)

@@ -16,6 +16,7 @@ from app.ui.worker import EngineThread
 class ModelLoader(QObject):
     changed = Signal()  # loading, ready, the draft or the modes on offer changed
     status = Signal(str)  # one line for the status bar
+    percent = Signal(int)  # progress of a conversion before loading; -1: busy, no figure
     loaded = Signal(str)  # the target (named) is ready: messages can be sent
     failed = Signal(str)  # the target could not be loaded: why
     problem = Signal(str)  # something the user should see that did not stop the load
@@ -31,9 +32,11 @@ class ModelLoader(QObject):
         self.loading = True
         self.ready = False
         self.draft_name: str | None = None  # the draft really loaded, not just asked for
+        self.target_name = spec.target_name  # the target file really loaded, once ready
         worker = engine.worker
         worker.capabilities.connect(self._on_capabilities)
         worker.loading.connect(self._on_loading)
+        worker.preparing.connect(self._on_preparing)
         worker.loaded.connect(self._on_loaded)
         worker.load_failed.connect(self._on_load_failed)
         worker.draft_changed.connect(self._on_draft_changed)
@@ -68,10 +71,19 @@ class ModelLoader(QObject):
         self.loading = True
         self.changed.emit()
         self.status.emit(what)
+        self.percent.emit(-1)
+
+    def _on_preparing(self, what: str, percent: int) -> None:
+        if not self.loading:
+            self.loading = True
+            self.changed.emit()
+        self.status.emit(f"{what} {percent}%")
+        self.percent.emit(percent)
 
     def _on_loaded(self, info: dict) -> None:
         self.loading, self.ready = False, True
         self.draft_name = info.get("draft")
+        self.target_name = info["target"]
         self.changed.emit()
         self.status.emit(self._ready_line(info["target"]))
         problems = list(info.get("notices") or [])
@@ -91,7 +103,7 @@ class ModelLoader(QObject):
         self.loading = False
         self.draft_name = name
         self.changed.emit()
-        self.status.emit(self._ready_line(self.spec.target_name))
+        self.status.emit(self._ready_line(self.target_name))
 
     def _on_draft_failed(self, message: str) -> None:
         self.loading = False

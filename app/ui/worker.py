@@ -31,6 +31,7 @@ def one_line(exc: BaseException) -> str:
 class EngineWorker(QObject):
     capabilities = Signal(object)  # {"modes": tuple[str, ...], "gpu_offload": bool}
     loading = Signal(str)  # what is being loaded, in words
+    preparing = Signal(str, int)  # the default model is being converted: words, percent
     loaded = Signal(object)  # {"target": name, "draft": name or None}
     load_failed = Signal(str)
     draft_changed = Signal(object)  # draft file name, or None
@@ -74,6 +75,7 @@ class EngineWorker(QObject):
                 self.capabilities.emit(self.factory.capabilities())
                 self._capabilities_sent = True
             self._close_engine()
+            spec, notices = self._resolve_target(spec)
             self.loading.emit(f"Loading {spec.target_name}…")
             self.engine = self.factory.load_engine(replace(spec, draft_path=None))
         except Exception as exc:  # noqa: BLE001 - shown as one line; the app stays usable
@@ -82,7 +84,7 @@ class EngineWorker(QObject):
             self.load_failed.emit(one_line(exc))
             return
         info = {"target": spec.target_name, "draft": None, "draft_error": None,
-                "notices": self._notices(spec)}
+                "notices": notices + self._notices(spec)}
         if spec.draft_path:
             try:
                 self.loading.emit(f"Loading draft {spec.draft_name}…")
@@ -91,6 +93,18 @@ class EngineWorker(QObject):
             except Exception as exc:  # noqa: BLE001
                 info["draft_error"] = one_line(exc)
         self.loaded.emit(info)
+
+    def _resolve_target(self, spec: EngineSpec) -> tuple[EngineSpec, list[str]]:
+        """A spec without a target means the default model, which the first time is converted
+        from the bundled file here (seconds), with progress for the window."""
+        if spec.target_path:
+            return spec, []
+
+        def report(done: int, total: int, what: str) -> None:
+            self.preparing.emit(what, round(100 * done / total) if total else 0)
+
+        path, note = self.factory.prepare_default(report, lambda: self.stop_upto == STOP_ALL)
+        return replace(spec, target_path=path), [note] if note else []
 
     def _notices(self, spec: EngineSpec) -> list[str]:
         """What the user should know about the loaded target (a missing chat template)."""
