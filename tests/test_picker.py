@@ -59,6 +59,24 @@ def select_file(qtbot, dialog, name):
     dialog.files.selectRow(row)
 
 
+def test_each_file_says_whether_it_verifies_drafts_fast_on_this_machine(
+        qtbot, fake_hub, make_dialog, bundled_model):
+    from tests.conftest_hub import QUANTS_REPO
+    cpu = make_dialog(fake_hub.url)
+    cpu.show_repo(QUANTS_REPO)
+    qtbot.waitUntil(lambda: len(cpu.files_shown) == 2, timeout=TIMEOUT_MS)
+    assert cpu.files.horizontalHeaderItem(4).text() == "Drafts"
+    verify = {cpu.files.item(r, 1).text(): cpu.files.item(r, 4) for r in range(2)}
+    assert verify["Q4_0"].text() == "fast verify" and verify["Q4_1"].text() == "slow verify"
+    assert "costs nearly k passes" in verify["Q4_1"].toolTip()
+    assert "Q4_1, slow verify" in cpu.installed.item(0).text()  # the bundled file
+
+    gpu = make_dialog(fake_hub.url, gpu_offload=True)
+    gpu.show_repo(QUANTS_REPO)
+    qtbot.waitUntil(lambda: len(gpu.files_shown) == 2, timeout=TIMEOUT_MS)
+    assert {gpu.files.item(r, 4).text() for r in range(2)} == {"fast verify"}
+
+
 def test_search_select_download_and_see_it_installed(qtbot, fake_hub, make_dialog,
                                                      machine_memory):
     machine_memory(64 * GiB, 32 * GiB)

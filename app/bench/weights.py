@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=128, help="greedy reply length")
     parser.add_argument("--prompts", type=int, default=0, help="use the first N prompts (0: all)")
     parser.add_argument("--out", type=Path, default=Path("bench-weights"))
+    parser.add_argument("--perplexity-only", action="store_true",
+                        help="only each type's perplexity on the prompts' own text")
     args = parser.parse_args(argv)
     source = args.source or paths.bundled_model_path()
     if source is None:
@@ -60,6 +62,13 @@ def main(argv: list[str] | None = None) -> int:
         files[type_name] = dest
 
     from app.engine.llama_backend import LlamaBackend
+    corpus = "\n\n".join(turn for q in questions for turn in q["turns"])
+    if args.perplexity_only:
+        for type_name, path in files.items():
+            with LlamaBackend(path) as model:
+                value = _perplexity(model, model.tokenize(corpus, add_bos=model.add_bos))
+            print(json.dumps({"type": type_name, "perplexity": round(value, 3)}), flush=True)
+        return 0
     with LlamaBackend(source) as reference:
         prompts = [_prompt_tokens(reference, q["turns"][0]) for q in questions]
         replies = [_greedy(reference, p, args.tokens) for p in prompts]
@@ -76,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                 agree += int((rows.argmax(1) == ref.argmax(1)).sum())
                 kl += float(_kl(ref, rows).sum())
                 n += len(reply)
+            perplexity = _perplexity(model, model.tokenize(corpus, add_bos=model.add_bos))
             identical = sum(_greedy(model, p, args.tokens) == r for p, r in zip(prompts, replies))
         result = {
             "type": type_name, "megabytes": round(path.stat().st_size / 1e6, 1),
@@ -85,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             "batch_exact": drift.exact, "drift": round(drift.gap_change, 3),
             "top1_agreement": round(agree / n, 4), "mean_kl": round(kl / n, 5),
             "identical_replies": f"{identical}/{len(prompts)}",
+            "perplexity": round(perplexity, 3),
         }
         results.append(result)
         print(json.dumps(result), flush=True)
@@ -122,6 +133,21 @@ def _teacher_forced(model, prompt: list[int], reply: list[int]) -> np.ndarray:
     return model.eval([prompt[-1], *reply[:-1]], n_logits=len(reply)).astype(np.float64)
 
 
+def _perplexity(model, tokens: list[int], window: int = 512) -> float:
+    """exp(mean negative log-likelihood) of `tokens`, in independent windows of `window`."""
+    nll, n = 0.0, 0
+    for start in range(0, len(tokens) - 1, window):
+        chunk = tokens[start:start + window + 1]
+        if len(chunk) < 2:
+            break
+        model.truncate(0)
+        logits = model.eval(chunk[:-1], n_logits=len(chunk) - 1).astype(np.float64)
+        log_z = np.logaddexp.reduce(logits, axis=1)
+        nll += float((log_z - logits[np.arange(len(chunk) - 1), chunk[1:]]).sum())
+        n += len(chunk) - 1
+    return float(np.exp(nll / n))
+
+
 def _kl(p_logits: np.ndarray, q_logits: np.ndarray) -> np.ndarray:
     """KL(p || q) per row, from logits."""
     log_p = p_logits - np.logaddexp.reduce(p_logits, axis=1, keepdims=True)
@@ -131,13 +157,15 @@ def _kl(p_logits: np.ndarray, q_logits: np.ndarray) -> np.ndarray:
 
 def _table(results: list[dict]) -> str:
     head = ("| weights | MB | one token | " + " | ".join(f"v({k})" for k in V_POINTS)
-            + " | best k/v(k) | batched = one-token | top-1 agreement | mean KL | identical replies |")
+            + " | best k/v(k) | batched = one-token | top-1 agreement | mean KL | identical replies "
+            "| perplexity |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in results:
         lines.append(f"| {r['type']} | {r['megabytes']} | {r['token_ms']} ms | "
                      + " | ".join(str(r["v"][k]) for k in V_POINTS)
                      + f" | {r['best_k_per_v']} | {'yes' if r['batch_exact'] else 'no'} | "
-                     f"{r['top1_agreement']:.1%} | {r['mean_kl']} | {r['identical_replies']} |")
+                     f"{r['top1_agreement']:.1%} | {r['mean_kl']} | {r['identical_replies']} | "
+                     f"{r['perplexity']} |")
     return "\n".join(lines)
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from app.store.errors import StoreError
 from app.units import format_bytes
 from app.user_messages import UserError, note
 
@@ -99,10 +98,9 @@ def run_list(args: argparse.Namespace) -> int:
 def _weights_of(path: Path) -> tuple[str, str]:
     """(weight type, verify label) of a model file, blank where the header cannot be read."""
     from app.engine.verify_speed import verify_speed
-    from app.store.gguf_info import read_gguf_info
-    try:
-        quant = read_gguf_info(path).quantisation
-    except (OSError, StoreError):
+    from app.store.gguf_info import weight_type_of
+    quant = weight_type_of(path)
+    if quant is None:
         return "", ""
     speed = verify_speed(quant, path, on_gpu=_gpu_offload())
     return quant or "?", speed.label + (f" (v8 {speed.v8:.1f})" if speed.v8 is not None else "")

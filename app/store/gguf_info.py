@@ -97,6 +97,14 @@ def read_gguf_info(path: str | Path) -> GGUFInfo:
     return _info_from(path, version, meta, tensor_params)
 
 
+def weight_type_of(path: str | Path) -> str | None:
+    """The file's weight type ("Q4_0", …), or None if its header does not say or cannot be read."""
+    try:
+        return read_gguf_info(path).quantisation
+    except (OSError, GGUFError):
+        return None
+
+
 def _info_from(path: Path, version: int, meta: dict, tensor_params: int) -> GGUFInfo:
     arch = meta.get("general.architecture")
     if not isinstance(arch, str):

@@ -286,7 +286,8 @@ class MainWindow(QMainWindow):
 
     def open_models(self) -> None:
         from app.ui import picker  # written separately; the action is hidden without it
-        picker.PickerDialog(self).exec()
+        picker.PickerDialog(self, n_ctx=self.settings.n_ctx,
+                            gpu_offload=self.models.gpu_offload).exec()
 
     def _start_fresh_history(self) -> None:
         moved = self.history.start_fresh()

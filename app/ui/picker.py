@@ -14,10 +14,12 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QGridLayout, QGroupBo
                                QHeaderView, QLabel, QLineEdit, QListWidget, QListWidgetItem,
                                QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from app.engine.verify_speed import verify_speed
 from app.store.catalog import Catalog, load_catalog
 from app.store.download_queue import DownloadQueue
 from app.store.downloads import DownloadJob, JobState
 from app.store.errors import StoreError, describe_error
+from app.store.gguf_info import weight_type_of
 from app.store.hub import HubClient
 from app.store.installed import list_installed, take_notices
 from app.store.memory import Fit, assess
@@ -53,13 +55,14 @@ class PickerDialog(QDialog):
 
     def __init__(self, parent: QWidget | None = None, *, hub: HubClient | None = None,
                  queue: DownloadQueue | None = None, catalog: Catalog | None = None,
-                 n_ctx: int = 4096) -> None:
+                 n_ctx: int = 4096, gpu_offload: bool = False) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models")
         self.resize(900, 700)
         self.hub = hub
         self.queue = queue or shared_download_queue()
         self.n_ctx = n_ctx
+        self.gpu_offload = gpu_offload  # every weight type verifies drafts fast on a GPU
         self.catalog, catalog_error = self._load_catalog(catalog)
         self._requests = LatestRequests(self, thread_name_prefix="picker")
         self._requests.failed.connect(lambda exc: self.status.setText(describe_error(exc)))
@@ -87,8 +90,11 @@ class PickerDialog(QDialog):
         self.repos = QListWidget()
         self.repos.currentItemChanged.connect(lambda item, _old: item and self.show_repo(
             item.data(Qt.UserRole)))
-        self.files = QTableWidget(0, 4)
-        self.files.setHorizontalHeaderLabels(["File", "Quant", "Size", "Memory"])
+        self.files = QTableWidget(0, 5)
+        self.files.setHorizontalHeaderLabels(["File", "Quant", "Size", "Memory", "Drafts"])
+        self.files.horizontalHeaderItem(4).setToolTip(
+            "Whether this machine checks a batch of drafted tokens cheaply with this weight "
+            "type: speculation gains more with a fast-verify file")
         self.files.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.files.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.files.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
@@ -199,10 +205,12 @@ class PickerDialog(QDialog):
         self.files.setRowCount(len(self._files))
         for row, file in enumerate(self._files):
             badge = self._badge(file.size) if file.size else None
+            speed = verify_speed(file.quant, on_gpu=self.gpu_offload)
             cells = [file.path, file.quant or "?", format_bytes(file.size or 0),
-                     badge.value if badge else "?"]
+                     badge.value if badge else "?", speed.label]
             for column, text in enumerate(cells):
                 self.files.setItem(row, column, QTableWidgetItem(text))
+            self.files.item(row, 4).setToolTip(speed.describe())
             if badge:
                 self.files.item(row, 3).setForeground(Qt.GlobalColor.white)
                 self.files.item(row, 3).setBackground(QColor(BADGE_COLOURS[badge]))
@@ -267,7 +275,11 @@ class PickerDialog(QDialog):
         self.installed.clear()
         for model in list_installed():
             size = format_bytes(model.size) if model.size else "?"
-            self.installed.addItem(f"{model.name}  ({model.source}, {size})")
+            quant = weight_type_of(model.path)
+            speed = verify_speed(quant, model.path, on_gpu=self.gpu_offload)
+            details = ", ".join(x for x in (model.source, size, quant, speed.label) if x)
+            self.installed.addItem(f"{model.name}  ({details})")
+            self.installed.item(self.installed.count() - 1).setToolTip(speed.describe())
         notices = take_notices()
         if notices:
             self.status.setText("; ".join(notices))
