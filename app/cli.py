@@ -13,6 +13,7 @@ from app import __version__
 from app.user_messages import UserError
 
 EXIT_USAGE = 2
+QUANTIZE_CHILD = "_quantize-child"  # hidden: app.store.convert.CHILD_COMMAND
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [QUANTIZE_CHILD]:  # the frozen app runs its own quantizer child this way
+        from app.store.convert import quantize_child
+        source, temp, weights, threads = argv[1:5]
+        return quantize_child(source, temp, weights, int(threads))
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
