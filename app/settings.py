@@ -38,6 +38,8 @@ class Settings:
     system_prompt: str = ""
     mode: str = ""  # speculation mode; "" = auto (drafts only when it pays)
     show_highlights: bool = True  # colour accepted draft runs
+    flash_drafts: bool = True  # accepted runs arrive in a bright colour that fades to their tint
+    palette: str = "default"  # highlight colours: "default", "colourblind" or "contrast"
 
     def effective_mode(self) -> str:
         return self.mode or "auto"

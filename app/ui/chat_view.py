@@ -7,7 +7,9 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 from PySide6.QtCore import Qt
 
+from app.ui.flash import FlashDriver
 from app.ui.message_view import MessageView
+from app.ui.palette import DEFAULT, Scheme
 
 
 class ChatView(QScrollArea):
@@ -32,13 +34,17 @@ class ChatView(QScrollArea):
         self.setWidget(container)
         self.messages: list[MessageView] = []
         self.highlights = True
+        self.flash = True  # runs arriving in a streaming reply flash (when highlights show)
+        self.scheme: Scheme = DEFAULT
+        self.flasher = FlashDriver(self)  # the one animation timer of all messages
         self._follow = True
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._remember_position)
         bar.rangeChanged.connect(self._keep_following)
 
     def add_message(self, role: str, text: str = "", **kwargs) -> MessageView:
-        view = MessageView(role, text, highlights=self.highlights, **kwargs)
+        view = MessageView(role, text, highlights=self.highlights, scheme=self.scheme,
+                           flasher=self.flasher if self.flash else None, **kwargs)
         view.copied.connect(self.copied)
         self._layout.insertWidget(self._layout.count() - 1, view)
         self.messages.append(view)
@@ -48,6 +54,7 @@ class ChatView(QScrollArea):
 
     def remove_message(self, view: MessageView) -> None:
         self.messages.remove(view)
+        view.stop_flashes()
         self._layout.removeWidget(view)
         view.deleteLater()
         self.placeholder.setVisible(not self.messages)
@@ -61,6 +68,19 @@ class ChatView(QScrollArea):
         self.highlights = visible
         for view in self.messages:
             view.set_highlights_visible(visible)
+
+    def set_flash(self, on: bool) -> None:
+        """Applies to runs that arrive from now on; switching off also ends running flashes."""
+        self.flash = on
+        for view in self.messages:
+            if not on:
+                view.stop_flashes()
+            view.flasher = self.flasher if on else None
+
+    def set_scheme(self, scheme: Scheme) -> None:
+        self.scheme = scheme
+        for view in self.messages:
+            view.set_scheme(scheme)
 
     def _remember_position(self, value: int) -> None:
         self._follow = value >= self.verticalScrollBar().maximum() - 8

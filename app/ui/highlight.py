@@ -9,7 +9,9 @@ whitespace (soft line breaks become spaces), finds them. Code blocks are copied 
 their highlights map exactly. A rendered character that cannot be matched is left plain.
 
 Every highlighted character carries RUN_TOKENS (the run's length in tokens) whether or not the
-colours are shown; the background is what the "Highlights" switch turns on and off.
+colours are shown; the background is what the "Highlights" switch turns on and off, and
+`restyle` changes it in place (no re-parsing) when the switch or the colour scheme changes.
+Colours come from a palette.Scheme.
 """
 
 from __future__ import annotations
@@ -22,32 +24,57 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import (QBrush, QColor, QFont, QFontDatabase, QTextBlockFormat,
                            QTextCharFormat, QTextCursor, QTextDocument, QTextFormat)
 
+from app.ui.palette import BUCKETS, DEFAULT, Scheme, bucket  # noqa: F401 (BUCKETS re-exported)
+
 RUN_TOKENS = QTextFormat.UserProperty + 1  # int: length in tokens of the draft run
 CODE_BLOCK_INDEX = QTextFormat.UserProperty + 2  # int, on copy-link characters
 CODE_LINK_SCHEME = "copy-code"
 
-# Colour strength grows with the run length: 1, 2, 3–4, 5+ accepted tokens in one pass.
-BUCKETS = ((1, "1"), (2, "2"), (3, "3–4"), (5, "5+"))
-_BASE = (0, 150, 200)  # a cyan: distinct from link blue and from selection colours
-_ALPHAS = (55, 95, 145, 200)
 _WHITESPACE = re.compile(r"\s")
 
 
-def bucket(run_tokens: int) -> int:
-    starts = [start for start, _ in BUCKETS]
-    return max(bisect.bisect_right(starts, run_tokens) - 1, 0)
+def run_colour(run_tokens: int, scheme: Scheme = DEFAULT) -> QColor:
+    return scheme.tint(run_tokens)
 
 
-def run_colour(run_tokens: int) -> QColor:
-    return QColor(*_BASE, _ALPHAS[bucket(run_tokens)])
-
-
-def run_format(run_tokens: int, visible: bool) -> QTextCharFormat:
+def run_format(run_tokens: int, visible: bool, scheme: Scheme = DEFAULT) -> QTextCharFormat:
     fmt = QTextCharFormat()
     fmt.setProperty(RUN_TOKENS, run_tokens)
     if visible:
-        fmt.setBackground(QBrush(run_colour(run_tokens)))
+        fmt.setBackground(QBrush(scheme.tint(run_tokens)))
+        if scheme.text_colour() is not None:
+            fmt.setForeground(scheme.text_colour())
     return fmt
+
+
+def restyle(doc: QTextDocument, visible: bool, scheme: Scheme = DEFAULT) -> None:
+    """Give every run fragment the colours of `scheme` (or none), keeping its other formats
+    (code font, links): what the Highlights switch and a scheme change do, without re-parsing."""
+    edits = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            fmt = fragment.charFormat()
+            if fmt.hasProperty(RUN_TOKENS):
+                fmt.clearBackground()
+                fmt.clearForeground()
+                if visible:
+                    tokens = int(fmt.property(RUN_TOKENS))
+                    fmt.setBackground(QBrush(scheme.tint(tokens)))
+                    if scheme.text_colour() is not None:
+                        fmt.setForeground(scheme.text_colour())
+                edits.append((fragment.position(), fragment.position() + fragment.length(), fmt))
+            it += 1
+        block = block.next()
+    cursor = QTextCursor(doc)
+    cursor.beginEditBlock()
+    for start, end, fmt in edits:
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.KeepAnchor)
+        cursor.setCharFormat(fmt)
+    cursor.endEditBlock()
 
 
 def utf16_len(text: str) -> int:
@@ -58,7 +85,7 @@ def utf16_len(text: str) -> int:
 # --- plain text (streaming) -------------------------------------------------------------------
 
 def append_plain(doc: QTextDocument, text: str, offset: int, runs: list[list[int]],
-                 visible: bool) -> None:
+                 visible: bool, scheme: Scheme = DEFAULT) -> None:
     """Append text[offset:] at the end of `doc`, giving each part inside a run its format."""
     cursor = QTextCursor(doc)
     cursor.movePosition(QTextCursor.End)
@@ -71,20 +98,21 @@ def append_plain(doc: QTextDocument, text: str, offset: int, runs: list[list[int
         if start > position:
             cursor.insertText(text[position:start], plain)
             position = start
-        cursor.insertText(text[position:end], run_format(tokens, visible))
+        cursor.insertText(text[position:end], run_format(tokens, visible, scheme))
         position = end
     if position < len(text):
         cursor.insertText(text[position:], plain)
     cursor.endEditBlock()
 
 
-def refresh_run(doc: QTextDocument, text: str, run: list[int], visible: bool) -> None:
+def refresh_run(doc: QTextDocument, text: str, run: list[int], visible: bool,
+                scheme: Scheme = DEFAULT) -> None:
     """Re-apply a grown run's format over its whole range (its colour depends on its length)."""
     start, end, tokens = run
     cursor = QTextCursor(doc)
     cursor.setPosition(utf16_len(text[:start]))
     cursor.setPosition(utf16_len(text[:end]), QTextCursor.KeepAnchor)
-    cursor.mergeCharFormat(run_format(tokens, visible))
+    cursor.mergeCharFormat(run_format(tokens, visible, scheme))
 
 
 # --- Markdown --------------------------------------------------------------------------------
@@ -155,11 +183,11 @@ def align(raw: str, rendered: list[str], fence_starts: set[int] = frozenset(),
     return out
 
 
-def highlight_rendered(doc: QTextDocument, raw: str, runs: list[list[int]],
-                       visible: bool) -> int:
-    """Give rendered characters that came from a run that run's format. Returns how many."""
+def rendered_run_spans(doc: QTextDocument, raw: str,
+                       runs: list[list[int]]) -> list[tuple[int, int, int]]:
+    """(document start, end, run index) of each stretch of rendered characters from a run."""
     if not runs:
-        return 0
+        return []
     chars, fence_starts = rendered_chars(doc)
     sources = align(raw, [ch for _, ch in chars], fence_starts)
     starts = [run[0] for run in runs]
@@ -175,6 +203,15 @@ def highlight_rendered(doc: QTextDocument, raw: str, runs: list[list[int]],
             spans[-1] = (spans[-1][0], position + size, index)
         else:
             spans.append((position, position + size, index))
+    return spans
+
+
+def highlight_rendered(doc: QTextDocument, raw: str, runs: list[list[int]],
+                       visible: bool, scheme: Scheme = DEFAULT,
+                       spans: list[tuple[int, int, int]] | None = None) -> int:
+    """Give rendered characters that came from a run that run's format. Returns how many."""
+    if spans is None:
+        spans = rendered_run_spans(doc, raw, runs)
     cursor = QTextCursor(doc)
     count = 0
     formats: dict[int, QTextCharFormat] = {}
@@ -182,7 +219,7 @@ def highlight_rendered(doc: QTextDocument, raw: str, runs: list[list[int]],
     for start, end, index in spans:
         tokens = runs[index][2]
         if tokens not in formats:
-            formats[tokens] = run_format(tokens, visible)
+            formats[tokens] = run_format(tokens, visible, scheme)
         cursor.setPosition(start)
         cursor.setPosition(end, QTextCursor.KeepAnchor)
         cursor.mergeCharFormat(formats[tokens])
@@ -248,15 +285,20 @@ def decorate_code_blocks(doc: QTextDocument, link_colour: QColor) -> list[str]:
 
 
 def render_markdown(doc: QTextDocument, raw: str, runs: list[list[int]], visible: bool,
-                    link_colour: QColor) -> list[str]:
+                    link_colour: QColor, scheme: Scheme = DEFAULT,
+                    spans_out: list | None = None) -> list[str]:
     """Replace the document by `raw` rendered as Markdown, highlights re-applied.
-    Returns the code blocks' texts (for the copy links)."""
+    Returns the code blocks' texts (for the copy links); the runs' document spans go into
+    `spans_out` when given."""
     doc.setMarkdown(raw, QTextDocument.MarkdownDialectGitHub)
     batch = QTextCursor(doc)
     batch.beginEditBlock()  # the document is laid out once, at the end
     texts = decorate_code_blocks(doc, link_colour)
-    highlight_rendered(doc, raw, runs, visible)
+    spans = rendered_run_spans(doc, raw, runs)
+    highlight_rendered(doc, raw, runs, visible, scheme, spans)
     batch.endEditBlock()
+    if spans_out is not None:
+        spans_out[:] = spans
     return texts
 
 

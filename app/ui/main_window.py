@@ -82,6 +82,7 @@ class MainWindow(QMainWindow):
         column.addWidget(self.banner)
         self.chat = ChatView()
         self.chat.highlights = self.settings.show_highlights
+        self.chat.flash = self.settings.flash_drafts
         column.addWidget(self.chat, 1)
         row = QHBoxLayout()
         self.composer = Composer()
@@ -281,6 +282,7 @@ class MainWindow(QMainWindow):
             return
         self.settings = new
         self.session.settings = new
+        self.chat.set_flash(new.flash_drafts)
         self._save_settings()
         self.models.apply(EngineSpec.from_settings(new))
 

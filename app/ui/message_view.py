@@ -1,7 +1,9 @@
 """One message in the chat: a header (who, Copy), the text, and for replies a statistics footer.
 
 A reply streams in as plain text with its draft runs highlighted (cheap to append), and is
-rendered as Markdown, highlights kept, once it is finished; see app.ui.highlight.
+rendered as Markdown, highlights kept, once it is finished; see app.ui.highlight. Runs that
+arrive while it streams flash (app.ui.flash): an overlay of extra selections, never a change
+to the text.
 """
 
 from __future__ import annotations
@@ -9,11 +11,13 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QUrl, Qt, Signal
-from PySide6.QtGui import QGuiApplication, QPalette, QTextDocument
+from PySide6.QtGui import QColor, QGuiApplication, QPalette, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBrowser,
-                               QToolButton, QVBoxLayout, QWidget)
+                               QTextEdit, QToolButton, QVBoxLayout, QWidget)
 
 from app.ui import highlight
+from app.ui.flash import MAX_FLASHING, flash_alpha
+from app.ui.palette import DEFAULT, Scheme
 from app.ui.modes import mode_label
 from app.ui.stats_text import footer_line
 
@@ -49,6 +53,7 @@ class MessageView(QFrame):
     def __init__(self, role: str, text: str = "", *, runs: list | None = None,
                  stats: dict | None = None, status: str = "complete", mode: str | None = None,
                  streaming: bool = False, highlights: bool = True,
+                 scheme: Scheme = DEFAULT, flasher=None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.role = role
@@ -59,6 +64,10 @@ class MessageView(QFrame):
         self.mode = mode
         self.streaming = streaming
         self.highlights = highlights
+        self.scheme = scheme
+        self.flasher = flasher  # a FlashDriver, or None: no flashes
+        self._flashes: dict[int, float] = {}  # run index -> when it arrived (flasher's clock)
+        self._spans: dict[int, list[tuple[int, int]]] = {}  # run index -> document spans
         self.code_blocks: list[str] = []
         self.message_id: int | None = None  # its row in the history, once saved
         self._shown = 0  # characters of `text` already in the document while streaming
@@ -107,44 +116,128 @@ class MessageView(QFrame):
         """Rebuild the whole view from text, runs and stats."""
         self._update_title()
         doc = self.document
+        self._spans = {}
         if self.role == "assistant" and not self.streaming:
             link = self.palette().color(QPalette.Link)
+            spans: list[tuple[int, int, int]] = []
             self.code_blocks = highlight.render_markdown(doc, self.text, self.runs,
-                                                         self.highlights, link)
+                                                         self.highlights, link, self.scheme,
+                                                         spans)
+            for start, end, index in spans:
+                self._spans.setdefault(index, []).append((start, end))
         else:
             doc.clear()
             self.code_blocks = []
             highlight.append_plain(doc, self.text, 0, self.runs if self.role == "assistant"
-                                   else [], self.highlights)
+                                   else [], self.highlights, self.scheme)
         self._shown = len(self.text)
+        if self._flashes and self.flasher is not None:
+            self.paint_flashes(self.flasher.now())  # the same runs, at their new places
         self._update_footer()
 
     def stream_update(self, text: str, runs: list[list[int]]) -> None:
         """Show what arrived since the last call (called at most ~30 times a second)."""
         self.text, self.runs = text, runs
         offset = self._shown
-        highlight.append_plain(self.document, text, offset, runs, self.highlights)
+        highlight.append_plain(self.document, text, offset, runs, self.highlights, self.scheme)
+        arrived = []
         # A run that began before `offset` may have grown: its colour depends on its length.
-        for run in reversed(runs):
+        for index in range(len(runs) - 1, -1, -1):
+            run = runs[index]
             if run[1] <= offset:
                 break
+            arrived.append(index)
+            self._spans.pop(index, None)
             if run[0] < offset:
-                highlight.refresh_run(self.document, text, run, self.highlights)
+                highlight.refresh_run(self.document, text, run, self.highlights, self.scheme)
         self._shown = len(text)
+        self._flash(arrived)
+
+    def _flash(self, indices: list[int]) -> None:
+        """Runs `indices` just arrived: start their flash (now, on the driver's clock)."""
+        if indices and self.highlights and self.flasher is not None:
+            now = self.flasher.now()
+            for index in indices:
+                self._flashes.pop(index, None)
+                self._flashes[index] = now
+            # Faster than anyone can follow (a burst of hundreds of runs a second), the oldest
+            # flashes end early: painting hundreds of selections a frame would slow the GUI.
+            for index in list(self._flashes)[:-MAX_FLASHING]:
+                del self._flashes[index]
+            self.paint_flashes(now)
+            self.flasher.watch(self)
 
     def set_live_stats(self, line: str) -> None:
         self.footer.setText(line)
         self.footer.setVisible(bool(line))
 
     def finish(self, text: str, runs: list[list[int]], stats: dict | None, status: str) -> None:
+        unseen = [i for i, run in enumerate(runs) if run[1] > self._shown]  # the last batch
         self.text, self.runs, self.stats, self.status = text, runs, stats, status
         self.streaming = False
         self.render()
+        self._flash(unseen)
 
     def set_highlights_visible(self, visible: bool) -> None:
         if visible != self.highlights:
             self.highlights = visible
-            self.render()
+            if not visible:
+                self.stop_flashes()
+            highlight.restyle(self.document, visible, self.scheme)
+
+    def set_scheme(self, scheme: Scheme) -> None:
+        self.scheme = scheme
+        highlight.restyle(self.document, self.highlights, scheme)
+
+    # --- the flash ----------------------------------------------------------------------------
+
+    def run_spans(self, index: int) -> list[tuple[int, int]]:
+        """Where run `index` is in the document (several spans once Markdown split it)."""
+        if index not in self._spans:
+            start, end, _tokens = self.runs[index]
+            if self.streaming or self.role != "assistant":
+                to = highlight.utf16_len
+                self._spans[index] = [(to(self.text[:start]), to(self.text[:end]))]
+            else:
+                self._spans[index] = []  # not found in the rendered text
+        return self._spans[index]
+
+    def paint_flashes(self, now: float) -> bool:
+        """Draw each fading run at its age; returns whether any still fades."""
+        selections = []
+        for index, born in list(self._flashes.items()):
+            alpha = flash_alpha(now - born)
+            if alpha <= 0 or index >= len(self.runs):
+                del self._flashes[index]
+                continue
+            colour = self._fade_colour(self.runs[index][2], alpha)
+            for start, end in self.run_spans(index):
+                selection = QTextEdit.ExtraSelection()
+                selection.cursor = QTextCursor(self.document)
+                selection.cursor.setPosition(start)
+                selection.cursor.setPosition(end, QTextCursor.KeepAnchor)
+                selection.format.setBackground(colour)
+                selections.append(selection)
+        self.body.setExtraSelections(selections)
+        return bool(self._flashes)
+
+    def _fade_colour(self, run_tokens: int, alpha: int) -> QColor:
+        """The flash at `alpha` over the run's resting look, as one opaque colour: a selection
+        replaces the character's background rather than painting over it, so the tint is mixed
+        in here (over this message's background), and the fade ends exactly on it."""
+        base = self.palette().color(QPalette.Window)
+        tint = self.scheme.tint(run_tokens)
+        t = tint.alphaF()
+        rest = [b * (1 - t) + c * t for b, c in zip(base.getRgb()[:3], tint.getRgb()[:3])]
+        a = alpha / 255
+        flash = self.scheme.flash_colour().getRgb()[:3]
+        return QColor(*(round(f * a + r * (1 - a)) for f, r in zip(flash, rest)))
+
+    def stop_flashes(self) -> None:
+        self._flashes.clear()
+        self.body.setExtraSelections([])
+        if self.flasher is not None:
+            self.flasher.forget(self)
 
     def _update_title(self) -> None:
         if self.role == "user":

@@ -114,6 +114,15 @@ class SettingsDialog(QDialog):
         form.addRow("Max new tokens:", self.max_tokens)
         layout.addWidget(sampling)
 
+        display = QGroupBox("Display")
+        form = QFormLayout(display)
+        self.flash_drafts = QCheckBox("Flash accepted drafts")
+        self.flash_drafts.setChecked(settings.flash_drafts)
+        self.flash_drafts.setToolTip("A run of accepted draft tokens arrives in a bright colour "
+                                     "that fades to its tint (only while Highlights are on)")
+        form.addRow(self.flash_drafts)
+        layout.addWidget(display)
+
         layout.addWidget(QLabel("System prompt:"))
         self.system_prompt = QPlainTextEdit(settings.system_prompt)
         self.system_prompt.setMaximumHeight(90)
@@ -133,5 +142,5 @@ class SettingsDialog(QDialog):
             temperature=self.temperature.value(), top_k=self.top_k.value(),
             top_p=self.top_p.value(), min_p=self.min_p.value(),
             seed=None if self.random_seed.isChecked() else self.seed.value(),
-            max_tokens=self.max_tokens.value(),
+            max_tokens=self.max_tokens.value(), flash_drafts=self.flash_drafts.isChecked(),
             system_prompt=self.system_prompt.toPlainText().strip())

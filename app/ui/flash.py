@@ -1,0 +1,67 @@
+"""The flash: a run of accepted draft tokens arrives in a bright colour that fades, over
+DURATION seconds, to the resting tint of its run length.
+
+The flash is an overlay (QTextEdit extra selections), never a change to the document or to the
+stored text: the resting tint is the run's own character format, and the overlay's alpha goes
+from opaque to nothing over it. One FlashDriver per chat view owns the one timer; it runs only
+while some run is fading, and each message view repaints its own fading runs on a tick.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QObject, QTimer
+
+DURATION = 0.6  # seconds from the flash colour to the resting tint
+INTERVAL_MS = 30  # ≈33 frames per second while anything fades
+MAX_FLASHING = 48  # runs fading at once in one message, at most (≈80 tokens/s of 2-token runs)
+
+
+def flash_alpha(age: float, duration: float = DURATION) -> int:
+    """Opacity (0–255) of the flash colour `age` seconds after a run arrived: ease-out, so the
+    colour is bright at first and settles gently."""
+    if age <= 0:
+        return 255
+    if age >= duration:
+        return 0
+    return round(255 * (1 - age / duration) ** 1.5)
+
+
+class FlashDriver(QObject):
+    """Ticks the views that have fading runs; stops when none has."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.clock = time.monotonic  # tests may set their own, to grab a frame at a set age
+        self.ticks = 0
+        self._views: list = []  # MessageViews with fading runs, each has paint_flashes(now)
+        self._timer = QTimer(self)
+        self._timer.setInterval(INTERVAL_MS)
+        self._timer.timeout.connect(self.tick)
+
+    @property
+    def active(self) -> bool:
+        return bool(self._views)
+
+    def now(self) -> float:
+        return self.clock()
+
+    def watch(self, view) -> None:
+        if view not in self._views:
+            self._views.append(view)
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def forget(self, view) -> None:
+        if view in self._views:
+            self._views.remove(view)
+
+    def tick(self) -> None:
+        now = self.clock()
+        self.ticks += 1
+        for view in list(self._views):
+            if not view.paint_flashes(now):
+                self._views.remove(view)
+        if not self._views:
+            self._timer.stop()
