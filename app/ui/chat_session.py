@@ -63,6 +63,7 @@ class ChatSession(QObject):
         worker = engine.worker
         worker.piece.connect(self._on_piece)
         worker.progress.connect(self._on_progress)
+        worker.pass_drafted.connect(self._on_pass_drafted)
         worker.notice.connect(self._on_notice)
         worker.finished.connect(self._on_finished)
         worker.stopped.connect(self._on_stopped)
@@ -201,6 +202,11 @@ class ChatSession(QObject):
         if stream is not None:
             stream.live = stats
 
+    def _on_pass_drafted(self, request_id: int, step: int, drafted: int) -> None:
+        stream = self._current(request_id)
+        if stream is not None:
+            stream.builder.note_drafted(step, drafted)
+
     def _on_notice(self, request_id: int, message: str) -> None:
         if self._current(request_id) is not None:
             self.info.emit(message)
@@ -241,6 +247,7 @@ class ChatSession(QObject):
             self.flush_count += 1
             self._dirty = False
             stream.view.stream_update(builder.text, builder.runs)
+            stream.view.set_live_passes(builder.pass_table)
             seconds = (builder.last_piece_at or 0) - (builder.first_piece_at or 0)
             line = live_line(stream.live, builder.tokens, builder.passes, builder.accepted,
                              seconds)
@@ -257,6 +264,8 @@ class ChatSession(QObject):
         self._timer.stop()
         builder = stream.builder
         text, runs = builder.text, builder.runs
+        if stats is not None:  # the strip's cells, exactly (older replies estimate them)
+            stats = {**stats, "passes": [list(row) for row in builder.pass_table]}
         if stream.message_id is not None:
             self._save(self.history.update_message, stream.message_id, text, runs=runs,
                        stats=stats, status=status)

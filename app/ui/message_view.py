@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBr
 from app.ui import highlight
 from app.ui.flash import MAX_FLASHING, flash_alpha
 from app.ui.palette import DEFAULT, Scheme
+from app.ui.passes import from_table, passes_of
+from app.ui.strip import AcceptanceStrip
 from app.ui.modes import mode_label
 from app.ui.stats_text import footer_line
 
@@ -99,6 +101,12 @@ class MessageView(QFrame):
         self.body.anchorClicked.connect(self._link_clicked)
         layout.addWidget(self.body)
 
+        self.strip = AcceptanceStrip(self)
+        self.strip.set_scheme(scheme)
+        self.strip.cell_clicked.connect(self.select_pass)
+        self.strip.setVisible(False)
+        layout.addWidget(self.strip)
+
         self.footer = QLabel()
         self.footer.setWordWrap(True)
         self.footer.setStyleSheet("color: palette(mid); font-size: small;")
@@ -131,6 +139,8 @@ class MessageView(QFrame):
             highlight.append_plain(doc, self.text, 0, self.runs if self.role == "assistant"
                                    else [], self.highlights, self.scheme)
         self._shown = len(self.text)
+        if self.role == "assistant" and not self.streaming:
+            self.strip.set_passes(passes_of(self.text, self.runs, self.stats), self.text)
         if self._flashes and self.flasher is not None:
             self.paint_flashes(self.flasher.now())  # the same runs, at their new places
         self._update_footer()
@@ -167,6 +177,27 @@ class MessageView(QFrame):
             self.paint_flashes(now)
             self.flasher.watch(self)
 
+    def set_live_passes(self, table: list[list[int]]) -> None:
+        """The strip while streaming, from the passes seen so far."""
+        passes = from_table(table, len(self.text))
+        if passes is not None:
+            self.strip.set_passes(passes, self.text)
+
+    def select_pass(self, index: int) -> None:
+        """Select pass `index` in the reply: its accepted run, or its text while it streams."""
+        p = self.strip.passes[index]
+        run = next((i for i, r in enumerate(self.runs) if p.start <= r[0] < p.end), None)
+        spans = self.run_spans(run) if run is not None else []
+        if run is None and (self.streaming or self.role != "assistant"):
+            to = highlight.utf16_len
+            spans = [(to(self.text[:p.start]), to(self.text[:p.end]))]
+        if not spans:
+            return
+        cursor = QTextCursor(self.document)
+        cursor.setPosition(spans[0][0])
+        cursor.setPosition(spans[-1][1], QTextCursor.KeepAnchor)
+        self.body.setTextCursor(cursor)
+
     def set_live_stats(self, line: str) -> None:
         self.footer.setText(line)
         self.footer.setVisible(bool(line))
@@ -187,6 +218,7 @@ class MessageView(QFrame):
 
     def set_scheme(self, scheme: Scheme) -> None:
         self.scheme = scheme
+        self.strip.set_scheme(scheme)
         highlight.restyle(self.document, self.highlights, scheme)
 
     # --- the flash ----------------------------------------------------------------------------

@@ -4,6 +4,10 @@ Runs are [start, end, tokens]: character offsets (Python str indices) into the r
 one run of accepted draft tokens (consecutive "draft" pieces of the same target pass), and how
 many tokens it holds. Text outside every run came from the target. This is also the format the
 history stores.
+
+Passes are [end, tokens, accepted, drafted]: one per target pass, in order, each ending at
+character `end` (the next starts there). They go into the reply's stats as "passes", for the
+acceptance strip.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ class ReplyBuilder:
         self.accepted = 0  # draft tokens the target accepted
         self.passes = 0  # target passes seen (distinct steps)
         self._last_step: int | None = None
+        self.pass_table: list[list[int]] = []  # [end, tokens, accepted, drafted] per pass
+        self._pass_steps: list[int] = []
         self.first_piece_at: float | None = None
         self.last_piece_at: float | None = None
 
@@ -36,6 +42,13 @@ class ReplyBuilder:
         if step != self._last_step:
             self.passes += 1
             self._last_step = step
+            self.pass_table.append([start, 0, 0, 0])
+            self._pass_steps.append(step)
+        row = self.pass_table[-1]
+        row[0] = self.length
+        row[1] += 1
+        if source == "draft":
+            row[2] += 1
         if source == "draft":
             self.accepted += 1
             if self._open_run_step == step and self._runs and self._runs[-1][1] == start:
@@ -46,6 +59,11 @@ class ReplyBuilder:
             self._open_run_step = step
         else:
             self._open_run_step = None
+
+    def note_drafted(self, step: int, drafted: int) -> None:
+        """Pass `step` had `drafted` tokens proposed (told after its pieces)."""
+        if self._pass_steps and self._pass_steps[-1] == step:
+            self.pass_table[-1][3] = drafted
 
     @property
     def text(self) -> str:

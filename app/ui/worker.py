@@ -38,7 +38,8 @@ class EngineWorker(QObject):
     draft_failed = Signal(str)
     piece = Signal(int, str, str, int)  # request, text, source, step
     notice = Signal(int, str)
-    progress = Signal(int, object)  # request, live Stats.to_dict()
+    progress = Signal(int, object)  # request, live Stats.to_dict() (+ plain_token_seconds)
+    pass_drafted = Signal(int, int, int)  # request, step, tokens drafted in that target pass
     finished = Signal(int, object)  # request, Done
     stopped = Signal(int)  # request: stopped on request, before its end
     compare_piece = Signal(int, str, str, str)  # request, side, text, source
@@ -129,6 +130,16 @@ class EngineWorker(QObject):
             return
         self.draft_changed.emit(spec.draft_name)
 
+    def _live_stats(self, stats) -> dict:
+        """The engine's statistics, and its measured one-token pass (plain decoding's speed)
+        once auto mode has timed it."""
+        out = stats.to_dict()
+        costs = getattr(self.engine, "costs", None)
+        seconds = getattr(costs, "token_seconds", 0.0) if costs is not None else 0.0
+        if seconds:
+            out["plain_token_seconds"] = seconds
+        return out
+
     @Slot(int, object, object, str)
     def generate(self, request_id: int, messages: list, params, mode: str) -> None:
         if self.stop_upto >= request_id:
@@ -138,6 +149,7 @@ class EngineWorker(QObject):
             self.failed.emit(request_id, "no model is loaded")
             return
         last_progress = time.perf_counter()
+        drafted = 0
         events = None
         try:
             events = self.engine.generate(messages, params, mode)
@@ -149,10 +161,15 @@ class EngineWorker(QObject):
                 if isinstance(event, TextPiece):
                     self.piece.emit(request_id, event.text, event.source, event.step)
                 elif isinstance(event, Progress):
+                    # One Progress per target pass: what that pass drafted, for the strip.
+                    if event.stats.drafted != drafted:
+                        self.pass_drafted.emit(request_id, event.stats.target_passes - 1,
+                                               event.stats.drafted - drafted)
+                        drafted = event.stats.drafted
                     now = time.perf_counter()
                     if now - last_progress >= self.PROGRESS_INTERVAL:
                         last_progress = now
-                        self.progress.emit(request_id, event.stats.to_dict())
+                        self.progress.emit(request_id, self._live_stats(event.stats))
                 elif isinstance(event, Done):
                     self.finished.emit(request_id, event)
                     return

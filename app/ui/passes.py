@@ -1,0 +1,75 @@
+"""The target passes of a reply, for the acceptance strip. No Qt here.
+
+A reply saved since the strip exists has its passes in its stats ("passes": [end, tokens,
+accepted, drafted] per pass, see provenance.ReplyBuilder). Older replies only have their runs:
+each accepted run and the target's own token after it (taken as the next word) make one pass,
+and every other word is taken for one plain pass. That is an estimate (a word may be several
+tokens), so their cells say "drafted: not recorded".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_WORD = re.compile(r"\s*\S+|\s+")
+
+
+@dataclass(frozen=True)
+class Pass:
+    start: int  # characters of the reply text
+    end: int
+    tokens: int  # tokens it produced: accepted + the target's own
+    accepted: int
+    drafted: int | None  # None: not recorded (an older reply)
+
+
+def from_table(table: list, text_length: int) -> list[Pass] | None:
+    """Passes from stats["passes"], or None if the table is not well formed."""
+    out, start = [], 0
+    for row in table:
+        if not (isinstance(row, list) and len(row) == 4 and all(isinstance(v, int) for v in row)):
+            return None
+        end, tokens, accepted, drafted = row
+        if not start <= end <= text_length:
+            return None
+        out.append(Pass(start, end, tokens, accepted, drafted))
+        start = end
+    return out
+
+
+def estimated(text: str, runs: list[list[int]]) -> list[Pass]:
+    out: list[Pass] = []
+    position = 0
+    for index, (start, end, tokens) in enumerate(runs):
+        out += _word_passes(text, position, start)
+        # The target's own token closes the run's pass: the next word, up to the next run.
+        limit = runs[index + 1][0] if index + 1 < len(runs) else len(text)
+        word = _WORD.match(text, end, limit)
+        close = word.end() if word else end
+        out.append(Pass(start, close, tokens + (1 if close > end else 0), tokens, None))
+        position = close
+    out += _word_passes(text, position, len(text))
+    return out
+
+
+def _word_passes(text: str, start: int, end: int) -> list[Pass]:
+    return [Pass(m.start(), m.end(), 1, 0, None) for m in _WORD.finditer(text, start, end)]
+
+
+def passes_of(text: str, runs: list[list[int]], stats: dict | None) -> list[Pass]:
+    table = (stats or {}).get("passes")
+    if isinstance(table, list):
+        passes = from_table(table, len(text))
+        if passes is not None:
+            return passes
+    return estimated(text, runs)
+
+
+def describe(p: Pass, text: str) -> str:
+    """The hover text of a cell: what the pass wrote and how its draft fared."""
+    shown = text[p.start:p.end].strip() or "(whitespace)"
+    if len(shown) > 80:
+        shown = shown[:77] + "…"
+    drafted = "drafted: not recorded" if p.drafted is None else f"{p.drafted} drafted"
+    return f"“{shown}”\n{drafted} · {p.accepted} accepted · {p.tokens} tokens"
