@@ -45,6 +45,7 @@ class ChatSession(QObject):
     error = Signal(str)
     info = Signal(str)
     live_stats = Signal(str)
+    speed = Signal(float, float)  # tokens/s now, plain tokens/s (0 = unknown); now < 0: ended
 
     FLUSH_INTERVAL_MS = 33  # ≈30 repaints per second at most
     CHECKPOINT_SECONDS = 2.0  # how often a streaming reply's text is saved (crash safety)
@@ -56,6 +57,7 @@ class ChatSession(QObject):
         self.conversation_id: int | None = None
         self.stream: Stream | None = None
         self.flush_count = 0
+        self.plain_rate = 0.0  # plain decoding's tokens/s on this target (0 = not measured)
         self._dirty = False
         self._timer = QTimer(self)
         self._timer.setInterval(self.FLUSH_INTERVAL_MS)
@@ -201,6 +203,8 @@ class ChatSession(QObject):
         stream = self._current(request_id)
         if stream is not None:
             stream.live = stats
+            if stats.get("plain_token_seconds"):  # auto mode timed a one-token pass
+                self.plain_rate = 1.0 / stats["plain_token_seconds"]
 
     def _on_pass_drafted(self, request_id: int, step: int, drafted: int) -> None:
         stream = self._current(request_id)
@@ -253,6 +257,7 @@ class ChatSession(QObject):
                              seconds)
             stream.view.set_live_stats(line)
             self.live_stats.emit(line)
+            self.speed.emit(builder.rate_now(), self.plain_rate)
         if (stream.message_id is not None
                 and time.monotonic() - stream.last_saved >= self.CHECKPOINT_SECONDS):
             stream.last_saved = time.monotonic()
@@ -273,6 +278,7 @@ class ChatSession(QObject):
         if stream.view is not None and stream.view in self.chat.messages:
             stream.view.finish(text, runs, stats, status)
         self.live_stats.emit("")
+        self.speed.emit(-1.0, self.plain_rate)
         self.busy_changed.emit(False)
         if stream.view is not None:
             self.reply_finished.emit(stream.view)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QGridLayout, QLabel, QTextEdit,
                                QVBoxLayout)
@@ -12,6 +13,8 @@ from app.ui.modes import mode_label
 
 class CompareDialog(QDialog):
     """Sends one compare request to the engine thread and shows both answers as they stream."""
+
+    compared = Signal(object)  # the Comparison, once both answers are in
 
     def __init__(self, engine, messages: list, params, mode: str, parent=None) -> None:
         super().__init__(parent)
@@ -61,6 +64,7 @@ class CompareDialog(QDialog):
         if request_id != self.request_id:
             return
         self.result = result
+        self.compared.emit(result)
         for side, stats in (("plain", result.plain), ("speculative", result.speculative)):
             title = "Speculation off" if side == "plain" else mode_label(self.mode)
             self.headers[side].setText(f"<b>{title}</b> — {stats.seconds:.2f} s, "

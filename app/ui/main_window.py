@@ -24,6 +24,7 @@ from app.ui.engine_factory import EngineSpec
 from app.ui.legend import Legend
 from app.ui.model_loader import ModelLoader
 from app.ui.modes import NEEDS_DRAFT_MODEL, mode_label
+from app.ui.speed_meter import SpeedMeter
 from app.ui.worker import EngineThread
 
 
@@ -141,6 +142,8 @@ class MainWindow(QMainWindow):
         self.compare_action.setToolTip("Answer the last message again, greedily, with speculation "
                                        "off and on, side by side")
         toolbar.addAction(self.compare_action)
+        self.speed_meter = SpeedMeter()
+        toolbar.addWidget(self.speed_meter)
         spacer = QWidget()
         spacer.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
         toolbar.addWidget(spacer)
@@ -177,6 +180,7 @@ class MainWindow(QMainWindow):
         session.error.connect(self.banner.show_message)
         session.info.connect(self.show_status)
         session.live_stats.connect(self.stats_label.setText)
+        session.speed.connect(self.speed_meter.show_rates)
         self.chat.copied.connect(self.show_status)
         self.conversations.opened.connect(self._open_conversation)
         self.conversations.new_requested.connect(self.new_conversation)
@@ -236,6 +240,7 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     def _on_loaded(self, target: str) -> None:
+        self.session.plain_rate = 0.0  # a new target: its plain speed is not known yet
         self.setWindowTitle(f"Draftlight — {target}")
         self.model_ready.emit()
 
@@ -336,7 +341,13 @@ class MainWindow(QMainWindow):
             mode = "auto" if "auto" in self.models.modes else "ngram"
         self.compare_dialog = CompareDialog(self.engine, messages,
                                             self.settings.sampling_params(), mode, self)
+        self.compare_dialog.compared.connect(self._remember_plain_speed)
         self.compare_dialog.open()
+
+    def _remember_plain_speed(self, result) -> None:
+        """The speed meter's plain figure, until the engine's own timing says otherwise."""
+        if result.plain.tokens_per_second:
+            self.session.plain_rate = result.plain.tokens_per_second
 
     # --- closing ---------------------------------------------------------------------------
 

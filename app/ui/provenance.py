@@ -13,6 +13,7 @@ acceptance strip.
 from __future__ import annotations
 
 import time
+from collections import deque
 
 
 class ReplyBuilder:
@@ -25,6 +26,7 @@ class ReplyBuilder:
         self.accepted = 0  # draft tokens the target accepted
         self.passes = 0  # target passes seen (distinct steps)
         self._last_step: int | None = None
+        self._recent: deque[float] = deque()  # times of the pieces of the last RATE_WINDOW s
         self.pass_table: list[list[int]] = []  # [end, tokens, accepted, drafted] per pass
         self._pass_steps: list[int] = []
         self.first_piece_at: float | None = None
@@ -35,6 +37,7 @@ class ReplyBuilder:
         if self.first_piece_at is None:
             self.first_piece_at = now
         self.last_piece_at = now
+        self._recent.append(now)
         start = self.length
         self._parts.append(text)
         self.length += len(text)
@@ -59,6 +62,17 @@ class ReplyBuilder:
             self._open_run_step = step
         else:
             self._open_run_step = None
+
+    RATE_WINDOW = 1.0  # seconds over which "tokens per second now" is measured
+
+    def rate_now(self, now: float | None = None) -> float:
+        """Tokens per second over the last RATE_WINDOW seconds (the reply's own rate before)."""
+        now = time.perf_counter() if now is None else now
+        while self._recent and self._recent[0] < now - self.RATE_WINDOW:
+            self._recent.popleft()
+        started = self.first_piece_at or now
+        span = min(self.RATE_WINDOW, now - started)
+        return len(self._recent) / span if span > 0.05 else 0.0
 
     def note_drafted(self, step: int, drafted: int) -> None:
         """Pass `step` had `drafted` tokens proposed (told after its pieces)."""
