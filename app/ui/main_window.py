@@ -5,13 +5,13 @@ are loaded in ModelLoader, the models themselves in the worker thread."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMainWindow, QProgressBar,
-                               QPushButton, QSizePolicy, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMainWindow, QPushButton, QSizePolicy, QSplitter, QVBoxLayout, QWidget)
 
 from app.settings import Settings, save_settings
 from app.store.history import History
@@ -23,6 +23,7 @@ from app.ui.conversation_list import ConversationList
 from app.ui.engine_factory import EngineSpec
 from app.ui.legend import Legend
 from app.ui.model_loader import ModelLoader
+from app.ui.model_bar import NGRAM, NONE as NO_DRAFT, ModelBar
 from app.ui.modes import NEEDS_DRAFT_MODEL, mode_label
 from app.ui.speed_meter import SpeedMeter
 from app.ui.worker import EngineThread
@@ -41,6 +42,7 @@ class MainWindow(QMainWindow):
         self.history = history
         self.persist_settings = persist_settings
         self._closed = False
+        self._pending_mode: str | None = None  # chosen with a draft that is still loading
 
         self.engine = EngineThread(factory, self)
         self.models = ModelLoader(self.engine, EngineSpec.from_settings(settings),
@@ -107,14 +109,11 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(splitter)
 
         status = self.statusBar()
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 0)  # busy: llama.cpp reports no load progress
-        self.progress.setMaximumWidth(140)
-        self.progress.setTextVisible(False)
+        self.model_bar = ModelBar()
+        self.progress = self.model_bar.progress  # loading and converting: named, in the toolbar
         self.status_label = QLabel()
         self.stats_label = QLabel()
         self.stats_label.setObjectName("live-stats")
-        status.addWidget(self.progress)
         status.addWidget(self.status_label, 1)
         status.addPermanentWidget(self.stats_label)
 
@@ -124,6 +123,8 @@ class MainWindow(QMainWindow):
         toolbar.setMovable(False)
         self.new_action = QAction("New chat", self, shortcut=QKeySequence.New)
         toolbar.addAction(self.new_action)
+        toolbar.addSeparator()
+        toolbar.addWidget(self.model_bar)
         toolbar.addSeparator()
         toolbar.addWidget(QLabel(" Speculation: "))
         self.mode_box = QComboBox()
@@ -167,7 +168,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         models = self.models
         models.changed.connect(self._on_models_changed)
-        models.status.connect(self.status_label.setText)
+        models.status.connect(self._on_model_status)
         models.percent.connect(self._show_percent)
         models.loaded.connect(self._on_loaded)
         models.failed.connect(self._on_load_failed)
@@ -199,11 +200,14 @@ class MainWindow(QMainWindow):
         self.quit_action.triggered.connect(self.close)
         self.highlight_action.toggled.connect(self.set_highlights_visible)
         self.mode_box.currentIndexChanged.connect(self._on_mode_chosen)
+        self.model_bar.target_chosen.connect(self.choose_target)
+        self.model_bar.draft_chosen.connect(self.choose_draft)
 
     # --- modes -----------------------------------------------------------------------------
 
     def _fill_modes(self) -> None:
-        wanted = self.current_mode() or self.settings.effective_mode()
+        wanted = (self._pending_mode or self.current_mode()
+                  or self.settings.effective_mode())
         self.mode_box.blockSignals(True)
         self.mode_box.clear()
         for mode in self.models.modes:
@@ -214,6 +218,9 @@ class MainWindow(QMainWindow):
                 item.setToolTip("Choose a draft model in Settings first")
         usable = [self.mode_box.itemData(i) for i in range(self.mode_box.count())
                   if self.mode_box.model().item(i).isEnabled()]
+        if wanted == self._pending_mode and wanted in usable:
+            self._pending_mode = None
+            self.settings.mode = wanted
         if wanted not in usable:
             wanted = "ngram" if "ngram" in usable else (usable[0] if usable else wanted)
         index = self.mode_box.findData(wanted)
@@ -237,7 +244,35 @@ class MainWindow(QMainWindow):
     def _on_models_changed(self) -> None:
         self.progress.setVisible(self.models.loading)
         self._fill_modes()
+        self._fill_model_bar()
         self._update_actions()
+
+    def _fill_model_bar(self) -> None:
+        self.model_bar.fill(self.settings.target_path, self.draft_name and
+                            self.models.spec.draft_path, self.current_mode(), self.models.modes)
+
+    def _on_model_status(self, text: str) -> None:
+        self.status_label.setText(text)
+        if self.models.loading:
+            self.progress.setFormat(text)
+
+    def choose_target(self, path: str) -> None:
+        """From the model bar: another target (this reloads)."""
+        self.apply_settings(dataclasses.replace(self.settings, target_path=path or None))
+
+    def choose_draft(self, choice: str) -> None:
+        """From the model bar: a draft model (swapped in, the target stays), n-gram or none."""
+        mode = self.current_mode()
+        if choice == NGRAM:
+            new, mode = dataclasses.replace(self.settings, draft_path=None), "ngram"
+        elif choice == NO_DRAFT:
+            new = dataclasses.replace(self.settings, draft_path=None)
+            mode = "off" if mode in ("draft", "ngram") else mode
+        else:
+            new, mode = dataclasses.replace(self.settings, draft_path=choice), "draft"
+            self._pending_mode = mode  # usable once the draft is in
+        self.apply_settings(new)
+        self.set_mode(mode)
 
     def _on_loaded(self, target: str) -> None:
         self.session.plain_rate = 0.0  # a new target: its plain speed is not known yet
@@ -304,12 +339,8 @@ class MainWindow(QMainWindow):
             self.show_status(f"The old history was kept as {moved.name}")
 
     def _show_percent(self, percent: int) -> None:
-        """A conversion's progress in the status bar's bar; -1 makes it busy again."""
-        if percent < 0:
-            self.progress.setRange(0, 0)
-        else:
-            self.progress.setRange(0, 100)
-            self.progress.setValue(percent)
+        """A conversion's progress in the model bar; -1 makes it busy again."""
+        self.model_bar.show_percent(percent)
 
     def show_status(self, text: str) -> None:
         self.statusBar().showMessage(text, 5000)

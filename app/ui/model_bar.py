@@ -1,0 +1,128 @@
+"""The model bar in the toolbar: the loaded target and the draft, each a drop-down of the
+installed models, and a progress bar naming the model being loaded or converted.
+
+A draft must share the target's vocabulary (until cross-vocabulary drafting exists): drafts
+whose GGUF header says otherwise (tokenizer type, vocabulary size, as app.engine.compat
+compares them) are listed but disabled, with the reason. Only headers are read here, never a
+model: loading is the worker's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QWidget
+
+from app.store.gguf_info import read_gguf_info
+from app.store.installed import list_installed
+
+NGRAM = "ngram"  # draft drop-down data: n-gram lookup, no draft model
+NONE = ""  # no drafting
+MAX_VOCAB_SIZE_DIFFERENCE = 128  # as app.engine.compat (padding differs between sizes)
+
+
+def vocabulary_mismatch(target: str, draft: str, headers: dict) -> str | None:
+    """Why `draft` cannot draft for `target`, from their headers; None if it looks fine.
+    The engine still checks every token when it loads the draft."""
+    try:
+        t, d = _header(target, headers), _header(draft, headers)
+    except Exception as exc:  # noqa: BLE001 - an unreadable file is a reason too
+        return f"its header could not be read ({exc})"
+    if t.vocab_type != d.vocab_type:
+        return f"another tokenizer ({d.vocab_type or '?'}; the target's is {t.vocab_type or '?'})"
+    if t.vocab_size and d.vocab_size and abs(t.vocab_size - d.vocab_size) > MAX_VOCAB_SIZE_DIFFERENCE:
+        return (f"another vocabulary ({d.vocab_size:,} tokens; the target has "
+                f"{t.vocab_size:,})")
+    return None
+
+
+def _header(path: str, cache: dict):
+    file = Path(path)
+    key = (str(file), file.stat().st_mtime_ns)
+    if key not in cache:
+        cache[key] = read_gguf_info(file)
+    return cache[key]
+
+
+class ModelBar(QWidget):
+    target_chosen = Signal(str)  # a path; "" = the default model
+    draft_chosen = Signal(str)  # a path, NGRAM or NONE
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._headers: dict = {}
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 0, 4, 0)
+        layout.addWidget(QLabel("Target:"))
+        self.target_box = QComboBox()
+        self.target_box.setMinimumContentsLength(14)
+        self.target_box.setToolTip("The model that writes the reply; changing it reloads")
+        layout.addWidget(self.target_box)
+        layout.addWidget(QLabel("Draft:"))
+        self.draft_box = QComboBox()
+        self.draft_box.setMinimumContentsLength(14)
+        self.draft_box.setToolTip("What guesses tokens for the target to check; changing it "
+                                  "keeps the target loaded")
+        layout.addWidget(self.draft_box)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)  # busy: llama.cpp reports no load progress
+        self.progress.setMaximumWidth(260)
+        self.progress.setTextVisible(True)
+        self.progress.setVisible(False)
+        layout.addWidget(self.progress)
+        self.target_box.activated.connect(
+            lambda i: self.target_chosen.emit(self.target_box.itemData(i)))
+        self.draft_box.activated.connect(
+            lambda i: self.draft_chosen.emit(self.draft_box.itemData(i)))
+
+    def fill(self, target_path: str | None, draft_path: str | None, mode: str,
+             modes: tuple[str, ...]) -> None:
+        """List the installed models, the current ones chosen."""
+        models = [m for m in list_installed() if m.exists]
+        current_target = target_path or ""
+        self.target_box.blockSignals(True)
+        self.target_box.clear()
+        self.target_box.addItem("Default model", "")
+        for model in models:
+            self.target_box.addItem(model.name, str(model.path))
+        self.target_box.setCurrentIndex(max(self.target_box.findData(current_target), 0))
+        self.target_box.blockSignals(False)
+
+        resolved_target = target_path or next(
+            (str(m.path) for m in models if m.source == "converted"),
+            next((str(m.path) for m in models if m.source == "bundled"), None))
+        self.draft_box.blockSignals(True)
+        self.draft_box.clear()
+        self.draft_box.addItem("None", NONE)
+        if NGRAM in modes:
+            self.draft_box.addItem("N-gram (no model)", NGRAM)
+        for model in models:
+            if str(model.path) == resolved_target:
+                continue
+            self.draft_box.addItem(model.name, str(model.path))
+            reason = (vocabulary_mismatch(resolved_target, str(model.path), self._headers)
+                      if resolved_target else None)
+            if reason:
+                item = self.draft_box.model().item(self.draft_box.count() - 1)
+                item.setEnabled(False)
+                item.setText(f"{model.name} — {reason}")
+                item.setToolTip(f"Cannot draft for this target: {reason}")
+        wanted = draft_path or (NGRAM if mode == NGRAM else NONE)
+        self.draft_box.setCurrentIndex(max(self.draft_box.findData(wanted), 0))
+        self.draft_box.blockSignals(False)
+
+    def show_loading(self, what: str) -> None:
+        self.progress.setFormat(what)
+        self.progress.setVisible(True)
+
+    def show_percent(self, percent: int) -> None:
+        """A conversion's progress; -1 makes the bar busy again."""
+        if percent < 0:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 100)
+            self.progress.setValue(percent)
+
+    def hide_progress(self) -> None:
+        self.progress.setVisible(False)
