@@ -52,6 +52,8 @@ class Settings:
             raise ValueError("n_threads must be >= 0")
         if self.target_gpu_layers < -1 or self.draft_gpu_layers < -1:
             raise ValueError("GPU layers must be >= -1")
+        if self.palette not in ("default", "colourblind", "contrast"):
+            raise ValueError("palette must be default, colourblind or contrast")
         self.sampling_params().validate()
 
     def sampling_params(self):

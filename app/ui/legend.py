@@ -1,11 +1,11 @@
-"""The small key to the highlight colours, shown in the toolbar."""
+"""The small key to the highlight colours, shown in the toolbar; it follows the colour scheme."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from app.ui.highlight import BUCKETS, run_colour
+from app.ui.palette import BUCKETS, DEFAULT, Scheme
 
 
 class Legend(QWidget):
@@ -15,12 +15,10 @@ class Legend(QWidget):
         layout.setContentsMargins(6, 0, 6, 0)
         layout.setSpacing(3)
         layout.addWidget(QLabel("Accepted draft run:"))
-        for start, label in BUCKETS:
+        self.swatches = []
+        for _start, label in BUCKETS:
             swatch = QLabel(f" {label} ")
-            colour = run_colour(start)
-            swatch.setStyleSheet(
-                f"background: rgba({colour.red()},{colour.green()},{colour.blue()},"
-                f"{colour.alpha()}); border-radius: 3px; padding: 0 3px;")
+            self.swatches.append(swatch)
             layout.addWidget(swatch)
         tokens = QLabel("tokens · target: plain")
         layout.addWidget(tokens)
@@ -28,3 +26,13 @@ class Legend(QWidget):
                         "accepted in one pass; the longer the run, the stronger the colour. "
                         "Text the target produced itself stays plain.")
         self.setAttribute(Qt.WA_TransparentForMouseEvents, False)
+        self.set_scheme(DEFAULT)
+
+    def set_scheme(self, scheme: Scheme) -> None:
+        for (start, _label), swatch in zip(BUCKETS, self.swatches):
+            colour = scheme.tint(start)
+            text = scheme.text_colour()
+            swatch.setStyleSheet(
+                f"background: rgba({colour.red()},{colour.green()},{colour.blue()},"
+                f"{colour.alpha()}); border-radius: 3px; padding: 0 3px;"
+                + (f" color: {text.name()};" if text is not None else ""))

@@ -25,6 +25,7 @@ from app.ui.legend import Legend
 from app.ui.model_loader import ModelLoader
 from app.ui.model_bar import NGRAM, NONE as NO_DRAFT, ModelBar
 from app.ui.modes import NEEDS_DRAFT_MODEL, mode_label
+from app.ui.palette import scheme_named
 from app.ui.speed_meter import SpeedMeter
 from app.ui.worker import EngineThread
 
@@ -86,6 +87,7 @@ class MainWindow(QMainWindow):
         self.chat = ChatView()
         self.chat.highlights = self.settings.show_highlights
         self.chat.flash = self.settings.flash_drafts
+        self.chat.scheme = scheme_named(self.settings.palette)
         column.addWidget(self.chat, 1)
         row = QHBoxLayout()
         self.composer = Composer()
@@ -137,6 +139,7 @@ class MainWindow(QMainWindow):
         self.highlight_action.setToolTip("Colour the tokens that came from accepted drafts")
         toolbar.addAction(self.highlight_action)
         self.legend = Legend()
+        self.legend.set_scheme(self.chat.scheme)
         toolbar.addWidget(self.legend)
         toolbar.addSeparator()
         self.compare_action = QAction("Compare", self)
@@ -306,6 +309,14 @@ class MainWindow(QMainWindow):
         self.legend.setEnabled(visible)
         self._save_settings()
 
+    def set_palette(self, name: str) -> None:
+        """Text, strips and legend take the colours of scheme `name` (for this window's
+        light or dark background)."""
+        self.settings.palette = name
+        scheme = scheme_named(name)
+        self.chat.set_scheme(scheme)
+        self.legend.set_scheme(scheme)
+
     def open_settings(self) -> None:
         from app.ui.settings_dialog import SettingsDialog
         dialog = SettingsDialog(self.settings, gpu_offload=self.models.gpu_offload, parent=self)
@@ -323,6 +334,7 @@ class MainWindow(QMainWindow):
         self.settings = new
         self.session.settings = new
         self.chat.set_flash(new.flash_drafts)
+        self.set_palette(new.palette)
         self._save_settings()
         self.models.apply(EngineSpec.from_settings(new))
 

@@ -53,11 +53,12 @@ SCHEMES = {
     "default": Scheme("default", "Default (cyan)",
                       ((0, 150, 200, 55), (0, 150, 200, 95), (0, 150, 200, 145),
                        (0, 150, 200, 200)), (255, 200, 0)),
-    # Okabe–Ito sky blue then blue (told apart by lightness, so under deuteranopia and
-    # protanopia too), arriving as Okabe–Ito yellow.
+    # Okabe–Ito orange then vermillion, growing in strength (told apart by lightness, so
+    # under deuteranopia and protanopia too), arriving as Okabe–Ito sky blue: the blue–orange
+    # contrast is the one those kinds of colour blindness keep.
     "colourblind": Scheme("colourblind", "Colour-blind safe (Okabe–Ito)",
-                          ((86, 180, 233, 70), (86, 180, 233, 150), (0, 114, 178, 130),
-                           (0, 114, 178, 210)), (240, 228, 66)),
+                          ((230, 159, 0, 60), (230, 159, 0, 120), (213, 94, 0, 110),
+                           (213, 94, 0, 170)), (86, 180, 233)),
     # Opaque yellows under black text: the strongest contrast whatever the window's colours.
     "contrast": Scheme("contrast", "High contrast",
                        ((255, 255, 150, 255), (255, 240, 80, 255), (255, 210, 0, 255),

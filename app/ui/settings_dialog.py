@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
                                QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
                                QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QVBoxLayout,
                                QWidget)
 
 from app import paths
 from app.settings import Settings
+from app.ui.palette import SCHEMES
 
 
 class PathField(QWidget):
@@ -121,6 +122,13 @@ class SettingsDialog(QDialog):
         self.flash_drafts.setToolTip("A run of accepted draft tokens arrives in a bright colour "
                                      "that fades to its tint (only while Highlights are on)")
         form.addRow(self.flash_drafts)
+        self.palette_box = QComboBox()
+        for scheme in SCHEMES.values():
+            self.palette_box.addItem(scheme.label, scheme.name)
+        self.palette_box.setCurrentIndex(max(self.palette_box.findData(settings.palette), 0))
+        self.palette_box.setToolTip("Colours of accepted runs, in the text, the strip and the "
+                                    "legend")
+        form.addRow("Highlight colours:", self.palette_box)
         layout.addWidget(display)
 
         layout.addWidget(QLabel("System prompt:"))
@@ -143,4 +151,5 @@ class SettingsDialog(QDialog):
             top_p=self.top_p.value(), min_p=self.min_p.value(),
             seed=None if self.random_seed.isChecked() else self.seed.value(),
             max_tokens=self.max_tokens.value(), flash_drafts=self.flash_drafts.isChecked(),
+            palette=self.palette_box.currentData(),
             system_prompt=self.system_prompt.toPlainText().strip())
