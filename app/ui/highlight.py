@@ -24,7 +24,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import (QBrush, QColor, QFont, QFontDatabase, QTextBlockFormat,
                            QTextCharFormat, QTextCursor, QTextDocument, QTextFormat)
 
-from app.ui.palette import BUCKETS, DEFAULT, Scheme, bucket  # noqa: F401 (BUCKETS re-exported)
+from app.ui.palette import DEFAULT, Scheme
 
 RUN_TOKENS = QTextFormat.UserProperty + 1  # int: length in tokens of the draft run
 CODE_BLOCK_INDEX = QTextFormat.UserProperty + 2  # int, on copy-link characters

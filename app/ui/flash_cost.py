@@ -2,7 +2,7 @@
 (offscreen), with "Flash accepted drafts" on and off, alternating. Prints tokens/s of each,
 the ratio, and the GUI thread's CPU time per reply.
 
-    python -m app.bench.flash_cost [--tokens 160] [--repeats 3] [--mode ngram]
+    python -m app.ui.flash_cost [--tokens 160] [--repeats 3] [--mode ngram]
 
 A script, not a test: timings on a shared machine are too noisy to assert on.
 """
@@ -35,7 +35,7 @@ def _one_reply(window, prompt: str) -> tuple[float, float, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m app.bench.flash_cost")
+    parser = argparse.ArgumentParser(prog="python -m app.ui.flash_cost")
     parser.add_argument("--tokens", type=int, default=160)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--mode", default="ngram")
