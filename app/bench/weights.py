@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=128, help="greedy reply length")
     parser.add_argument("--prompts", type=int, default=0, help="use the first N prompts (0: all)")
     parser.add_argument("--out", type=Path, default=Path("bench-weights"))
+    parser.add_argument("--speed-only", type=int, metavar="ROUNDS", default=0,
+                        help="only time the types, all loaded at once, taking turns for ROUNDS "
+                             "rounds (fair under a changing machine load)")
     parser.add_argument("--perplexity-only", action="store_true",
                         help="only each type's perplexity on the prompts' own text")
     args = parser.parse_args(argv)
@@ -62,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         files[type_name] = dest
 
     from app.engine.llama_backend import LlamaBackend
+    if args.speed_only:
+        print(_table_speed(_interleaved_speed(files, args.speed_only)))
+        return 0
     corpus = "\n\n".join(turn for q in questions for turn in q["turns"])
     if args.perplexity_only:
         for type_name, path in files.items():
@@ -104,6 +110,39 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "weights.json").write_text(json.dumps(report, indent=1))
     print(_table(results))
     return 0
+
+
+def _interleaved_speed(files: dict[str, Path], rounds: int) -> dict[str, dict]:
+    """Median over rounds of each type's one-token time and v(k), every type timed once per
+    round, in turn: a burst of load elsewhere slows one round of every type, not one type."""
+    from contextlib import ExitStack
+
+    from app.engine.llama_backend import LlamaBackend
+    with ExitStack() as stack:
+        models = {t: stack.enter_context(LlamaBackend(p)) for t, p in files.items()}
+        samples: dict[str, list] = {t: [] for t in models}
+        for _ in range(rounds):
+            for type_name, model in models.items():
+                samples[type_name].append(measure(model, model.tokenize(PROBE_TEXT * 8,
+                                                                        add_bos=False)))
+    result = {}
+    for type_name, curves in samples.items():
+        result[type_name] = {
+            "token_ms": round(1000 * float(np.median([c.token_seconds for c in curves])), 2),
+            "v": {k: round(float(np.median([c(k) for c in curves])), 2) for k in V_POINTS},
+        }
+        print(json.dumps({"type": type_name, **result[type_name]}), flush=True)
+    return result
+
+
+def _table_speed(speeds: dict[str, dict]) -> str:
+    base = next(iter(speeds.values()))["token_ms"]
+    lines = ["| weights | one token | vs first | " + " | ".join(f"v({k})" for k in V_POINTS)
+             + " |", "|---|---|---|" + "---|" * len(V_POINTS)]
+    for type_name, s in speeds.items():
+        lines.append(f"| {type_name} | {s['token_ms']} ms | {base / s['token_ms']:.2f}x | "
+                     + " | ".join(str(s["v"][k]) for k in V_POINTS) + " |")
+    return "\n".join(lines)
 
 
 def _prompt_tokens(model, question: str) -> list[int]:
