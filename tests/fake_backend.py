@@ -162,3 +162,67 @@ def scripted_costs(model, probe, role):
     from app.engine.costs import BatchCosts
     curve = BatchCosts({1: 1.0, 2: 1.05, 4: 1.1, 8: 1.2, 16: 1.5}, 0.01)
     return curve, (0.002 if role == "draft" else 0.01)
+
+
+class FakeWordChatModel(FakeChatModel):
+    """A chat model like FakeChatModel whose vocabulary is another tokenisation of the same
+    bytes: the `words` first (ids 0..), then the 256 single bytes, then BOS and EOS, so no id
+    means what it means to FakeChatModel. Text is tokenised longest word first; the model
+    answers `reply` in that tokenisation (the first token of the rest of the answer). A word
+    may end inside a UTF-8 character ("caf\\xc3"), as byte-level BPE tokens do."""
+
+    vocab_type = 1
+
+    def __init__(self, reply, words: Sequence[bytes], **options) -> None:
+        self.words = [bytes(w) for w in words]
+        self.table = self.words + [bytes([b]) for b in range(N_BYTES)]
+        self.bos, self.eos = len(self.table), len(self.table) + 1
+        super().__init__(reply, **options)
+        self.n_vocab = len(self.table) + 2
+        self._by_length = sorted(set(self.table), key=len, reverse=True)
+        self._id = {piece: i for i, piece in reversed(list(enumerate(self.table)))}
+
+    def _encode(self, data: bytes) -> list[int]:
+        out = []
+        while data:
+            piece = next(p for p in self._by_length if data.startswith(p))
+            out.append(self._id[piece])
+            data = data[len(piece):]
+        return out
+
+    def _logits(self, prefix: tuple[int, ...]) -> np.ndarray:
+        data = b"".join(self.piece(t) for t in prefix)
+        header = data.rfind(ASSISTANT)
+        answer = self.reply(data[:header]) if header >= 0 else b""
+        written = data[header + len(ASSISTANT):] if header >= 0 else b""
+        on_script = answer.startswith(written) and len(written) < len(answer)
+        target = self._encode(answer[len(written):])[0] if on_script else self.eos
+        logits = np.zeros(self.n_vocab)
+        if self.noise:
+            seed = hash(("noise",) + prefix[-4:] + (len(prefix),)) & 0xFFFFFFFF
+            logits += np.random.default_rng(seed).normal(size=self.n_vocab) * self.noise
+        logits[target] += self.confidence
+        return logits
+
+    def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
+        data = text.encode("utf-8")
+        out = [self.bos] if add_bos else []
+        marker = b"</s>"
+        while data:
+            cut = data.find(marker) if special else -1
+            chunk = data if cut < 0 else data[:cut]
+            out += self._encode(chunk)
+            data = b"" if cut < 0 else data[cut + len(marker):]
+            if cut >= 0:
+                out.append(self.eos)
+        return out
+
+    def piece(self, token: int) -> bytes:
+        return self.table[token] if token < len(self.table) else b""
+
+    def token_text(self, token: int) -> str:
+        specials = {self.bos: "<s>", self.eos: "</s>"}
+        return specials[token] if token in specials else self.piece(token).decode("latin-1")
+
+    def is_end_of_generation(self, token: int) -> bool:
+        return token == self.eos

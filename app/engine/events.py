@@ -39,6 +39,8 @@ class Stats:
     verify_seconds: float = 0.0  # target passes over [last token + draft]
     seconds: float = 0.0  # whole call, prefill included
     mode: str = "off"
+    # "cross-vocabulary" when the draft model has another vocabulary and drafts through text
+    draft_kind: str = ""
     stop_reason: str = ""  # "eos", "max_tokens", "context_full", "cancelled"
     # Greedy speculation only: the largest change of a logit gap between batched and one-token
     # evaluation, measured at load (invariance.py). 0 = exactly plain decoding.
@@ -92,7 +94,8 @@ class Stats:
                      f"{self.mean_accepted_length:.2f} tokens/pass")
         line += (f" | {self.seconds:.2f} s: prefill {self.prefill_seconds:.2f}, "
                  f"draft {self.draft_seconds:.2f}, verify {self.verify_seconds:.2f}, "
-                 f"other {self.other_seconds:.2f} [{self.mode}]")
+                 f"other {self.other_seconds:.2f} [{self.mode}"
+                 f"{', ' + self.draft_kind if self.draft_kind else ''}]")
         if self.identity_note:
             line += f" | {self.identity_note}"
         return line

@@ -27,7 +27,8 @@ import numpy as np
 from app.engine.adaptive import AdaptiveDrafter, Candidate
 from app.engine.backend import LanguageModel, sync_cache
 from app.engine.chat_template import ChatTemplate
-from app.engine.compat import check_compatible
+from app.engine.compat import Compatibility, check_compatible
+from app.engine.cross_vocab import CrossVocabDrafter
 from app.engine.costs import BatchCosts, cache_key, cached_costs, load_cached, store_cached
 from app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
 from app.engine.errors import EngineError
@@ -78,7 +79,9 @@ class Engine:
                                      eos_token=target.token_text(target.eos))
         self.ngram = NgramDrafter(config.ngram_max, config.ngram_min)
         self.draft: LanguageModel | None = None
-        self.model_drafter: ModelDrafter | None = None
+        # ModelDrafter (same vocabulary) or CrossVocabDrafter (another one: drafts through text)
+        self.model_drafter: ModelDrafter | CrossVocabDrafter | None = None
+        self.compatibility: Compatibility | None = None  # how the draft drafts, with its note
         self.costs: BatchCosts | None = None  # measured on first use of auto mode
         self.draft_cost = 0.0  # draft token time / target token time
         self._auto: AdaptiveDrafter | None = None
@@ -108,17 +111,22 @@ class Engine:
 
     def attach_draft(self, draft: LanguageModel) -> None:
         """Use `draft` as the draft model, after checking its vocabulary. Closes it if refused.
-        If auto mode was ready it is made ready again now, timing the new draft while it loads
-        rather than at the first message."""
+        A draft of another vocabulary drafts through text (cross_vocab.py); `compatibility`
+        says which. If auto mode was ready it is made ready again now, timing the new draft
+        while it loads rather than at the first message."""
         try:
-            check_compatible(self.target, draft)
+            compatibility = check_compatible(self.target, draft)
         except EngineError:
             draft.close()
             raise
         auto_was_ready = self._auto is not None
         self.detach_draft()
         self.draft = draft
-        self.model_drafter = ModelDrafter(draft, self.target.n_vocab)
+        self.compatibility = compatibility
+        if compatibility.same_vocabulary:
+            self.model_drafter = ModelDrafter(draft, self.target.n_vocab)
+        else:
+            self.model_drafter = CrossVocabDrafter(draft, self.target, compatibility.vocab_map)
         if auto_was_ready:
             self.prepare_auto()
 
@@ -130,6 +138,7 @@ class Engine:
             self.draft.close()
         self.draft = None
         self.model_drafter = None
+        self.compatibility = None
         self._auto = None
 
     def prepare_auto(self) -> AdaptiveDrafter:
@@ -145,9 +154,16 @@ class Engine:
         if saved:  # start from what n-gram lookup achieved on this model last time
             candidates[0].model.restore(saved)
         if self.draft is not None:
-            _, draft_seconds = self.cost_source(self.draft, probe, "draft")
+            # The draft is timed on its own tokens (another vocabulary's ids would be others).
+            draft_probe = self.draft.tokenize(PROBE_TEXT * 8, add_bos=False)
+            _, draft_seconds = self.cost_source(self.draft, draft_probe, "draft")
             self.draft_cost = draft_seconds / self.costs.token_seconds
-            candidates.append(Candidate(self.model_drafter, self.draft_cost,
+            cost = self.draft_cost
+            if isinstance(self.model_drafter, CrossVocabDrafter):
+                # It drafts one draft token more than it proposes (the last may be cut short):
+                # at the usual length that is (γ + 1) / γ draft passes per proposed token.
+                cost *= 1.0 + 1.0 / self.config.draft_tokens
+            candidates.append(Candidate(self.model_drafter, cost,
                                         self.config.draft_tokens * 2))
         self._auto = AdaptiveDrafter(self.costs, candidates)
         return self._auto
@@ -216,6 +232,8 @@ class Engine:
         drafter = self.drafter_for(mode)
         adaptive = drafter if isinstance(drafter, AdaptiveDrafter) else None
         stats = Stats(mode=mode)
+        if mode in ("draft", "auto") and self.compatibility and not self.compatibility.same_vocabulary:
+            stats.draft_kind = self.compatibility.label
         if drafter is not None and params.greedy:
             stats.batch_drift = self.drift.gap_change
         started = time.perf_counter()

@@ -1,0 +1,347 @@
+"""A draft model with another vocabulary drafts through text.
+
+The draft speaks its own tokens; the target verifies its own. Between them is the text both
+stand for (string-level drafting, as Hugging Face's Universal Assisted Generation and the SLEM
+method of Timor, Mamou et al., ICML 2025):
+
+    target context ─bytes─▶ draft tokens ─draft model, greedy─▶ draft tokens ─bytes─▶ target tokens
+
+and the target then checks those target tokens with the one rule every drafter goes through
+(speculative.py). The proposal is deterministic — one-hot q, as for n-gram lookup — so:
+
+  * greedy: a drafted token is kept iff it is the target's argmax: plain decoding's tokens;
+  * sampling: x is accepted with probability min(1, p(x)/q(x)) = p(x) and a rejection samples
+    from p with x removed; P(emit y) = P(x=y)·p(y) + Σ_{x≠y} P(x)(1 − p(x))·p(y)/(1 − p(x)) = p(y)
+    for any x chosen without the target's random draws (Leviathan et al. 2023, Thm 1, with
+    q = δ_x). So sampled output keeps the target's distribution exactly.
+
+Nothing the drafter gets wrong (a stale draft context, a bad mapping, an odd re-tokenisation)
+can change the output: it only lowers acceptance. Token-level intersection (TLI: the draft's q
+restricted to shared tokens, accepted with min(1, p/q)) would accept more under sampling but
+needs one draft token per target token; this keeps the one rule and works for any pair.
+
+The mapping (VocabMap) holds each token's bytes on both sides — the strings compared as the
+bytes they decode to, so BPE's `Ġ` and SentencePiece's `▁` both become a space and `<0x41>`
+becomes `A` — built once per pair and cached on disk (app.paths.cache_dir()).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from app import paths
+from app.engine.backend import LanguageModel, sync_cache
+from app.engine.drafters import Draft
+
+MAP_VERSION = 1  # part of a cached map's key: maps built the old way are rebuilt
+SPOT_CHECKS = 64  # tokens per side compared with the live model when a cached map is loaded
+RETOKENIZE_MARGIN = 2  # draft tokens before a change that are tokenised again with it
+
+
+@dataclass
+class VocabMap:
+    """Both vocabularies as bytes. Special (control) tokens have no bytes in `*_pieces`; their
+    text is in `*_specials`, so a chat template's markers reach the draft as its own specials
+    where it has them (ChatML models share `<|im_start|>`), and as text where it has not."""
+
+    target_pieces: list[bytes] = field(repr=False)
+    draft_pieces: list[bytes] = field(repr=False)
+    target_specials: dict[int, bytes] = field(repr=False)
+    draft_specials: dict[int, bytes] = field(repr=False)
+    shared: int  # distinct non-empty strings that are a normal token on both sides
+    smaller: int  # distinct non-empty strings of the side that has fewer
+    # A draft end-of-generation token -> the target's token of the same text, if it ends
+    # generation there too (a draft that ends its answer proposes the target's end).
+    draft_eog_to_target: dict[int, int] = field(default_factory=dict)
+
+    def shared_fraction(self) -> float:
+        """Shared strings over the target's vocabulary."""
+        return self.shared / max(len(self.target_pieces), 1)
+
+    def describe(self) -> str:
+        return (f"different vocabularies: drafting through {self.shared:,} shared tokens "
+                f"({100 * self.shared_fraction():.0f}% of the target's vocabulary)")
+
+    def context_bytes(self, side: str, token: int) -> bytes:
+        pieces, specials = ((self.target_pieces, self.target_specials) if side == "target"
+                            else (self.draft_pieces, self.draft_specials))
+        return pieces[token] or specials.get(token, b"")
+
+
+def _pieces(model: LanguageModel) -> tuple[list[bytes], dict[int, bytes]]:
+    pieces, specials = [], {}
+    for token in range(model.n_vocab):
+        piece = model.piece(token)
+        pieces.append(piece)
+        if not piece:  # control tokens render as nothing: keep their text apart
+            text = model.token_text(token)
+            if text:
+                specials[token] = text.encode("utf-8")
+    return pieces, specials
+
+
+def build_vocab_map(target: LanguageModel, draft: LanguageModel) -> VocabMap:
+    target_pieces, target_specials = _pieces(target)
+    draft_pieces, draft_specials = _pieces(draft)
+    target_strings, draft_strings = set(filter(None, target_pieces)), set(filter(None, draft_pieces))
+    shared = len(target_strings & draft_strings)
+    smaller = min(len(target_strings), len(draft_strings))
+    eog: dict[int, int] = {}
+    for token, text in draft_specials.items():
+        if draft.is_end_of_generation(token):
+            ids = target.tokenize(text.decode("utf-8", "replace"), add_bos=False, special=True)
+            if len(ids) == 1 and target.is_end_of_generation(ids[0]):
+                eog[token] = ids[0]
+    return VocabMap(target_pieces, draft_pieces, target_specials, draft_specials, shared, smaller,
+                    eog)
+
+
+# --- the cache on disk -----------------------------------------------------------------------
+
+def _file_identity(model: LanguageModel) -> list | None:
+    path = getattr(model, "path", None)
+    if path is None:
+        return None
+    stat = Path(path).stat()
+    return [str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns]
+
+
+def map_cache_path(target: LanguageModel, draft: LanguageModel) -> Path | None:
+    ids = [_file_identity(target), _file_identity(draft)]
+    if None in ids:
+        return None
+    key = hashlib.sha256(json.dumps([MAP_VERSION, ids]).encode()).hexdigest()[:24]
+    return paths.cache_dir() / "vocab-maps" / f"{key}.npz"
+
+
+def _pack(pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
+    return np.concatenate([[0], np.cumsum(lengths)]), np.frombuffer(b"".join(pieces), np.uint8)
+
+
+def _unpack(offsets: np.ndarray, blob: np.ndarray) -> list[bytes]:
+    data = blob.tobytes()
+    bounds = offsets.tolist()
+    return [data[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def save_vocab_map(vocab_map: VocabMap, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {}
+    for side in ("target", "draft"):
+        arrays[f"{side}_offsets"], arrays[f"{side}_blob"] = _pack(getattr(vocab_map,
+                                                                          f"{side}_pieces"))
+        specials = getattr(vocab_map, f"{side}_specials")
+        arrays[f"{side}_special_ids"] = np.array(sorted(specials), dtype=np.int64)
+        arrays[f"{side}_special_offsets"], arrays[f"{side}_special_blob"] = _pack(
+            [specials[i] for i in sorted(specials)])
+    arrays["shared"] = np.array([vocab_map.shared, vocab_map.smaller])
+    arrays["eog"] = np.array(sorted(vocab_map.draft_eog_to_target.items()),
+                             dtype=np.int64).reshape(-1, 2)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+def load_vocab_map(path: Path) -> VocabMap:
+    with np.load(path) as f:
+        sides = {}
+        for side in ("target", "draft"):
+            pieces = _unpack(f[f"{side}_offsets"], f[f"{side}_blob"])
+            texts = _unpack(f[f"{side}_special_offsets"], f[f"{side}_special_blob"])
+            sides[side] = (pieces, dict(zip(f[f"{side}_special_ids"].tolist(), texts)))
+        return VocabMap(sides["target"][0], sides["draft"][0], sides["target"][1],
+                        sides["draft"][1], int(f["shared"][0]), int(f["shared"][1]),
+                        {int(a): int(b) for a, b in f["eog"].tolist()})
+
+
+def matches_models(vocab_map: VocabMap, target: LanguageModel, draft: LanguageModel) -> bool:
+    """Whether a loaded map still describes these models: sizes, and the bytes of tokens spread
+    over both vocabularies. A stale or damaged file is rebuilt instead of trusted."""
+    for pieces, model in ((vocab_map.target_pieces, target), (vocab_map.draft_pieces, draft)):
+        if len(pieces) != model.n_vocab:
+            return False
+        for token in np.linspace(0, model.n_vocab - 1, SPOT_CHECKS).astype(int).tolist():
+            if pieces[token] != model.piece(token):
+                return False
+    return True
+
+
+def vocab_map_for(target: LanguageModel, draft: LanguageModel) -> VocabMap:
+    """The pair's map: from the cache folder when it is there and still fits, else built (about
+    a second for a 262k vocabulary) and stored for next time."""
+    path = map_cache_path(target, draft)
+    if path is not None and path.exists():
+        try:
+            cached = load_vocab_map(path)
+            if matches_models(cached, target, draft):
+                return cached
+        except (OSError, ValueError, KeyError, IndexError):
+            pass  # unreadable: rebuild it below
+    vocab_map = build_vocab_map(target, draft)
+    if path is not None:
+        try:
+            save_vocab_map(vocab_map, path)
+        except OSError:
+            pass  # a read-only cache folder only costs the rebuild next time
+    return vocab_map
+
+
+# --- the drafter ------------------------------------------------------------------------------
+
+class CrossVocabDrafter:
+    """A draft model of another vocabulary, behind the Drafter protocol (see the module doc).
+
+    It keeps the draft's own token context in step with the target's text: the target's
+    tokens become bytes (the map's pieces), and only the bytes after the last change are
+    tokenised again for the draft (with a margin of RETOKENIZE_MARGIN tokens, as a change can
+    merge with the tokens before it), so the draft's KV cache is reused like ModelDrafter's.
+    """
+
+    def __init__(self, draft: LanguageModel, target: LanguageModel, vocab_map: VocabMap) -> None:
+        self.draft, self.target, self.map = draft, target, vocab_map
+        self._target_tokens: list[int] = []
+        self._text = bytearray()  # the target context as bytes (specials as their text)
+        self._target_ends: list[int] = []  # byte offset where each target token ends
+        self._draft_tokens: list[int] = []  # the draft's tokenisation of _text
+        self._draft_ends: list[int] = []
+        self._draft_start = 0  # tokens before this are the draft's BOS (no bytes)
+        self._byte_tokens: dict[bytes, int] | None = None  # the draft's single-byte tokens
+        self.seconds_mapping = 0.0  # time spent converting, for the overhead measurement
+
+    # The draft context ---------------------------------------------------------------------
+
+    def _sync_text(self, context: Sequence[int]) -> int:
+        """Make _text the bytes of `context`; return how many leading bytes were unchanged."""
+        old = self._target_tokens
+        keep = 0
+        n = min(len(old), len(context))
+        while keep < n and old[keep] == context[keep]:
+            keep += 1
+        kept_bytes = self._target_ends[keep - 1] if keep else 0
+        del self._target_tokens[keep:], self._target_ends[keep:], self._text[kept_bytes:]
+        for index in range(keep, len(context)):
+            token = context[index]
+            if not (index == 0 and token == self.target.bos):  # the draft has its own BOS
+                self._text += self.map.context_bytes("target", token)
+            self._target_tokens.append(token)
+            self._target_ends.append(len(self._text))
+        return kept_bytes
+
+    def _sync_draft_context(self, unchanged_bytes: int) -> list[int]:
+        if not self._draft_tokens and self.draft.add_bos:
+            self._draft_tokens, self._draft_ends = [self.draft.bos], [0]
+            self._draft_start = 1
+        keep = len(self._draft_tokens)
+        while keep > self._draft_start and self._draft_ends[keep - 1] > unchanged_bytes:
+            keep -= 1
+        keep = max(self._draft_start, keep - RETOKENIZE_MARGIN)
+        start = self._draft_ends[keep - 1] if keep else 0
+        del self._draft_tokens[keep:], self._draft_ends[keep:]
+        tail = bytes(self._text[start:])
+        if tail:
+            new = self._draft_tokenize(tail)
+            end = start
+            for token in new:
+                end += len(self.map.context_bytes("draft", token))
+                self._draft_tokens.append(token)
+                self._draft_ends.append(min(end, len(self._text)))
+        return self._draft_tokens
+
+    def _draft_tokenize(self, data: bytes) -> list[int]:
+        """The draft's tokens for `data`, which may start or end inside a UTF-8 character (a
+        token of either side can split one): those bytes become the draft's byte tokens."""
+        if self._byte_tokens is None:
+            self._byte_tokens = {p: i for i, p in reversed(list(enumerate(self.map.draft_pieces)))
+                                 if len(p) == 1}
+        head = 0
+        while head < min(3, len(data)) and data[head] & 0xC0 == 0x80:  # continuation bytes
+            head += 1
+        end = head + _complete_utf8_prefix(data[head:])
+        tokens = [self._byte_tokens[data[i:i + 1]] for i in range(head)
+                  if data[i:i + 1] in self._byte_tokens]
+        if end > head:
+            tokens += self.draft.tokenize(data[head:end].decode("utf-8", "replace"),
+                                          add_bos=False, special=True)
+        tokens += [self._byte_tokens[data[i:i + 1]] for i in range(end, len(data))
+                   if data[i:i + 1] in self._byte_tokens]
+        return tokens
+
+    # Draft text -> target tokens -----------------------------------------------------------
+
+    def _to_target(self, context: Sequence[int], data: bytes) -> list[int]:
+        """Target tokens for `data` after `context`: the target's tokenisation of the context's
+        last token(s) + data, from the boundary where `data` starts (else of data alone). The
+        last tokens are taken back to a whole UTF-8 character, so a character split across
+        target tokens is tokenised whole."""
+        pieces = self.map.target_pieces
+        prefix = b""
+        for token in reversed(context[-4:]):
+            prefix = pieces[token] + prefix
+            if not prefix or prefix[0] & 0xC0 != 0x80:  # starts a character: a whole one
+                break
+        attempts = [(prefix + data, len(prefix))] if prefix else []
+        attempts.append((data, 0))
+        for text, lead in attempts:
+            tokens = self.target.tokenize(text.decode("utf-8", "replace"), add_bos=False,
+                                          special=False)
+            offset = 0
+            for index, token in enumerate(tokens):
+                if offset == lead:
+                    return tokens[index:]
+                if offset > lead:
+                    break
+                offset += len(pieces[token])
+        return []
+
+    def propose(self, context, max_tokens, params=None, rng=None) -> Draft:
+        """Draft max_tokens + 1 draft tokens greedily and return their text as at most
+        max_tokens target tokens, one-hot (Draft.probs None: see the module doc for why that
+        is exact when sampling too). The last target token is dropped unless the draft ended
+        its answer: its bytes may be the start of a longer token the target would choose."""
+        if max_tokens <= 0 or not context:
+            return Draft([])
+        t0 = time.perf_counter()
+        unchanged = self._sync_text(context)
+        draft_context = self._sync_draft_context(unchanged)
+        t1 = time.perf_counter()
+        if not draft_context:
+            return Draft([])
+        sync_cache(self.draft, draft_context[:-1])
+        token, drafted, end = draft_context[-1], [], None
+        for _ in range(max_tokens + 1):
+            token = int(np.argmax(self.draft.eval([token], n_logits=1)[0]))
+            if self.draft.is_end_of_generation(token):
+                end = self.map.draft_eog_to_target.get(token)
+                break
+            drafted.append(token)
+        t2 = time.perf_counter()
+        data = b"".join(self.map.draft_pieces[t] for t in drafted)
+        valid = _complete_utf8_prefix(data)
+        tokens = self._to_target(context, data[:valid]) if valid else []
+        if end is None or valid < len(data):
+            tokens = tokens[:-1]
+        elif end is not None:
+            tokens.append(end)
+        self.seconds_mapping += (t1 - t0) + (time.perf_counter() - t2)
+        return Draft(tokens[:max_tokens])
+
+
+def _complete_utf8_prefix(data: bytes) -> int:
+    """Length of the longest prefix of `data` that does not end inside a UTF-8 character."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:  # ASCII: complete
+            return len(data)
+        if byte >= 0xC0:  # a lead byte: complete iff its sequence fits in what follows
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return len(data) if back >= need else len(data) - back
+    return len(data)
