@@ -1,8 +1,11 @@
 """Highlighting accepted draft runs in a QTextDocument, while streaming and after Markdown.
 
-How highlights survive Markdown: while a reply streams it is shown as plain text, each run
-inserted with its own character format. When it is finished (and whenever a saved reply is
-shown) the raw text is rendered with QTextDocument.setMarkdown, and each rendered character is
+How highlights survive Markdown: while a reply streams, its complete blocks (`complete_blocks_end`)
+are rendered as Markdown and the block still being written follows as plain text, each run
+inserted with its own character format (`start_tail`, `append_plain`). Blocks are re-rendered
+only when one more is complete, so the text above the one being written never moves, not even
+when the finished reply is rendered whole. Rendering uses QTextDocument.setMarkdown, and each
+rendered character is
 aligned back to the raw character it came from (`align`): Markdown mostly deletes characters
 (`**`, `#`, fences, link targets), so a greedy in-order match, with any whitespace matching any
 whitespace (soft line breaks become spaces), finds them. Code blocks are copied verbatim, so
@@ -105,14 +108,71 @@ def append_plain(doc: QTextDocument, text: str, offset: int, runs: list[list[int
     cursor.endEditBlock()
 
 
-def refresh_run(doc: QTextDocument, text: str, run: list[int], visible: bool,
-                scheme: Scheme = DEFAULT) -> None:
-    """Re-apply a grown run's format over its whole range (its colour depends on its length)."""
-    start, end, tokens = run
+def format_spans(doc: QTextDocument, spans: list[tuple[int, int]], run_tokens: int,
+                 visible: bool, scheme: Scheme = DEFAULT) -> None:
+    """Re-apply a grown run's format over its document spans (its colour depends on its length)."""
     cursor = QTextCursor(doc)
-    cursor.setPosition(utf16_len(text[:start]))
-    cursor.setPosition(utf16_len(text[:end]), QTextCursor.KeepAnchor)
-    cursor.mergeCharFormat(run_format(tokens, visible, scheme))
+    fmt = run_format(run_tokens, visible, scheme)
+    for start, end in spans:
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.KeepAnchor)
+        cursor.mergeCharFormat(fmt)
+
+
+_FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_HEADING_LINE = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+
+
+def complete_blocks_end(text: str, start: int = 0) -> int:
+    """How much of a streaming reply is whole Markdown blocks: the end of its last blank line,
+    heading line or closing code fence outside an open fence. Text after it can still change
+    how it renders (a fence not closed yet, a list item going on); text before it no longer can,
+    so rendering it now shows it where the finished reply will have it.
+
+    `start`, an earlier answer for the same text, lets a streaming reply be scanned from there:
+    no fence is open at the end of a complete block."""
+    end, fence = start, ""
+    while (newline := text.find("\n", start)) >= 0:
+        body, start = text[start:newline], newline + 1
+        marker = _FENCE_LINE.match(body)
+        if fence:
+            closes = (marker is not None and marker.group(1)[0] == fence[0]
+                      and len(marker.group(1)) >= len(fence) and not body[marker.end():].strip())
+            if closes:
+                fence, end = "", start
+        elif marker:
+            fence = marker.group(1)
+        elif not body.strip() or _HEADING_LINE.match(body):
+            end = start
+    return end
+
+
+_paragraph: QTextBlockFormat | None = None
+
+
+def paragraph_format() -> QTextBlockFormat:
+    """The block format Qt's Markdown importer gives a paragraph (its margins): plain text
+    streamed in this format does not move when it is rendered as the paragraph it is."""
+    global _paragraph
+    if _paragraph is None:
+        doc = QTextDocument()
+        doc.setMarkdown("x")
+        _paragraph = QTextBlockFormat()
+        _paragraph.setTopMargin(doc.begin().blockFormat().topMargin())
+        _paragraph.setBottomMargin(doc.begin().blockFormat().bottomMargin())
+    return _paragraph
+
+
+def start_tail(doc: QTextDocument) -> int:
+    """Open a plain paragraph at the end of `doc` for text still streaming; its position."""
+    cursor = QTextCursor(doc)
+    cursor.movePosition(QTextCursor.End)
+    if doc.isEmpty():
+        cursor.setBlockFormat(paragraph_format())
+        cursor.setBlockCharFormat(QTextCharFormat())
+    else:
+        cursor.insertBlock(paragraph_format(), QTextCharFormat())
+    return cursor.position()
 
 
 # --- Markdown --------------------------------------------------------------------------------

@@ -1,16 +1,18 @@
 """One message in the chat: a header (who, Copy), the text, and for replies a statistics footer.
 
-A reply streams in as plain text with its draft runs highlighted (cheap to append), and is
-rendered as Markdown, highlights kept, once it is finished; see app.ui.highlight. Runs that
-arrive while it streams flash (app.ui.flash): an overlay of extra selections, never a change
-to the text.
+A reply is rendered as Markdown while it streams: its complete blocks as Markdown, re-rendered
+when one more is complete, and the block being written as plain text with its draft runs
+highlighted (cheap to append); once finished, the whole reply. Text above the block being
+written never moves, so nothing jumps at the end; see app.ui.highlight. Runs that arrive while
+it streams flash (app.ui.flash): an overlay of extra selections, never a change to the text.
 """
 
 from __future__ import annotations
 
 import math
+import time
 
-from PySide6.QtCore import QUrl, Qt, Signal
+from PySide6.QtCore import QTimer, QUrl, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBrowser,
                                QTextEdit, QToolButton, QVBoxLayout, QWidget)
@@ -22,6 +24,10 @@ from app.ui.passes import from_table, passes_of
 from app.ui.strip import AcceptanceStrip
 from app.ui.modes import mode_label
 from app.ui.stats_text import footer_line
+
+# Re-rendering the complete blocks costs time on the GUI thread (setMarkdown, then aligning the
+# highlights): at most this share of it, however long the reply grows.
+RERENDER_SHARE = 0.1
 
 
 class FittedBrowser(QTextBrowser):
@@ -73,6 +79,14 @@ class MessageView(QFrame):
         self.code_blocks: list[str] = []
         self.message_id: int | None = None  # its row in the history, once saved
         self._shown = 0  # characters of `text` already in the document while streaming
+        # While streaming: text[:_md_end] is rendered as Markdown (its runs' spans in
+        # _md_spans), the rest is plain text from document position _tail_at on.
+        self._md_end = 0
+        self._tail_at = 0
+        self._md_spans: dict[int, list[tuple[int, int]]] = {}
+        self._next_render = 0.0  # perf_counter time before which no re-render starts
+        self._render_later = QTimer(self, singleShot=True)
+        self._render_later.timeout.connect(self._catch_up)
 
         self.setObjectName("message-" + role)
         self.setFrameShape(QFrame.StyledPanel)
@@ -125,7 +139,11 @@ class MessageView(QFrame):
         self._update_title()
         doc = self.document
         self._spans = {}
-        if self.role == "assistant" and not self.streaming:
+        self._md_end = self._tail_at = 0
+        self._md_spans = {}
+        if self.role == "assistant" and self.streaming:
+            self._render_streaming(highlight.complete_blocks_end(self.text, self._md_end))
+        elif self.role == "assistant":
             link = self.palette().color(QPalette.Link)
             spans: list[tuple[int, int, int]] = []
             self.code_blocks = highlight.render_markdown(doc, self.text, self.runs,
@@ -136,32 +154,79 @@ class MessageView(QFrame):
         else:
             doc.clear()
             self.code_blocks = []
-            highlight.append_plain(doc, self.text, 0, self.runs if self.role == "assistant"
-                                   else [], self.highlights, self.scheme)
+            highlight.append_plain(doc, self.text, 0, [], self.highlights, self.scheme)
         self._shown = len(self.text)
         if self.role == "assistant" and not self.streaming:
             self.strip.set_passes(passes_of(self.text, self.runs, self.stats), self.text)
-        if self._flashes and self.flasher is not None:
-            self.paint_flashes(self.flasher.now())  # the same runs, at their new places
+        self._repaint_flashes()
         self._update_footer()
 
     def stream_update(self, text: str, runs: list[list[int]]) -> None:
         """Show what arrived since the last call (called at most ~30 times a second)."""
         self.text, self.runs = text, runs
         offset = self._shown
-        highlight.append_plain(self.document, text, offset, runs, self.highlights, self.scheme)
         arrived = []
-        # A run that began before `offset` may have grown: its colour depends on its length.
         for index in range(len(runs) - 1, -1, -1):
-            run = runs[index]
-            if run[1] <= offset:
+            if runs[index][1] <= offset:
                 break
             arrived.append(index)
             self._spans.pop(index, None)
-            if run[0] < offset:
-                highlight.refresh_run(self.document, text, run, self.highlights, self.scheme)
+        if self._may_render_blocks():
+            self._render_streaming(highlight.complete_blocks_end(text, self._md_end))
+            self._repaint_flashes()
+        else:
+            highlight.append_plain(self.document, text, offset, runs, self.highlights,
+                                   self.scheme)
+            # A run that began before `offset` may have grown: its colour depends on its length.
+            for index in arrived:
+                if runs[index][0] < offset:
+                    highlight.format_spans(self.document, self.run_spans(index),
+                                           runs[index][2], self.highlights, self.scheme)
         self._shown = len(text)
         self._flash(arrived)
+
+    def _may_render_blocks(self) -> bool:
+        """Whether one more block is complete and re-rendering now keeps within RERENDER_SHARE;
+        if it is too soon, a timer catches up (the last blocks must not wait for the end)."""
+        if highlight.complete_blocks_end(self.text, self._md_end) <= self._md_end:
+            return False
+        wait = self._next_render - time.perf_counter()
+        if wait <= 0:
+            return True
+        if not self._render_later.isActive():
+            self._render_later.start(math.ceil(wait * 1000))
+        return False
+
+    def _catch_up(self) -> None:
+        if self.streaming and self._may_render_blocks():
+            self._render_streaming(highlight.complete_blocks_end(self.text, self._md_end))
+            self._repaint_flashes()
+
+    def _repaint_flashes(self) -> None:
+        if self._flashes and self.flasher is not None:
+            self.paint_flashes(self.flasher.now())  # the same runs, at their new places
+
+    def _render_streaming(self, md_end: int) -> None:
+        """The document anew: text[:md_end] as Markdown, the rest as plain text after it."""
+        started = time.perf_counter()
+        doc = self.document
+        self._spans, self._md_spans, self.code_blocks = {}, {}, []
+        if md_end:
+            link = self.palette().color(QPalette.Link)
+            spans: list[tuple[int, int, int]] = []
+            self.code_blocks = highlight.render_markdown(doc, self.text[:md_end], self.runs,
+                                                         self.highlights, link, self.scheme,
+                                                         spans)
+            for start, end, index in spans:
+                self._md_spans.setdefault(index, []).append((start, end))
+        else:
+            doc.clear()
+        self._md_end = md_end
+        self._tail_at = highlight.start_tail(doc)
+        highlight.append_plain(doc, self.text, md_end, self.runs, self.highlights, self.scheme)
+        self._shown = len(self.text)
+        cost = time.perf_counter() - started
+        self._next_render = time.perf_counter() + cost / RERENDER_SHARE
 
     def _flash(self, indices: list[int]) -> None:
         """Runs `indices` just arrived: start their flash (now, on the driver's clock)."""
@@ -189,8 +254,7 @@ class MessageView(QFrame):
         run = next((i for i, r in enumerate(self.runs) if p.start <= r[0] < p.end), None)
         spans = self.run_spans(run) if run is not None else []
         if run is None and (self.streaming or self.role != "assistant"):
-            to = highlight.utf16_len
-            spans = [(to(self.text[:p.start]), to(self.text[:p.end]))]
+            spans = self._plain_span(p.start, p.end)
         if not spans:
             return
         cursor = QTextCursor(self.document)
@@ -206,6 +270,7 @@ class MessageView(QFrame):
         unseen = [i for i, run in enumerate(runs) if run[1] > self._shown]  # the last batch
         self.text, self.runs, self.stats, self.status = text, runs, stats, status
         self.streaming = False
+        self._render_later.stop()
         self.render()
         self._flash(unseen)
 
@@ -228,11 +293,21 @@ class MessageView(QFrame):
         if index not in self._spans:
             start, end, _tokens = self.runs[index]
             if self.streaming or self.role != "assistant":
-                to = highlight.utf16_len
-                self._spans[index] = [(to(self.text[:start]), to(self.text[:end]))]
+                spans = self._md_spans.get(index, []) + self._plain_span(start, end)
+                self._spans[index] = spans
             else:
                 self._spans[index] = []  # not found in the rendered text
         return self._spans[index]
+
+    def _plain_span(self, start: int, end: int) -> list[tuple[int, int]]:
+        """Where text[start:end] is in the plain part of the document (its part after _md_end)."""
+        start = max(start, self._md_end)
+        if start >= end:
+            return []
+        to = highlight.utf16_len
+        tail = self.text[self._md_end:]
+        return [(self._tail_at + to(tail[:start - self._md_end]),
+                 self._tail_at + to(tail[:end - self._md_end]))]
 
     def paint_flashes(self, now: float) -> bool:
         """Draw each fading run at its age; returns whether any still fades."""

@@ -1,0 +1,116 @@
+"""No jump at the end: a reply is rendered as Markdown while it streams, so the text above the
+block still being written stays where it is when the finished reply is rendered whole.
+
+Measured in pixels on the scripted engine (test_ui_window): the reply is held just before its
+last piece, the chat is grabbed, the last piece is let through, and the chat is grabbed again.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtGui import QTextCursor
+
+from app.settings import Settings
+from app.ui import highlight
+from tests.test_ui_window import ScriptedFactory, open_window  # noqa: F401
+
+HEAD = [("# Flash notes\n\n", "target", 0),
+        ("The first paragraph says that accepted drafts", "target", 1),
+        (" light up", "draft", 2), (" in colour", "draft", 2), (".\n\n", "target", 2),
+        ("- one item\n- two **items**\n\n", "target", 3),
+        ("```python\nprint(1)\n```\n\n", "target", 4),
+        ("The last words are", "target", 5)]
+LAST = (" still **coming**.", "target", 6)
+
+
+class HeldScript:
+    """The script, held before its last piece until `release()`."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+
+    def __call__(self, _mode):
+        yield from HEAD
+        self.gate.wait(10)
+        yield LAST
+
+    def release(self) -> None:
+        self.gate.set()
+
+
+def place(window, view, needle: str) -> QRect:
+    """Where the first character of `needle` is drawn, in the chat's coordinates."""
+    doc = view.document
+    position = doc.toPlainText().index(needle)
+    cursor = QTextCursor(doc)
+    cursor.setPosition(position + 1)
+    rect = view.body.cursorRect(cursor)
+    top_left = view.body.viewport().mapTo(window.chat.widget(), rect.topLeft())
+    return QRect(top_left, rect.size())
+
+
+def grab_above(window, view, needle: str):
+    """The chat's pixels from the top of the reply's body down to the line of `needle`."""
+    top = view.body.viewport().mapTo(window.chat.widget(), QPoint(0, 0)).y()
+    bottom = place(window, view, needle).top()
+    return window.chat.widget().grab(QRect(0, top, window.chat.widget().width(),
+                                           bottom - top)).toImage()
+
+
+def test_text_above_the_last_block_does_not_move_when_the_reply_finishes(qtbot, open_window):
+    script = HeldScript()
+    window = open_window(ScriptedFactory(script), settings=Settings(flash_drafts=False))
+    window.resize(900, 900)
+    try:
+        window.send("go")
+        view = window.chat.messages[-1]
+        qtbot.waitUntil(lambda: view.text.endswith("The last words are"), timeout=5000)
+        # The complete blocks are Markdown already: no "#" or fence shows while streaming.
+        qtbot.waitUntil(lambda: "```" not in view.document.toPlainText(), timeout=5000)
+        assert view.streaming and "# Flash" not in view.document.toPlainText()
+        qtbot.wait(50)
+        first = place(window, view, "The first paragraph")
+        code = place(window, view, "print(1)")
+        last = place(window, view, "The last words")
+        before = grab_above(window, view, "The last words")
+        with qtbot.waitSignal(window.session.reply_finished, timeout=5000):
+            script.release()
+    finally:
+        script.release()
+    qtbot.wait(50)
+    assert not view.streaming and view.text.endswith("still **coming**.")
+    after = grab_above(window, view, "The last words")
+    assert abs(place(window, view, "The first paragraph").top() - first.top()) <= 2
+    assert abs(place(window, view, "print(1)").top() - code.top()) <= 2
+    assert abs(place(window, view, "The last words").top() - last.top()) <= 2
+    assert place(window, view, "The first paragraph").height() == first.height()
+    # Pixel for pixel: heading, paragraph (with its highlighted run), list and code are
+    # drawn the same before and after (a few pixels of antialiasing allowed).
+    assert before.size() == after.size() and before.height() > 60
+    changed = sum(before.pixel(x, y) != after.pixel(x, y)
+                  for x in range(before.width()) for y in range(before.height()))
+    assert changed <= 0.002 * before.width() * before.height(), changed
+    # The run is still lit after the final render.
+    lit = [text for text in _lit_texts(view)]
+    assert "light up in colour" in "".join(lit)
+
+
+def _lit_texts(view):
+    doc = view.document
+    for start, end, _tokens, coloured in highlight.highlighted_ranges(doc):
+        cursor = QTextCursor(doc)
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.KeepAnchor)
+        if coloured:
+            yield cursor.selectedText()
+
+
+def test_complete_blocks_end_stops_before_an_open_fence_and_the_block_being_written():
+    text = "# T\n\npara\n\n```py\nx = 1\n\ny = 2\n"
+    assert highlight.complete_blocks_end(text) == text.index("```")
+    text += "```\nmore"
+    assert highlight.complete_blocks_end(text) == text.index("more")
+    assert highlight.complete_blocks_end(text, text.index("para")) == text.index("more")
+    assert highlight.complete_blocks_end("one line, no newline") == 0
