@@ -63,13 +63,11 @@ def test_models_that_disappeared_since_the_last_run(qtbot, real_window, tmp_path
     assert window.draft_name is None and window.send_button.isEnabled()
 
 
-def test_draft_with_another_vocabulary_is_refused_and_the_target_kept(
-        qtbot, real_window, gemma_model):
+def test_draft_with_another_vocabulary_drafts_through_text(qtbot, real_window, gemma_model):
+    """Gemma's vocabulary is not SmolLM2's: it is used as a cross-vocabulary draft (issue 14)."""
     window = real_window(Settings(draft_path=str(gemma_model), n_ctx=512, max_tokens=4))
     qtbot.waitUntil(lambda: window.ready, timeout=LOAD_MS)
-    text = banner_text(qtbot, window)
-    assert "Could not use the draft model:" in text and "tokenizers differ" in text
-    assert window.draft_name is None
+    assert window.draft_name is not None
     assert send(qtbot, window, "Hi").status == "complete"
 
 
