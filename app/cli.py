@@ -23,7 +23,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"draftlight {__version__}")
     parser.add_argument("--screenshot", metavar="PATH",
                         help="run offscreen, send --prompt, save a PNG of the window, exit")
-    parser.add_argument("--prompt", help="message to send with --screenshot")
+    parser.add_argument("--record", metavar="OUT.gif",
+                        help="run offscreen, send --prompt, save an animated GIF of the chat "
+                             "while the reply streams, exit")
+    parser.add_argument("--seconds", type=float, default=15.0, metavar="N",
+                        help="with --record: record at most N seconds of the reply "
+                             "(default: %(default)s)")
+    parser.add_argument("--dark", action="store_true",
+                        help="a dark window palette (as a dark system theme gives)")
+    parser.add_argument("--prompt", help="message to send with --screenshot or --record")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     from app.bench.cli import add_bench_parser
@@ -63,8 +71,15 @@ def main(argv: list[str] | None = None) -> int:
 def _run_gui(args: argparse.Namespace) -> int:
     if args.screenshot and not args.prompt:
         raise UserError("--screenshot needs --prompt")
+    if args.record and not args.prompt:
+        raise UserError("--record needs --prompt")
+    if args.record and args.screenshot:
+        raise UserError("--record and --screenshot: choose one")
+    if not 0 < args.seconds <= 600:
+        raise UserError("--seconds must be between 0 and 600")
     from app.ui.app import run_app
-    return run_app(screenshot=args.screenshot, prompt=args.prompt)
+    return run_app(screenshot=args.screenshot, prompt=args.prompt, record=args.record,
+                   seconds=args.seconds, dark=args.dark)
 
 
 def gui_main() -> int:
