@@ -24,7 +24,9 @@ def add_chat_parser(commands) -> None:
                            "ngram (prompt lookup)")
     chat.add_argument("--target", type=Path,
                       help="target GGUF (default: the bundled SmolLM2-135M)")
-    chat.add_argument("--draft", type=Path, help="draft GGUF sharing the target's vocabulary")
+    chat.add_argument("--draft", type=Path,
+                      help="draft GGUF: one sharing the target's vocabulary, or another one "
+                           "(cross-vocabulary: it drafts through text)")
     chat.add_argument("--temp", type=float, default=0.0, help="temperature; 0 = greedy (default)")
     chat.add_argument("--seed", type=int, help="random seed for a reproducible sampled run")
     chat.add_argument("--max-tokens", type=int, default=512, help="new tokens at most (512)")

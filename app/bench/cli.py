@@ -23,7 +23,8 @@ def add_bench_parser(commands) -> None:
                        help="Spec-Bench style JSON lines (default: the project's own set)")
     bench.add_argument("--target", type=Path, help="target GGUF (default: the bundled model)")
     bench.add_argument("--draft", type=Path,
-                       help="draft GGUF (default: the target drafts for itself)")
+                       help="draft GGUF, of the target's vocabulary or another one (cross-"
+                            "vocabulary); default: the target drafts for itself")
     bench.add_argument("--modes", default=",".join(BENCH_MODES),
                        help=f"comma-separated, from {','.join(BENCH_MODES)} (plain is always run)")
     bench.add_argument("--max-tokens", type=int, default=128, help="new tokens per turn (128)")

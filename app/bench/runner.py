@@ -47,6 +47,9 @@ class RunLog:
     target: str = ""  # llama.cpp's description of the target: architecture, size, weight type
     cost_curve: dict[int, float] = field(default_factory=dict)  # v(k) as auto corrected it
     draft_cost: float = 0.0  # a draft-model token's cost in target passes (0: not measured)
+    # How the draft model drafts: "same vocabulary", or "cross-vocabulary: different
+    # vocabularies: drafting through N shared tokens (X% …)" ("" without a draft model)
+    draft_kind: str = ""
 
 
 def load_questions(path: Path) -> list[dict]:
@@ -101,7 +104,10 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
     65.0 vs 66.8 tok/s for the same mode first and fourth). Later turns follow plain decoding's
     answers in every mode, so each turn compares the modes on the same prompt. `repeats` runs
     the whole set that many times (the mode order shifted each time), for error bars."""
-    log = RunLog(greedy_identity=engine.drift.describe(),
+    compatibility = getattr(engine, "compatibility", None)
+    log = RunLog(draft_kind=("" if compatibility is None else compatibility.label
+                             + (f": {compatibility.note}" if compatibility.note else "")),
+                 greedy_identity=engine.drift.describe(),
                  target=getattr(engine.target, "description", ""))
     total = sum(len(q["turns"]) for q in questions) * len(modes) * repeats
     done_count = 0
