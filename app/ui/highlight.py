@@ -27,7 +27,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import (QBrush, QColor, QFont, QFontDatabase, QTextBlockFormat,
                            QTextCharFormat, QTextCursor, QTextDocument, QTextFormat)
 
-from app.ui.palette import DEFAULT, Scheme
+# BUCKETS: packaging/make_icons.py draws the README legend from it (through this module).
+from app.ui.palette import BUCKETS, DEFAULT, Scheme  # noqa: F401 (BUCKETS re-exported)
 
 RUN_TOKENS = QTextFormat.UserProperty + 1  # int: length in tokens of the draft run
 CODE_BLOCK_INDEX = QTextFormat.UserProperty + 2  # int, on copy-link characters

@@ -7,7 +7,9 @@ import sys
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QToolBar
+
+from app.ui.flash import DURATION
 
 SCREENSHOT_TIMEOUT_MS = 10 * 60 * 1000
 
@@ -61,10 +63,18 @@ class OffscreenRun(QObject):
 
 
 class ScreenshotRun(OffscreenRun):
-    """--screenshot: a PNG of the whole window once the reply is in."""
+    """--screenshot: a PNG of the whole window once the reply is in, the window wide enough
+    for the whole toolbar (no overflow menu hiding the legend)."""
+
+    def __init__(self, window, path: str, prompt: str | None) -> None:
+        super().__init__(window, path, prompt)
+        toolbar = window.findChild(QToolBar, "main-toolbar")
+        if toolbar is not None:
+            window.resize(max(window.width(), toolbar.sizeHint().width() + 16), window.height())
 
     def _reply_done(self, _view) -> None:
-        QTimer.singleShot(150, self._save)  # let the final layout settle
+        # Let the final layout settle and the last runs' flashes fade to their tints.
+        QTimer.singleShot(round((DURATION + 0.15) * 1000), self._save)
 
     def _save(self) -> None:
         if self.window.grab().save(self.path, "PNG"):
