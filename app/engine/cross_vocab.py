@@ -214,8 +214,12 @@ class CrossVocabDrafter:
         self._draft_tokens: list[int] = []  # the draft's tokenisation of _text
         self._draft_ends: list[int] = []
         self._draft_start = 0  # tokens before this are the draft's BOS (no bytes)
-        self._byte_tokens: dict[bytes, int] | None = None  # the draft's single-byte tokens
-        self.seconds_mapping = 0.0  # time spent converting, for the overhead measurement
+        # The draft's single-byte tokens, for bytes of a character split at a re-tokenisation
+        self._byte_tokens = {p: i for i, p in reversed(list(enumerate(vocab_map.draft_pieces)))
+                             if len(p) == 1}
+        # (seconds spent converting, target tokens proposed) per proposal: the overhead of
+        # drafting through text, besides the draft model's passes (app/bench/cross_vocab_cost.py)
+        self.conversions: list[tuple[float, int]] = []
 
     # The draft context ---------------------------------------------------------------------
 
@@ -259,9 +263,6 @@ class CrossVocabDrafter:
     def _draft_tokenize(self, data: bytes) -> list[int]:
         """The draft's tokens for `data`, which may start or end inside a UTF-8 character (a
         token of either side can split one): those bytes become the draft's byte tokens."""
-        if self._byte_tokens is None:
-            self._byte_tokens = {p: i for i, p in reversed(list(enumerate(self.map.draft_pieces)))
-                                 if len(p) == 1}
         head = 0
         while head < min(3, len(data)) and data[head] & 0xC0 == 0x80:  # continuation bytes
             head += 1
@@ -331,8 +332,9 @@ class CrossVocabDrafter:
             tokens = tokens[:-1]
         elif end is not None:
             tokens.append(end)
-        self.seconds_mapping += (t1 - t0) + (time.perf_counter() - t2)
-        return Draft(tokens[:max_tokens])
+        tokens = tokens[:max_tokens]
+        self.conversions.append(((t1 - t0) + (time.perf_counter() - t2), len(tokens)))
+        return Draft(tokens)
 
 
 def _complete_utf8_prefix(data: bytes) -> int:
