@@ -114,3 +114,37 @@ def test_complete_blocks_end_stops_before_an_open_fence_and_the_block_being_writ
     assert highlight.complete_blocks_end(text) == text.index("more")
     assert highlight.complete_blocks_end(text, text.index("para")) == text.index("more")
     assert highlight.complete_blocks_end("one line, no newline") == 0
+
+
+def test_flash_spans_follow_runs_into_rendered_blocks_and_the_plain_tail(qtbot, open_window):
+    script = HeldScript()
+    script_pieces = [("## Head\n\nSome **", "target", 0), ("quick words", "draft", 1),
+                     ("** here.\n\nThen ", "target", 1), ("more words", "draft", 2),
+                     (" follow", "target", 2)]
+    def pieces(_mode):
+        yield from script_pieces
+        script.gate.wait(10)
+        yield (".", "target", 3)
+
+    window = open_window(ScriptedFactory(pieces))
+    try:
+        window.send("go")
+        view = window.chat.messages[-1]
+        qtbot.waitUntil(lambda: view.text.endswith("follow"), timeout=5000)
+        qtbot.waitUntil(lambda: "##" not in view.document.toPlainText(), timeout=5000)
+        assert view.streaming
+
+        def shown(index):
+            spans = view.run_spans(index)
+            cursor = QTextCursor(view.document)
+            cursor.setPosition(spans[0][0])
+            cursor.setPosition(spans[-1][1], QTextCursor.KeepAnchor)
+            return cursor.selectedText()
+
+        assert shown(0) == "quick words"  # inside a block rendered as Markdown (bold)
+        assert shown(1) == "more words"  # in the plain tail
+        with qtbot.waitSignal(window.session.reply_finished, timeout=5000):
+            script.release()
+    finally:
+        script.release()
+    assert shown(0) == "quick words" and shown(1) == "more words"
