@@ -148,3 +148,24 @@ def test_flash_spans_follow_runs_into_rendered_blocks_and_the_plain_tail(qtbot, 
     finally:
         script.release()
     assert shown(0) == "quick words" and shown(1) == "more words"
+
+
+def test_gui_stays_responsive_while_a_long_reply_of_many_paragraphs_is_rendered(qtbot,
+                                                                              open_window):
+    # Every 40 tokens a paragraph ends: the complete blocks are re-rendered again and again,
+    # at most RERENDER_SHARE of the time, each time a longer document.
+    from tests.test_ui_flash import TickGaps
+    script = [(f" w{i}" + ("\n\n" if i % 40 == 39 else ""), "draft" if i % 3 else "target",
+               i // 3) for i in range(3000)]
+    window = open_window(ScriptedFactory(script, delay=0.0005))
+    ticks = TickGaps()
+    try:
+        ticks.longest = 0.0
+        with qtbot.waitSignal(window.session.reply_finished, timeout=60_000):
+            window.send("go")
+        print(f"longest GUI stall: {ticks.longest * 1000:.0f} ms")
+        assert ticks.longest < 0.4
+    finally:
+        ticks.timer.stop()
+    view = window.chat.messages[-1]
+    assert view.document.blockCount() >= 75 and "w2999" in view.document.toPlainText()
