@@ -68,11 +68,13 @@ def test_bench_smoke_run_writes_the_reports(tmp_path, capsys):
     assert set(report["categories"]) == {"document_qa", "casual_chat"}
     assert set(report["peak_rss_mb"]) == set(report["overall"])
     assert "| document_qa |" in (out / "report.md").read_text()
-    # The bundled Q4_1 model verifies batches bit-identically: the report says so.
+    # The default target (the bundled model converted on first use) verifies batches
+    # bit-identically: the report names its weight type and says so.
+    from app.store.default_model import DEFAULT_TYPE
     assert report["greedy_identity"].startswith("greedy identity exact")
     text = (out / "report.md").read_text()
-    assert "Target: llama" in text and "Q4_1; greedy identity exact" in text
-    assert report["target"].endswith("Q4_1") and report["cost_curve"]["2"] > 1.0
+    assert "Target: llama" in text and f"{DEFAULT_TYPE}; greedy identity exact" in text
+    assert report["target"].endswith(DEFAULT_TYPE) and report["cost_curve"]["2"] > 1.0
     assert "v(2)=" in text and "projection, flat v(k)" in text
     assert report["overall"]["auto"]["flat_cost_projection"] >= 1.0
     assert set(report["ngram_ceiling"]) == {"document_qa", "casual_chat", "overall"}

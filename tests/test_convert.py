@@ -22,15 +22,15 @@ from app.store.installed import find_installed, list_installed
 def test_a_conversion_is_verified_renamed_into_place_and_reports_each_tensor(
         bundled_model, tmp_path):
     seen = []
-    dest = convert(bundled_model, tmp_path / "out" / "model.Q8_0.gguf", "q8_0",
+    dest = convert(bundled_model, tmp_path / "out" / "model.Q5_0.gguf", "q5_0",
                    on_progress=seen.append)
-    assert read_gguf_info(dest).quantisation == "Q8_0"
+    assert read_gguf_info(dest).quantisation == "Q5_0"
     assert read_gguf_info(bundled_model).quantisation == "Q4_1"  # the source is untouched
     quantizing = [p for p in seen if p.stage == "quantizing"]
     assert [p.done for p in quantizing] == list(range(1, 273))  # the model's 272 tensors
     assert {p.total for p in quantizing} == {272}
     assert seen[-1].stage == "verifying"
-    assert sorted(x.name for x in dest.parent.iterdir()) == ["model.Q8_0.gguf"]
+    assert sorted(x.name for x in dest.parent.iterdir()) == ["model.Q5_0.gguf"]
 
 
 def test_cancelling_stops_the_quantizer_and_leaves_nothing(bundled_model, tmp_path):
@@ -118,18 +118,30 @@ def test_without_a_writable_models_folder_the_bundled_file_is_used_with_a_note(b
 
 
 def test_models_convert_registers_the_copy_and_rm_deletes_it(bundled_model, capsys):
-    assert main(["models", "convert", "smollm2-135m-instruct-q4_1", "--type", "q8_0"]) == 0
+    assert main(["models", "convert", "smollm2-135m-instruct-q4_1", "--type", "q4_0"]) == 0
     out = capsys.readouterr().out
-    model = find_installed("smollm2-135m-instruct-q8_0")
+    model = find_installed("smollm2-135m-instruct-q4_0")
     assert f"at {model.path}" in out and model.source == "converted"
-    assert read_gguf_info(model.path).quantisation == "Q8_0"
-    assert main(["models", "convert", "smollm2-135m-instruct-q4_1", "--type", "q8_0"]) == 2
+    assert read_gguf_info(model.path).quantisation == "Q4_0"
+    assert main(["models", "convert", "smollm2-135m-instruct-q4_1", "--type", "q4_0"]) == 2
     assert "already exists" in capsys.readouterr().err
     assert main(["models", "list"]) == 0
     listing = capsys.readouterr().out
-    assert "Q4_1  slow verify" in listing and "Q8_0  fast verify" in listing
-    assert main(["models", "rm", "smollm2-135m-instruct-q8_0"]) == 0
+    assert "Q4_1  slow verify" in listing and "Q4_0  fast verify" in listing
+    assert main(["models", "rm", "smollm2-135m-instruct-q4_0"]) == 0
     assert not model.path.exists()
+
+
+def test_converting_the_bundled_model_to_the_default_type_makes_the_default(bundled_model,
+                                                                           capsys):
+    assert main(["models", "convert", "smollm2-135m-instruct-q4_1", "--type",
+                 DEFAULT_TYPE]) == 0
+    assert f"made the default model {DEFAULT_NAME} at {default_model_file()}" in \
+        capsys.readouterr().out
+    assert [m.name for m in list_installed()].count(DEFAULT_NAME) == 1
+    assert main(["models", "convert", "smollm2-135m-instruct-q4_1", "--type",
+                 DEFAULT_TYPE]) == 2
+    assert "that is the default model, already made" in capsys.readouterr().err
 
 
 def test_models_convert_takes_a_path_and_explains_bad_input(bundled_model, tmp_path, capsys):

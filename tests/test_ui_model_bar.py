@@ -38,8 +38,8 @@ def items(box) -> list[tuple[str, str, bool]]:
             for i in range(box.count())]
 
 
-def test_draft_choices_and_the_other_vocabulary_disabled_with_its_reason(qtbot, open_window,
-                                                                        installed):
+def test_draft_choices_list_the_other_vocabulary_as_cross_vocabulary(qtbot, open_window,
+                                                                     installed):
     same, other = installed
     window = open_window(ScriptedFactory(modes=("off", "draft", "ngram", "auto")))
     bar = window.model_bar
@@ -50,7 +50,9 @@ def test_draft_choices_and_the_other_vocabulary_disabled_with_its_reason(qtbot, 
     by_path = {data: (text, enabled) for text, data, enabled in drafts}
     assert by_path[str(same.path)] == ("smol-copy", True)
     text, enabled = by_path[str(other.path)]
-    assert not enabled and "another tokenizer" in text
+    assert enabled and text == "other-vocab — cross-vocabulary"
+    index = bar.draft_box.findData(str(other.path))
+    assert "another tokenizer" in bar.draft_box.model().item(index).toolTip()
 
 
 def test_choosing_a_draft_swaps_it_in_without_reloading_the_target(qtbot, open_window,

@@ -47,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed-only", type=int, metavar="ROUNDS", default=0,
                         help="only time the types, all loaded at once, taking turns for ROUNDS "
                              "rounds (fair under a changing machine load)")
+    parser.add_argument("--no-free-run", action="store_true",
+                        help="skip the free-running greedy replies (the slow part)")
     parser.add_argument("--perplexity-only", action="store_true",
                         help="only each type's perplexity on the prompts' own text")
     args = parser.parse_args(argv)
@@ -77,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     with LlamaBackend(source) as reference:
         prompts = [_prompt_tokens(reference, q["turns"][0]) for q in questions]
-        replies = [_greedy(reference, p, args.tokens) for p in prompts]
+        replies = [_greedy(reference, p, args.tokens) for p in prompts]  # what it says
         reference_rows = [_teacher_forced(reference, p, r) for p, r in zip(prompts, replies)]
     results = []
     for type_name, path in files.items():
@@ -92,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
                 kl += float(_kl(ref, rows).sum())
                 n += len(reply)
             perplexity = _perplexity(model, model.tokenize(corpus, add_bos=model.add_bos))
-            identical = sum(_greedy(model, p, args.tokens) == r for p, r in zip(prompts, replies))
+            identical = None if args.no_free_run else sum(
+                _greedy(model, p, args.tokens) == r for p, r in zip(prompts, replies))
         result = {
             "type": type_name, "megabytes": round(path.stat().st_size / 1e6, 1),
             "token_ms": round(costs.token_seconds * 1000, 2),
@@ -100,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             "best_k_per_v": round(max(k / costs(k) for k in costs.v), 2),
             "batch_exact": drift.exact, "drift": round(drift.gap_change, 3),
             "top1_agreement": round(agree / n, 4), "mean_kl": round(kl / n, 5),
-            "identical_replies": f"{identical}/{len(prompts)}",
+            "identical_replies": "-" if identical is None else f"{identical}/{len(prompts)}",
             "perplexity": round(perplexity, 3),
         }
         results.append(result)
@@ -114,15 +117,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _interleaved_speed(files: dict[str, Path], rounds: int) -> dict[str, dict]:
     """Median over rounds of each type's one-token time and v(k), every type timed once per
-    round, in turn: a burst of load elsewhere slows one round of every type, not one type."""
-    from contextlib import ExitStack
-
+    round, in turn: a burst of load elsewhere slows one round of every type, not one type.
+    One model is loaded at a time: idle llama.cpp contexts keep threads that compete with the
+    one being timed."""
     from app.engine.llama_backend import LlamaBackend
-    with ExitStack() as stack:
-        models = {t: stack.enter_context(LlamaBackend(p)) for t, p in files.items()}
-        samples: dict[str, list] = {t: [] for t in models}
-        for _ in range(rounds):
-            for type_name, model in models.items():
+    samples: dict[str, list] = {t: [] for t in files}
+    for _ in range(rounds):
+        for type_name, path in files.items():
+            with LlamaBackend(path) as model:
                 samples[type_name].append(measure(model, model.tokenize(PROBE_TEXT * 8,
                                                                         add_bos=False)))
     result = {}

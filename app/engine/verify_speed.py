@@ -5,8 +5,10 @@ kernels that reuse each weight block for all k tokens (repack: Q4_0, IQ4_NL, Q4_
 llamafile sgemm: F32, F16, BF16, Q8_0, Q4_0, Q5_0, IQ4_NL; K-quant files are mostly Q4_K),
 so k tokens cost far less than k passes. Other types (Q4_1, Q5_1, Q5_K, Q6_K, Q3_K, IQ4_XS, the
 IQ2/IQ3 types) fall back to one dot product per row and token: checking 8 tokens costs nearly
-what 5–8 one-token passes do, and speculation has little to gain. Measured here with the
-bundled model in each type (docs/weights.md). On a GPU every type batches well.
+what 5–8 one-token passes do, and speculation has little to gain. On this project's CPUs,
+with the bundled model in each type (docs/weights.md): v(8) 4.5–4.8 for Q4_0, Q5_0, Q8_0,
+IQ4_NL and Q4_K_M, 5.4–6.9 for Q4_1; the other types are placed by llama.cpp's kernel list.
+On a GPU every type batches well.
 
 Once the engine has timed a model on this machine (costs.cached_costs), the measured v(8)
 replaces the table: "checks 8 tokens for the price of 4.0".

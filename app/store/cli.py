@@ -135,6 +135,22 @@ def run_convert(args: argparse.Namespace) -> int:
         if not model.exists:
             raise UserError(f"{model.name}'s file is missing: {model.path}")
         source, source_name = model.path, model.name
+    from app.store.default_model import DEFAULT_NAME, DEFAULT_TYPE, default_model_file
+    from app.store.installed import BUNDLED_NAME
+    if source_name == BUNDLED_NAME and type_name == DEFAULT_TYPE:
+        dest = default_model_file()  # the default model itself: made once, listed as such
+        if dest.exists():
+            raise UserError(f"that is the default model, already made: {DEFAULT_NAME} at {dest}")
+        from app.store.default_model import prepare_default_model
+        bar = ConvertBar(sys.stderr, f"{source.name} -> {type_name}")
+        try:
+            made = prepare_default_model(bar)
+        finally:
+            bar.finish()
+        if made.note:
+            raise UserError(made.note)
+        print(f"made the default model {DEFAULT_NAME} at {made.path}")
+        return 0
     dest = conversion_target(source, type_name)
     if dest.exists():
         raise UserError(f"{dest} already exists; remove it first "

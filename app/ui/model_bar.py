@@ -1,9 +1,11 @@
 """The model bar in the toolbar: the loaded target and the draft, each a drop-down of the
 installed models, and a progress bar naming the model being loaded or converted.
 
-A draft must share the target's vocabulary (until cross-vocabulary drafting exists): drafts
-whose GGUF header says otherwise (tokenizer type, vocabulary size, as app.engine.compat
-compares them) are listed but disabled, with the reason. Only headers are read here, never a
+A draft of another vocabulary drafts through the tokens the two share (cross-vocabulary,
+app/engine/cross_vocab.py): such drafts are listed as "cross-vocabulary", from the GGUF headers
+(tokenizer type, vocabulary size, as app.engine.compat compares them); the engine measures the
+overlap, and refuses a pair that shares too little, when it loads the draft. A file whose header
+cannot be read is listed but disabled, with the reason. Only headers are read here, never a
 model: loading is the worker's.
 """
 
@@ -22,13 +24,13 @@ NONE = ""  # no drafting
 MAX_VOCAB_SIZE_DIFFERENCE = 128  # as app.engine.compat (padding differs between sizes)
 
 
-def vocabulary_mismatch(target: str, draft: str, headers: dict) -> str | None:
-    """Why `draft` cannot draft for `target`, from their headers; None if it looks fine.
-    The engine still checks every token when it loads the draft."""
-    try:
-        t, d = _header(target, headers), _header(draft, headers)
-    except Exception as exc:  # noqa: BLE001 - an unreadable file is a reason too
-        return f"its header could not be read ({exc})"
+def vocabulary_difference(target: str, draft: str, headers: dict) -> str | None:
+    """How `draft`'s vocabulary differs from `target`'s, from their headers; None if it looks
+    the same. The engine still compares every token when it loads the draft.
+
+    Raises:
+        OSError, StoreError: a header cannot be read."""
+    t, d = _header(target, headers), _header(draft, headers)
     if t.vocab_type != d.vocab_type:
         return f"another tokenizer ({d.vocab_type or '?'}; the target's is {t.vocab_type or '?'})"
     if t.vocab_size and d.vocab_size and abs(t.vocab_size - d.vocab_size) > MAX_VOCAB_SIZE_DIFFERENCE:
@@ -101,13 +103,19 @@ class ModelBar(QWidget):
             if str(model.path) == resolved_target:
                 continue
             self.draft_box.addItem(model.name, str(model.path))
-            reason = (vocabulary_mismatch(resolved_target, str(model.path), self._headers)
-                      if resolved_target else None)
-            if reason:
-                item = self.draft_box.model().item(self.draft_box.count() - 1)
+            item = self.draft_box.model().item(self.draft_box.count() - 1)
+            try:
+                difference = (vocabulary_difference(resolved_target, str(model.path),
+                                                    self._headers) if resolved_target else None)
+            except Exception as exc:  # noqa: BLE001 - an unreadable file is a reason too
                 item.setEnabled(False)
-                item.setText(f"{model.name} — {reason}")
-                item.setToolTip(f"Cannot draft for this target: {reason}")
+                item.setText(f"{model.name} — unreadable")
+                item.setToolTip(f"Cannot draft: its header could not be read ({exc})")
+                continue
+            if difference:
+                item.setText(f"{model.name} — cross-vocabulary")
+                item.setToolTip(f"{difference}: drafts through the tokens both share; the "
+                                "overlap is measured when it loads")
         wanted = draft_path or (NGRAM if mode == NGRAM else NONE)
         self.draft_box.setCurrentIndex(max(self.draft_box.findData(wanted), 0))
         self.draft_box.blockSignals(False)
