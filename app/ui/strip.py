@@ -4,7 +4,7 @@ tells what the pass wrote and drafted; clicking selects it in the reply."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
@@ -72,11 +72,20 @@ class AcceptanceStrip(QWidget):
                 return index
         return -1
 
+    def event(self, event) -> bool:
+        """Hovering a cell (Qt's tooltip event) tells its pass: text, drafted and accepted."""
+        if event.type() == QEvent.ToolTip:
+            self.show_tip(event.pos().x(), event.globalPos())
+            return True
+        return super().event(event)
+
     def mouseMoveEvent(self, event) -> None:
-        index = self.index_at(event.position().x())
+        self.show_tip(event.position().x(), event.globalPosition().toPoint())
+
+    def show_tip(self, x: float, global_pos) -> None:
+        index = self.index_at(x)
         if index >= 0:
-            QToolTip.showText(event.globalPosition().toPoint(),
-                              describe(self.passes[index], self.text), self)
+            QToolTip.showText(global_pos, describe(self.passes[index], self.text), self)
         else:
             QToolTip.hideText()
 
