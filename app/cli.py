@@ -25,7 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run offscreen, send --prompt, save a PNG of the window, exit")
     parser.add_argument("--record", metavar="OUT.gif",
                         help="run offscreen, send --prompt, save an animated GIF of the chat "
-                             "while the reply streams, exit")
+                             "while the reply streams, exit (with n-gram drafting unless "
+                             "Settings choose a mode)")
     parser.add_argument("--seconds", type=float, default=15.0, metavar="N",
                         help="with --record: record at most N seconds of the reply "
                              "(default: %(default)s)")

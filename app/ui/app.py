@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QIcon
@@ -37,6 +38,10 @@ def run_app(screenshot: str | None = None, prompt: str | None = None, *,
     if icon is not None:
         app.setWindowIcon(QIcon(str(icon)))
     settings, message = load_settings()
+    if record and not settings.mode:
+        # auto drafts only once it has learnt that drafting pays, which a fresh install has not:
+        # a recording shows n-gram drafting, unless Settings choose a mode
+        settings = replace(settings, mode="ngram")
     # An offscreen run leaves no trace: its chat lives in memory, its settings are not saved.
     history = History(":memory:" if offscreen else None)
     window = MainWindow(settings, history, factory=factory, settings_message=message,

@@ -55,23 +55,14 @@ def restyle(doc: QTextDocument, visible: bool, scheme: Scheme = DEFAULT) -> None
     """Give every run fragment the colours of `scheme` (or none), keeping its other formats
     (code font, links): what the Highlights switch and a scheme change do, without re-parsing."""
     edits = []
-    block = doc.begin()
-    while block.isValid():
-        it = block.begin()
-        while not it.atEnd():
-            fragment = it.fragment()
-            fmt = fragment.charFormat()
-            if fmt.hasProperty(RUN_TOKENS):
-                fmt.clearBackground()
-                fmt.clearForeground()
-                if visible:
-                    tokens = int(fmt.property(RUN_TOKENS))
-                    fmt.setBackground(QBrush(scheme.tint(tokens)))
-                    if scheme.text_colour() is not None:
-                        fmt.setForeground(scheme.text_colour())
-                edits.append((fragment.position(), fragment.position() + fragment.length(), fmt))
-            it += 1
-        block = block.next()
+    for fragment, fmt in run_fragments(doc):
+        fmt.clearBackground()
+        fmt.clearForeground()
+        if visible:
+            fmt.setBackground(QBrush(scheme.tint(int(fmt.property(RUN_TOKENS)))))
+            if scheme.text_colour() is not None:
+                fmt.setForeground(scheme.text_colour())
+        edits.append((fragment.position(), fragment.position() + fragment.length(), fmt))
     cursor = QTextCursor(doc)
     cursor.beginEditBlock()
     for start, end, fmt in edits:
@@ -365,7 +356,13 @@ def render_markdown(doc: QTextDocument, raw: str, runs: list[list[int]], visible
 
 def highlighted_ranges(doc: QTextDocument) -> list[tuple[int, int, int, bool]]:
     """(start, end, run tokens, has background) of each highlighted span: for tests and checks."""
-    out: list[tuple[int, int, int, bool]] = []
+    return [(fragment.position(), fragment.position() + fragment.length(),
+             int(fmt.property(RUN_TOKENS)), fmt.background().style() != Qt.NoBrush)
+            for fragment, fmt in run_fragments(doc)]
+
+
+def run_fragments(doc: QTextDocument):
+    """(fragment, its char format) for each fragment of an accepted run, in document order."""
     block = doc.begin()
     while block.isValid():
         it = block.begin()
@@ -373,9 +370,6 @@ def highlighted_ranges(doc: QTextDocument) -> list[tuple[int, int, int, bool]]:
             fragment = it.fragment()
             fmt = fragment.charFormat()
             if fmt.hasProperty(RUN_TOKENS):
-                out.append((fragment.position(), fragment.position() + fragment.length(),
-                            int(fmt.property(RUN_TOKENS)),
-                            fmt.background().style() != Qt.NoBrush))
+                yield fragment, fmt
             it += 1
         block = block.next()
-    return out

@@ -3,9 +3,9 @@ streams, flashes included. The real window runs offscreen (app.ui.app.run_app an
 app.ui.offscreen, as for --screenshot); a timer grabs the chat FPS times a second from sending until the reply has
 finished and its last flashes have faded, or until --seconds have passed.
 
-The GIF is kept small: one palette of PALETTE_COLOURS shared by all frames (no dithering, so a
-frame that changes only where text arrived stores only that rectangle), each frame shown for as
-long as it really lasted, the last one held so the finished reply can be read.
+The GIF is kept small: PALETTE_COLOURS colours per frame, no dithering, identical frames merged,
+each frame shown for as long as it really lasted, the last one held so the finished reply can
+be read.
 """
 
 from __future__ import annotations
@@ -80,14 +80,11 @@ def write_gif(path: str, frames: list[tuple[float, QImage]]) -> None:
     """Frames (time in seconds, image) as a looping GIF, each shown until the next one."""
     from PIL import Image
     images = [to_pillow(image) for _, image in frames]
-    # One palette from a sample of frames across the recording, the flashing ones included.
-    sample = images[::max(1, len(images) // 12)] + [images[-1]]
-    width, height = images[0].size
-    mosaic = Image.new("RGB", (width, height * len(sample)))
-    for row, image in enumerate(sample):
-        mosaic.paste(image, (0, row * height))
-    palette = mosaic.quantize(PALETTE_COLOURS, method=Image.Quantize.MEDIANCUT)
-    indexed = [image.quantize(palette=palette, dither=Image.Dither.NONE) for image in images]
+    # A palette per frame: with one shared palette the steps of a fade quantise to the same
+    # few colours, Pillow merges the then identical frames, and a fast reply's flashes are lost
+    # (6 frames left of 30). Unchanged frames are still merged, so the file stays small.
+    indexed = [image.quantize(PALETTE_COLOURS, method=Image.Quantize.MEDIANCUT,
+                              dither=Image.Dither.NONE) for image in images]
     times = [t for t, _ in frames]
     durations = [max(20, round((b - a) * 1000)) for a, b in zip(times, times[1:])]
     durations.append(HOLD_LAST_MS)
