@@ -198,8 +198,8 @@ def _kl(p_logits: np.ndarray, q_logits: np.ndarray) -> np.ndarray:
 
 def _table(results: list[dict]) -> str:
     head = ("| weights | MB | one token | " + " | ".join(f"v({k})" for k in V_POINTS)
-            + " | best k/v(k) | batched = one-token | top-1 agreement | mean KL | identical replies "
-            "| perplexity |")
+            + " | best k/v(k) | batched = one-token | top-1 agreement | mean KL "
+            "| identical replies | perplexity |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in results:
         lines.append(f"| {r['type']} | {r['megabytes']} | {r['token_ms']} ms | "

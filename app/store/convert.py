@@ -6,8 +6,9 @@ Q8_0 checks 8 tokens for the price of 4.7 one-token passes where Q4_1 pays 5.7 (
 
 The quantizer runs in a child process (`quantize_child`, reporting each tensor as a JSON line):
 a llama.cpp call cannot be interrupted from Python, while a child can be stopped at once
-(Ctrl-C, a window closed) without leaving a thread writing into a file. It writes `.<name>.converting` next to the destination, loads the result to verify
-it, and only then is the file renamed into place: a partial model never carries a model's name.
+(Ctrl-C, a window closed) without leaving a thread writing into a file. It writes
+`.<name>.converting` next to the destination, loads the result to verify it, and only then is
+the file renamed into place: a partial model never carries a model's name.
 """
 
 from __future__ import annotations

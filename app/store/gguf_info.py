@@ -98,7 +98,7 @@ def read_gguf_info(path: str | Path) -> GGUFInfo:
 
 
 def weight_type_of(path: str | Path) -> str | None:
-    """The file's weight type ("Q4_0", …), or None if its header does not say or cannot be read."""
+    """The file's weight type ("Q4_0", …); None if the header does not say or cannot be read."""
     try:
         return read_gguf_info(path).quantisation
     except (OSError, GGUFError):

@@ -30,8 +30,8 @@ class EngineSpec:
     @classmethod
     def from_settings(cls, settings: Settings) -> "EngineSpec":
         # no target: the default model, which the worker prepares (prepare_default)
-        return cls(settings.target_path or "", settings.draft_path or None, settings.n_ctx, settings.n_threads,
-                   settings.target_gpu_layers, settings.draft_gpu_layers)
+        return cls(settings.target_path or "", settings.draft_path or None, settings.n_ctx,
+                   settings.n_threads, settings.target_gpu_layers, settings.draft_gpu_layers)
 
     def same_target(self, other: "EngineSpec") -> bool:
         return (self.target_path, self.n_ctx, self.n_threads, self.target_gpu_layers) == (
