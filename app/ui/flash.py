@@ -14,7 +14,7 @@ import time
 from PySide6.QtCore import QObject, QTimer
 
 DURATION = 0.6  # seconds from the flash colour to the resting tint
-INTERVAL_MS = 30  # ≈33 frames per second while anything fades
+INTERVAL_MS = 50  # 20 frames per second while anything fades: 12 steps per fade
 MAX_FLASHING = 48  # runs fading at once in one message, at most (≈80 tokens/s of 2-token runs)
 
 

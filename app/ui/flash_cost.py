@@ -15,8 +15,14 @@ import statistics
 import sys
 import time
 
-PROMPT = ("Repeat after me, word for word, three times: the United States of America "
-          "declared independence in 1776.")
+# A copy task: most of the reply arrives as accepted drafts, so the flash runs all along (a
+# short "repeat after me" accepted 12 tokens of 120 and barely flashed).
+PROMPT = ("Copy this text exactly, word for word:\n\n"
+          "The United States of America declared independence in 1776. The Declaration of "
+          "Independence was adopted by the Continental Congress in Philadelphia on July 4, "
+          "1776. It announced that the thirteen American colonies regarded themselves as "
+          "independent sovereign states, no longer under British rule. The document was "
+          "written mostly by Thomas Jefferson and edited by the Congress before it was signed.")
 
 
 def _one_reply(window, prompt: str) -> tuple[float, float, int]:
