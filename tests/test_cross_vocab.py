@@ -5,6 +5,8 @@ mapping costs acceptance, never correctness."""
 
 from __future__ import annotations
 
+from tests.test_engine_fake import run as run_engine
+
 import numpy as np
 import pytest
 
@@ -13,7 +15,6 @@ from app.engine.cross_vocab import (CrossVocabDrafter, build_vocab_map, map_cach
                                     save_vocab_map, vocab_map_for)
 from app.engine.drafters import Draft
 from app.engine.errors import IncompatibleDraftError
-from app.engine.events import Done, TextPiece
 from app.engine.generator import Engine
 from app.engine.sampling import SamplingParams
 from app.engine.speculative import speculative_step
@@ -42,13 +43,7 @@ def wandering_reply(conversation: bytes) -> bytes:
 
 
 def run(engine, messages, params=GREEDY, mode="draft"):
-    pieces, done = [], None
-    for event in engine.generate(messages, params, mode):
-        if isinstance(event, TextPiece):
-            pieces.append(event)
-        elif isinstance(event, Done):
-            done = event
-    return pieces, done
+    return run_engine(engine, messages, params, mode)
 
 
 PAIRS = {

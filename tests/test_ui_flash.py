@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import threading
 
-import time
 
 import pytest
 from collections import Counter
 
-from PySide6.QtCore import QRect, QTimer
+from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QTextCursor
 
 from app.settings import Settings
 from app.ui.flash import DURATION
 from app.ui.palette import DEFAULT
+from tests.test_ui_model import TickRecorder
 from tests.test_ui_window import ScriptedFactory, open_window, send_and_wait  # noqa: F401
 
 SETTLED = DURATION + 0.5
@@ -142,30 +142,13 @@ def test_a_run_flashes_while_the_reply_is_still_streaming(qtbot, open_window):
         pass
 
 
-class TickGaps:
-    """A 5 ms timer on the GUI thread; the longest gap between ticks is the longest stall."""
-
-    def __init__(self) -> None:
-        self.last = time.perf_counter()
-        self.longest = 0.0
-        self.timer = QTimer()
-        self.timer.setInterval(5)
-        self.timer.timeout.connect(self._tick)
-        self.timer.start()
-
-    def _tick(self) -> None:
-        now = time.perf_counter()
-        self.longest = max(self.longest, now - self.last)
-        self.last = now
-
-
 @pytest.mark.parametrize("flash", [True, False])
 def test_gui_stays_responsive_with_flashes_running_during_a_3000_token_burst(qtbot, open_window,
                                                                             flash):
     script = [(f" w{i}", "draft" if i % 3 else "target", i // 3) for i in range(3000)]
     window = open_window(ScriptedFactory(script, delay=0.0005),
                          settings=Settings(flash_drafts=flash))
-    ticks = TickGaps()
+    ticks = TickRecorder()
     try:
         ticks.longest = 0.0
         window.send("go")

@@ -154,11 +154,11 @@ def test_gui_stays_responsive_while_a_long_reply_of_many_paragraphs_is_rendered(
                                                                               open_window):
     # Every 40 tokens a paragraph ends: the complete blocks are re-rendered again and again,
     # at most RERENDER_SHARE of the time, each time a longer document.
-    from tests.test_ui_flash import TickGaps
+    from tests.test_ui_model import TickRecorder
     script = [(f" w{i}" + ("\n\n" if i % 40 == 39 else ""), "draft" if i % 3 else "target",
                i // 3) for i in range(3000)]
     window = open_window(ScriptedFactory(script, delay=0.0005))
-    ticks = TickGaps()
+    ticks = TickRecorder()
     try:
         ticks.longest = 0.0
         with qtbot.waitSignal(window.session.reply_finished, timeout=60_000):

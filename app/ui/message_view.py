@@ -144,13 +144,7 @@ class MessageView(QFrame):
         if self.role == "assistant" and self.streaming:
             self._render_streaming(highlight.complete_blocks_end(self.text, self._md_end))
         elif self.role == "assistant":
-            link = self.palette().color(QPalette.Link)
-            spans: list[tuple[int, int, int]] = []
-            self.code_blocks = highlight.render_markdown(doc, self.text, self.runs,
-                                                         self.highlights, link, self.scheme,
-                                                         spans)
-            for start, end, index in spans:
-                self._spans.setdefault(index, []).append((start, end))
+            self._render_markdown(doc, self.text, self._spans)
         else:
             doc.clear()
             self.code_blocks = []
@@ -202,6 +196,15 @@ class MessageView(QFrame):
             self._render_streaming(highlight.complete_blocks_end(self.text, self._md_end))
             self._repaint_flashes()
 
+    def _render_markdown(self, doc, text: str, spans_by_run: dict) -> None:
+        """Render `text` as Markdown into `doc`, recording where each run's spans landed."""
+        spans: list[tuple[int, int, int]] = []
+        self.code_blocks = highlight.render_markdown(doc, text, self.runs, self.highlights,
+                                                     self.palette().color(QPalette.Link),
+                                                     self.scheme, spans)
+        for start, end, index in spans:
+            spans_by_run.setdefault(index, []).append((start, end))
+
     def _repaint_flashes(self) -> None:
         if self._flashes and self.flasher is not None:
             self.paint_flashes(self.flasher.now())  # the same runs, at their new places
@@ -212,13 +215,7 @@ class MessageView(QFrame):
         doc = self.document
         self._spans, self._md_spans, self.code_blocks = {}, {}, []
         if md_end:
-            link = self.palette().color(QPalette.Link)
-            spans: list[tuple[int, int, int]] = []
-            self.code_blocks = highlight.render_markdown(doc, self.text[:md_end], self.runs,
-                                                         self.highlights, link, self.scheme,
-                                                         spans)
-            for start, end, index in spans:
-                self._md_spans.setdefault(index, []).append((start, end))
+            self._render_markdown(doc, self.text[:md_end], self._md_spans)
         else:
             doc.clear()
         self._md_end = md_end
