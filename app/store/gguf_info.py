@@ -81,14 +81,7 @@ def read_gguf_info(path: str | Path) -> GGUFInfo:
     """
     path = Path(path)
     with open(path, "rb", buffering=1 << 20) as stream:
-        reader = _Reader(stream, path)
-        if stream.read(4) != GGUF_MAGIC:
-            raise GGUFError(f"{path.name}: not a GGUF file (it does not start with 'GGUF')")
-        version = reader.scalar("<I")
-        if version not in (1, 2, 3):
-            raise GGUFError(f"{path.name}: unsupported GGUF version {version}")
-        count = "<I" if version == 1 else "<Q"
-        n_tensors, n_kv = reader.scalar(count), reader.scalar(count)
+        reader, version, n_tensors, n_kv = _start(stream, path)
         meta = {}
         for _ in range(n_kv):
             key = reader.string()
@@ -98,11 +91,34 @@ def read_gguf_info(path: str | Path) -> GGUFInfo:
 
 
 def weight_type_of(path: str | Path) -> str | None:
-    """The file's weight type ("Q4_0", …); None if the header does not say or cannot be read."""
+    """The file's weight type ("Q4_0", …); None if the header does not say or cannot be read.
+
+    Reads only up to general.file_type, which comes before the tokenizer's large arrays: cheap
+    enough for the window's model lists on the GUI thread."""
+    path = Path(path)
     try:
-        return read_gguf_info(path).quantisation
-    except (OSError, GGUFError):
+        with open(path, "rb", buffering=1 << 16) as stream:
+            reader, _, _, n_kv = _start(stream, path)
+            for _ in range(n_kv):
+                key = reader.string()
+                value = reader.value(reader.scalar("<I"))
+                if key == "general.file_type" and not isinstance(value, ArrayValue):
+                    return FILE_TYPES.get(int(value))
+    except (OSError, GGUFError, ValueError, TypeError):
         return None
+    return None
+
+
+def _start(stream: BinaryIO, path: Path) -> tuple["_Reader", int, int, int]:
+    """Check the magic and version; (reader, version, tensor count, key/value count)."""
+    reader = _Reader(stream, path)
+    if stream.read(4) != GGUF_MAGIC:
+        raise GGUFError(f"{path.name}: not a GGUF file (it does not start with 'GGUF')")
+    version = reader.scalar("<I")
+    if version not in (1, 2, 3):
+        raise GGUFError(f"{path.name}: unsupported GGUF version {version}")
+    count = "<I" if version == 1 else "<Q"
+    return reader, version, reader.scalar(count), reader.scalar(count)
 
 
 def _info_from(path: Path, version: int, meta: dict, tensor_params: int) -> GGUFInfo:
