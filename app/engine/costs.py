@@ -7,6 +7,7 @@ Measured once per model and machine (a second or two) and cached in the cache fo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -216,6 +217,7 @@ def cache_key(model_path: Path, *parts: object) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
 
+@functools.cache  # every cache key asks; the CPU does not change while the app runs
 def _cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
