@@ -259,18 +259,20 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             while sent < len(body):
                 piece = body[sent:sent + CHUNK]
-                if drop_at is not None and sent + len(piece) > drop_at:
+                dropping = drop_at is not None and sent + len(piece) > drop_at
+                if dropping:
                     piece = piece[:drop_at - sent]
-                    self.wfile.write(piece)
-                    sent += len(piece)
+                # Count a piece before writing it: once written, the client may finish and
+                # the test read the record before this thread runs another line.
+                if record is not None:
+                    record.body_bytes = sent + len(piece)
+                self.wfile.write(piece)
+                sent += len(piece)
+                if dropping:
                     self.close_connection = True
                     self.wfile.flush()
                     self.connection.shutdown(2)  # the connection drops midway
                     return
-                self.wfile.write(piece)
-                sent += len(piece)
-                if record is not None:
-                    record.body_bytes = sent
                 if self.fake.delay_per_chunk:
                     time.sleep(self.fake.delay_per_chunk)
         except (BrokenPipeError, ConnectionResetError):
