@@ -14,3 +14,12 @@ def test_the_footer_says_when_greedy_identity_is_not_guaranteed():
     exact = footer_line(Stats(new_tokens=20, target_passes=10, seconds=1.0, mode="auto",
                               batch_drift=0.0).to_dict())
     assert "identity" not in exact
+
+
+def test_the_footer_says_when_the_draft_drafts_through_another_vocabulary():
+    cross = footer_line(Stats(new_tokens=20, target_passes=10, drafted=12, accepted=10,
+                              seconds=1.0, mode="draft", draft_kind="cross-vocabulary").to_dict())
+    assert "(cross-vocabulary)" in cross
+    same = footer_line(Stats(new_tokens=20, target_passes=10, drafted=12, accepted=10,
+                             seconds=1.0, mode="draft").to_dict())
+    assert "vocabulary" not in same

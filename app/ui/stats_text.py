@@ -30,7 +30,10 @@ def footer_line(stats: dict, live: bool = False) -> str:
     parts.append(f"draft {stats.get('draft_seconds', 0.0):.2f} s / "
                  f"verify {stats.get('verify_seconds', 0.0):.2f} s")
     if not live:
-        parts.append(mode_label(stats.get("mode", "")))
+        mode = mode_label(stats.get("mode", ""))
+        if stats.get("draft_kind"):  # "cross-vocabulary": the draft model drafts through text
+            mode += f" ({stats['draft_kind']})"
+        parts.append(mode)
         if stats.get("stop_reason") in ("max_tokens", "context_full"):
             parts.append("stopped: " + stats["stop_reason"].replace("_", " "))
         if stats.get("identity_note"):
