@@ -7,6 +7,10 @@
 Serves HEAD|GET /{repo}/resolve/{rev}/{file} (X-Repo-Commit, ETag = sha256 as the hub does for
 LFS files, Content-Length, Range -> 206 + Content-Range, never X-Xet-Hash), GET /api/models,
 /api/models/{repo}, /api/models/{repo}/tree/{rev}; errors with X-Error-Code as the hub sends them.
+GET /api/models takes what HfApi.list_models sends: search, filter (a tag), sort (downloads,
+likes, lastModified, createdAt; most first), limit and expand (only the fields asked for, as the
+hub answers: author, downloads, likes, lastModified, gated, tags, cardData with the licence, gguf
+with the parameter count).
 Test knobs: `requests` (what was asked, Range and bytes sent), `drop_after` (close the connection
 after N body bytes, once), `wrong_sha` (advertise a sha256 that does not match), `gated`,
 `redirects`, `delay_per_chunk`.
@@ -71,10 +75,33 @@ class FakeRepo:
     gated: bool = False
     commit: str = ""
     downloads: int = 0
+    likes: int = 0
+    last_modified: str = "2026-01-01T00:00:00.000Z"
+    licence: str | None = None
+    parameters: int | None = None  # the hub's gguf.total
+    architecture: str | None = None
+    tags: list[str] = field(default_factory=lambda: ["gguf"])
+    sizes: dict[str, int] = field(default_factory=dict)  # listed sizes of files kept short here
 
     def __post_init__(self) -> None:
         if not self.commit:
             self.commit = hashlib.sha1(self.repo_id.encode()).hexdigest()
+
+    def listed_size(self, name: str) -> int:
+        return self.sizes.get(name, len(self.files[name]))
+
+    def search_row(self) -> dict:
+        """Every field a search can expand, as the hub names them."""
+        row = {"id": self.repo_id, "modelId": self.repo_id, "author": self.repo_id.split("/")[0],
+               "downloads": self.downloads, "likes": self.likes,
+               "lastModified": self.last_modified, "createdAt": self.last_modified,
+               "gated": "auto" if self.gated else False,
+               "tags": self.tags + ([f"license:{self.licence}"] if self.licence else [])}
+        if self.licence:
+            row["cardData"] = {"license": self.licence}
+        if self.parameters:
+            row["gguf"] = {"total": self.parameters, "architecture": self.architecture}
+        return row
 
 
 @dataclass
@@ -84,6 +111,7 @@ class RequestRecord:
     range_start: int | None = None
     body_bytes: int = 0  # bytes of body actually written to the socket
     authorization: str | None = None
+    query: dict = field(default_factory=dict)  # the query string, each key -> list of values
 
 
 @dataclass
@@ -125,6 +153,9 @@ class FakeHub:
     def file_requests(self, file_name: str, method: str = "GET") -> list[RequestRecord]:
         return [r for r in self.requests if r.method == method and r.path.endswith("/" + file_name)]
 
+    def search_requests(self) -> list[RequestRecord]:
+        return [r for r in self.requests if r.method == "GET" and r.path == "/api/models"]
+
     def bytes_sent(self, file_name: str) -> int:
         return sum(r.body_bytes for r in self.file_requests(file_name))
 
@@ -150,7 +181,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _route(self, *, head: bool) -> None:
         url = urlsplit(self.path)
         path, query = unquote(url.path), parse_qs(url.query)
-        record = RequestRecord(self.command, path, authorization=self.headers.get("Authorization"))
+        record = RequestRecord(self.command, path, authorization=self.headers.get("Authorization"),
+                               query=query)
         self.fake.requests.append(record)
         if path == "/":
             return self._send(200, b"", head=head)
@@ -185,11 +217,21 @@ class _Handler(BaseHTTPRequestHandler):
     def _search(self, query: dict, head: bool) -> None:
         words = (query.get("search", [""])[0]).lower()
         limit = int(query.get("limit", ["1000"])[0])
-        found = [r for r in self.fake.repos.values() if words in r.repo_id.lower()]
-        found.sort(key=lambda r: -r.downloads)
-        body = [{"id": r.repo_id, "modelId": r.repo_id, "downloads": r.downloads, "likes": 0,
-                 "tags": ["gguf"], "gated": "auto" if r.gated else False} for r in found[:limit]]
-        self._json(body, head)
+        tags = set(query.get("filter", []))
+        found = [r for r in self.fake.repos.values()
+                 if words in r.repo_id.lower() and tags <= set(r.tags)]
+        sort = query.get("sort", ["downloads"])[0]
+        keys = {"downloads": lambda r: r.downloads, "likes": lambda r: r.likes,
+                "lastModified": lambda r: r.last_modified, "createdAt": lambda r: r.last_modified}
+        if sort not in keys:
+            return self._error(400, "BadRequest", f"unknown sort {sort}", head)
+        found.sort(key=keys[sort], reverse=True)
+        expand = query.get("expand")
+        rows = [r.search_row() for r in found[:limit]]
+        if expand:  # the hub answers with the id and exactly the fields asked for
+            rows = [{k: v for k, v in row.items() if k in ("id", "modelId") or k in expand}
+                    for row in rows]
+        self._json(rows, head)
 
     def _model_info(self, repo_id: str, head: bool) -> None:
         repo = self._repo_or_error(repo_id, head)
@@ -203,10 +245,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if revision not in ("main", repo.commit):
             return self._error(404, "RevisionNotFound", "Invalid rev id", head)
-        entries = [{"type": "file", "path": name, "size": len(data),
+        entries = [{"type": "file", "path": name, "size": repo.listed_size(name),
                     "oid": hashlib.sha1(data).hexdigest(),
-                    "lfs": {"oid": self.fake.sha256_for(name, data), "size": len(data),
-                            "pointerSize": 134}}
+                    "lfs": {"oid": self.fake.sha256_for(name, data),
+                            "size": repo.listed_size(name), "pointerSize": 134}}
                    for name, data in repo.files.items()]
         self._json(entries, head)
 

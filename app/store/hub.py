@@ -15,6 +15,7 @@ import re  # noqa: E402
 import time  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
+from datetime import datetime  # noqa: E402
 from urllib.parse import urlsplit  # noqa: E402
 
 import huggingface_hub  # noqa: E402
@@ -24,13 +25,19 @@ from app.store import http_client  # noqa: E402
 from app.store.errors import (GatedRepoError, HubError, HubOfflineError,  # noqa: E402
                               InsecureRedirectError, RemoteFileNotFoundError, RepoNotFoundError,
                               register_secret)
-from app.store.model_names import (could_draft_for, family_search_term,  # noqa: E402
-                                   is_projector, quantisation_from_name, split_part)
+from app.store.model_names import (could_draft_for, family_from_name,  # noqa: E402
+                                   family_search_term, format_parameters, is_projector,
+                                   parameter_size_from_name, quantisation_from_name, split_part)
 
 PUBLIC_ENDPOINT = "https://huggingface.co"
 ENDPOINT_ENV = "DRAFTLIGHT_HF_ENDPOINT"
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _REACHABLE_FOR_S = 30.0  # after one successful probe, skip probing for this long
+# `models search --sort` and the picker's sort menu -> HfApi.list_models(sort=...); most first
+SORTS = {"downloads": "downloads", "likes": "likes", "updated": "last_modified"}
+# What a search row shows; `expand` asks the hub for exactly these (and nothing heavier)
+SEARCH_FIELDS = ["author", "downloads", "likes", "lastModified", "gated", "tags", "cardData",
+                 "gguf"]
 
 
 def resolve_endpoint(explicit: str | None = None) -> str:
@@ -52,6 +59,32 @@ class HubRepo:
     downloads: int | None = None
     likes: int | None = None
     gated: bool = False
+    author: str | None = None
+    last_modified: datetime | None = None
+    licence: str | None = None  # the model card's `license`, else a "license:" tag
+    parameters: int | None = None  # from the hub's GGUF metadata, where it has read one
+    architecture: str | None = None  # likewise, e.g. "qwen2"
+
+    @property
+    def publisher(self) -> str:
+        return self.author or self.id.split("/")[0]
+
+    @property
+    def name(self) -> str:
+        return self.id.split("/")[-1]
+
+    @property
+    def family(self) -> str | None:
+        """The tokenizer family the name tells, else the architecture the hub read."""
+        return family_from_name(self.id) or self.architecture
+
+    @property
+    def parameter_label(self) -> str | None:
+        """'7.6B' from the hub's count, else '7B' from the name; None when neither tells."""
+        if self.parameters:
+            return format_parameters(self.parameters)
+        size = parameter_size_from_name(self.id)
+        return format_parameters(int(size * 1e9)) if size else None
 
 
 @dataclass(frozen=True)
@@ -98,17 +131,19 @@ class HubClient:
     def auth_header(self) -> str | None:
         return f"Bearer {self._token}" if self._token else None
 
-    def search(self, query: str, *, limit: int = 30) -> list[HubRepo]:
-        """GGUF repositories matching `query`, most downloaded first.
+    def search(self, query: str, *, sort: str = "downloads", limit: int = 30) -> list[HubRepo]:
+        """GGUF repositories matching `query`, by `sort` (a key of SORTS), most first.
 
         Raises:
-            HubOfflineError, HubError.
+            HubOfflineError, HubError; ValueError for an unknown sort.
         """
+        if sort not in SORTS:
+            raise ValueError(f"sort must be one of {', '.join(SORTS)} (got {sort!r})")
         with _hub_errors(self, None):
             self.check_reachable()
-            found = self._api.list_models(search=query or None, filter="gguf", sort="downloads",
-                                          limit=limit)
-            return [HubRepo(m.id, m.downloads, m.likes, bool(m.gated)) for m in found]
+            found = self._api.list_models(search=query or None, filter="gguf", sort=SORTS[sort],
+                                          limit=limit, expand=SEARCH_FIELDS)
+            return [_repo_from(m) for m in found]
 
     def list_files(self, repo_id: str, *, revision: str = "main") -> list[HubFile]:
         """The .gguf files of a repository with size, sha256 and quantisation.
@@ -176,6 +211,19 @@ class HubClient:
         except http_client.TRANSPORT_ERRORS as exc:
             raise _offline(self, exc) from None
         self._reachable_until = time.monotonic() + _REACHABLE_FOR_S
+
+
+def _repo_from(info) -> HubRepo:
+    """A search row from huggingface_hub's ModelInfo (fields absent when the hub leaves them out)."""
+    card = info.card_data.to_dict() if info.card_data is not None else {}
+    licence = card.get("license") or next(
+        (t.removeprefix("license:") for t in info.tags or () if t.startswith("license:")), None)
+    gguf = info.gguf if isinstance(info.gguf, dict) else {}
+    total = gguf.get("total")
+    return HubRepo(info.id, info.downloads, info.likes, bool(info.gated), info.author,
+                   info.last_modified, licence if isinstance(licence, str) else None,
+                   total if isinstance(total, int) and total > 0 else None,
+                   gguf.get("architecture") if isinstance(gguf.get("architecture"), str) else None)
 
 
 def _offline(hub: HubClient, exc: BaseException) -> HubOfflineError:

@@ -86,3 +86,17 @@ def family_search_term(name: str) -> str | None:
     """What to search the hub for to find other sizes of `name`'s family."""
     family = family_from_name(name)
     return _FAMILY_SEARCH.get(family) if family else None
+
+
+def format_parameters(count: int) -> str:
+    """7_615_616_512 -> '7.6B', 494_032_768 -> '494M', 135_000_000 -> '135M'."""
+    if count >= 1e9:
+        return f"{count / 1e9:.1f}".rstrip("0").rstrip(".") + "B"
+    return f"{count / 1e6:.0f}M"
+
+
+def quant_bits(quant: str | None) -> int | None:
+    """Bits per weight a quantisation name starts with: 'Q4_K_M' -> 4, 'IQ3_XS' -> 3,
+    'F16' -> 16; None when the name does not say."""
+    match = re.match(r"^(?:I?Q|TQ|B?F|FP)(\d+)", quant or "", re.IGNORECASE)
+    return int(match.group(1)) if match else None
