@@ -25,3 +25,21 @@ def format_duration(seconds: float) -> str:
     seconds = int(seconds + 0.5)
     hours, rest = divmod(seconds, 3600)
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def format_count(n: int) -> str:
+    """950, 12.3k, 4.5M: downloads and likes as the hub shows them."""
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= limit:
+            return f"{n / limit:.1f}".rstrip("0").rstrip(".") + suffix
+    return str(n)
+
+
+def format_age(when, now) -> str:
+    """'today', '3 days ago', '5 months ago', '2 years ago' (two aware datetimes)."""
+    days = max((now - when).days, 0)
+    for size, unit in ((365, "year"), (30, "month"), (7, "week"), (1, "day")):
+        if days >= size:
+            count = days // size
+            return f"{count} {unit}{'s' if count > 1 else ''} ago"
+    return "today"

@@ -10,9 +10,11 @@ the OS, the browser and the page cache from pushing the weights out to disk.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from app.store.hub import HubFile
-from app.store.memory import Fit, MemoryEstimate, MemoryInfo, assess, system_memory
+from app.store import memory as machine  # looked up at call time: tests set the RAM
+from app.store.memory import Fit, MemoryEstimate, MemoryInfo, assess
 from app.store.model_names import quant_bits
 from app.units import format_bytes
 
@@ -51,7 +53,7 @@ def file_options(files: list[HubFile], *, n_ctx: int, draft_bytes: int = 0,
     """The single-file models of a repository (no split parts, no projectors), each with the
     memory it needs next to a draft of `draft_bytes`; the largest quantisation first, smallest
     file first within one."""
-    memory = memory or system_memory()
+    memory = memory or machine.system_memory()
     options = [FileOption(f, assess(f.size + draft_bytes, n_ctx=n_ctx, memory=memory)
                           if f.size and memory else None)
                for f in files if f.is_single_model]
@@ -60,10 +62,14 @@ def file_options(files: list[HubFile], *, n_ctx: int, draft_bytes: int = 0,
 
 
 def recommend(options: list[FileOption], *, n_ctx: int, with_draft: bool = False,
-              memory: MemoryInfo | None = None) -> Recommendation:
+              memory: MemoryInfo | None = None,
+              fast: Callable[[HubFile], bool] | None = None) -> Recommendation:
     """The largest file whose total need is at most HEADROOM of the free memory; else the
-    smallest that still fits; else none, with the reason in one line."""
-    memory = memory or system_memory()
+    smallest that still fits; else none, with the reason in one line.
+
+    With `fast` (does this file verify drafts fast here? app.engine.verify_speed), the largest
+    roomy file that does is preferred: a slow-verify file gains little from any draft."""
+    memory = memory or machine.system_memory()
     sized = [o for o in options if o.estimate is not None]
     if memory is None or not sized:
         return Recommendation(None, "no recommendation: this machine's memory or the file "
@@ -72,10 +78,12 @@ def recommend(options: list[FileOption], *, n_ctx: int, with_draft: bool = False
         f"with a {n_ctx:,}-token context"
     roomy = [o for o in sized if o.fit is Fit.FITS
              and o.estimate.needed <= HEADROOM * memory.available]
+    quick = [o for o in roomy if fast is not None and fast(o.file)]
     if roomy:
-        best = max(roomy, key=lambda o: (o.file.size, o.file.path))
+        best = max(quick or roomy, key=lambda o: (o.file.size, o.file.path))
+        kind = "file that verifies drafts fast and" if quick else "file that"
         return Recommendation(best.file, (
-            f"Recommended {best.file.quant or best.file.path}: the largest file that leaves "
+            f"Recommended {best.file.quant or best.file.path}: the largest {kind} leaves "
             f"{1 - HEADROOM:.0%} of free memory spare ({format_bytes(best.estimate.needed)} "
             f"{what}, {format_bytes(memory.available)} free)"))
     loadable = [o for o in sized if o.fit is not Fit.TOO_BIG]

@@ -16,7 +16,7 @@ class LatestRequests(QObject):
     thread, unless a newer request of the same kind was made meanwhile."""
 
     failed = Signal(object)  # the exception of the newest request of its kind
-    _finished = Signal(int, object, object)  # request number, (kind, on_done), result
+    _finished = Signal(int, object, object)  # request number, (kind, on_done, on_error), result
 
     def __init__(self, parent: QObject | None = None, *, workers: int = 2,
                  thread_name_prefix: str = "request") -> None:
@@ -28,7 +28,9 @@ class LatestRequests(QObject):
         # emitted on a worker thread, received on this object's (the GUI) thread: queued
         self._finished.connect(self._deliver)
 
-    def run(self, kind: str, call: Callable[[], Any], on_done: Callable[[Any], None]) -> None:
+    def run(self, kind: str, call: Callable[[], Any], on_done: Callable[[Any], None],
+            on_error: Callable[[BaseException], None] | None = None) -> None:
+        """`on_error(exc)`, when given, hears this request's failure instead of `failed`."""
         number = next(self._numbers)
         self._newest[kind] = number
 
@@ -38,7 +40,7 @@ class LatestRequests(QObject):
             except Exception as exc:  # noqa: BLE001 - delivered through `failed`
                 result = exc
             try:
-                self._finished.emit(number, (kind, on_done), result)
+                self._finished.emit(number, (kind, on_done, on_error), result)
             except RuntimeError:  # the owner (and this object) is gone
                 pass
 
@@ -46,11 +48,11 @@ class LatestRequests(QObject):
 
     @Slot(int, object, object)
     def _deliver(self, number: int, target, result) -> None:
-        kind, on_done = target
+        kind, on_done, on_error = target
         if number != self._newest.get(kind):
             return  # a newer request of this kind superseded it
         if isinstance(result, BaseException):
-            self.failed.emit(result)
+            on_error(result) if on_error is not None else self.failed.emit(result)
             return
         on_done(result)
 

@@ -1,5 +1,6 @@
-"""The model picker: curated pairs, hub search, a repo's files with a memory badge, drafts
-for a chosen target, and downloads with progress, speed, ETA and cancel.
+"""The model picker: search the hub, choose a file and a draft, download them, manage what is
+installed. Discover (search, a repository's files, its drafts) and Installed are two tabs; the
+downloads run below them.
 
 All hub calls run on a small thread pool and come back through a signal (LatestRequests);
 downloads run on the store's DownloadQueue and are shown by polling each job's progress on a
@@ -9,26 +10,29 @@ timer (coalesced updates, and no callback into a dialog that may already be clos
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QAbstractItemView, QDialog, QGridLayout, QGroupBox, QHBoxLayout,
-                               QHeaderView, QLabel, QLineEdit, QListWidget, QListWidgetItem,
-                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDialog, QFrame, QLabel, QSplitter, QTabWidget, QVBoxLayout,
+                               QWidget)
 
-from app.engine.verify_speed import verify_speed
-from app.store.catalog import Catalog, load_catalog
+from app.store.catalog import Catalog, CuratedPair, load_catalog
 from app.store.download_queue import DownloadQueue
 from app.store.downloads import DownloadJob, JobState
+from app.store.draft_options import DraftOption, draft_options
 from app.store.errors import StoreError, describe_error
-from app.store.gguf_info import weight_type_of
-from app.store.hub import HubClient
-from app.store.installed import list_installed, take_notices
-from app.store.memory import Fit, assess
-from app.store.model_names import could_draft_for
+from app.store.file_choice import pick_draft_file
+from app.store.hub import HubClient, HubFile, HubRepo
+from app.store.installed import list_installed
+from app.store.memory import assess
+from app.store.pair_download import PairDownload
+from app.ui.banner import Banner
 from app.ui.download_row import DownloadRow
 from app.ui.latest_request import LatestRequests
+from app.ui.picker_drafts import DraftsPanel, PairRow
+from app.ui.picker_files import FilesPanel
+from app.ui.picker_installed import InstalledPanel
+from app.ui.picker_rows import chip
+from app.ui.picker_search import SearchPanel, repo_facts
 from app.units import format_bytes
 
-BADGE_COLOURS = {Fit.FITS: "#2e7d32", Fit.TIGHT: "#ef6c00", Fit.TOO_BIG: "#c62828"}
 POLL_MS = 200
 _shared_queue: DownloadQueue | None = None
 
@@ -51,90 +55,75 @@ def close_shared_download_queue(timeout: float = 10.0) -> None:
 
 
 class PickerDialog(QDialog):
-    installed_changed = Signal()  # a download finished: the main window may refresh its lists
+    installed_changed = Signal()  # a download, deletion or conversion finished
+    target_chosen = Signal(str)  # "Use as target": a model path for the window to load
+    draft_chosen = Signal(str)  # "Use as draft"
 
     def __init__(self, parent: QWidget | None = None, *, hub: HubClient | None = None,
                  queue: DownloadQueue | None = None, catalog: Catalog | None = None,
                  n_ctx: int = 4096, gpu_offload: bool = False) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models")
-        self.resize(900, 700)
+        self.resize(1100, 760)
         self.hub = hub
         self.queue = queue or shared_download_queue()
-        self.n_ctx = n_ctx
-        self.gpu_offload = gpu_offload  # every weight type verifies drafts fast on a GPU
         self.catalog, catalog_error = self._load_catalog(catalog)
         self._requests = LatestRequests(self, thread_name_prefix="picker")
-        self._requests.failed.connect(lambda exc: self.status.setText(describe_error(exc)))
+        self._requests.failed.connect(lambda exc: self.report(exc))
         self.rows: dict[DownloadJob, DownloadRow] = {}
-        self._files: list = []
-        self._build()
-        self._fill_pairs()
-        self.refresh_installed()
+        self.pair_rows: list[PairRow] = []
+        self._hub_drafts: list[HubRepo] = []
+        self._preferred: CuratedPair | None = None
+        self._build(n_ctx, gpu_offload)
         for job in self.queue.jobs:
             self._add_row(job)
         if catalog_error:
-            self.status.setText(catalog_error)
+            self.banner.show_message(catalog_error)
         self._timer = QTimer(self, interval=POLL_MS, timeout=self._poll)
         self._timer.start()
 
     # --- layout ---------------------------------------------------------------------------
-    def _build(self) -> None:
-        self.pairs = QListWidget()
-        self.pair_button = QPushButton("Download pair")
-        self.pair_button.clicked.connect(self.download_selected_pair)
-        self.search_edit = QLineEdit(placeholderText="Search GGUF models on the hub")
-        self.search_edit.returnPressed.connect(self.search)
-        self.search_button = QPushButton("Search")
-        self.search_button.clicked.connect(self.search)
-        self.repos = QListWidget()
-        self.repos.currentItemChanged.connect(lambda item, _old: item and self.show_repo(
-            item.data(Qt.UserRole)))
-        self.files = QTableWidget(0, 5)
-        self.files.setHorizontalHeaderLabels(["File", "Quant", "Size", "Memory", "Drafts"])
-        self.files.horizontalHeaderItem(4).setToolTip(
-            "Whether this machine checks a batch of drafted tokens cheaply with this weight "
-            "type: speculation gains more with a fast-verify file")
-        self.files.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.files.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.files.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
-        self.files.setWordWrap(False)
-        self.files.verticalHeader().hide()
-        self.download_button = QPushButton("Download file")
-        self.download_button.clicked.connect(self.download_selected_file)
-        self.drafts = QListWidget()
-        self.drafts.itemDoubleClicked.connect(lambda item: self.show_repo(item.data(Qt.UserRole)))
-        self.installed = QListWidget()
-        self.downloads = QVBoxLayout()
-        self.downloads.addStretch()
-        self.status = QLabel(wordWrap=True)
+    def _build(self, n_ctx: int, gpu_offload: bool) -> None:
+        self.banner = Banner(self)
+        self.files_panel = FilesPanel(n_ctx=n_ctx, gpu_offload=gpu_offload)
+        self.search_panel = SearchPanel(self._requests, self._client, self.catalog,
+                                        report=self.report, pair_facts=self._pair_facts)
+        self.drafts_panel = DraftsPanel()
+        self.installed_panel = InstalledPanel(gpu_offload=gpu_offload)
+        self.search_panel.chosen.connect(self.show_choice)
+        self.files_panel.download_requested.connect(self.download_file)
+        self.drafts_panel.draft_chosen.connect(self._draft_chosen)
+        self.drafts_panel.pair_requested.connect(self.download_pair)
+        self.installed_panel.target_chosen.connect(self.target_chosen)
+        self.installed_panel.draft_chosen.connect(self.draft_chosen)
+        self.installed_panel.changed.connect(self.installed_changed)
+        self.installed_panel.message.connect(self.status_message)
 
-        curated = QGroupBox("Recommended target + draft pairs")
-        QVBoxLayout(curated).addWidget(self.pairs)
-        curated.layout().addWidget(self.pair_button)
-        hub_box = QGroupBox("Hugging Face hub")
-        grid = QGridLayout(hub_box)
-        search_row = QHBoxLayout()
-        search_row.addWidget(self.search_edit)
-        search_row.addWidget(self.search_button)
-        grid.addLayout(search_row, 0, 0, 1, 2)
-        grid.addWidget(self.repos, 1, 0)
-        grid.addWidget(self.files, 1, 1)
-        grid.addWidget(QLabel("Drafts for this model (guessed from the name; double-click):"), 2, 0)
-        grid.addWidget(self.download_button, 2, 1)
-        grid.addWidget(self.drafts, 3, 0, 1, 2)
-        grid.setColumnStretch(0, 1)
-        grid.setColumnStretch(1, 2)
-        bottom = QHBoxLayout()
-        downloads_box, installed_box = QGroupBox("Downloads"), QGroupBox("Installed")
-        downloads_box.setLayout(self.downloads)
-        QVBoxLayout(installed_box).addWidget(self.installed)
-        bottom.addWidget(downloads_box, 2)
-        bottom.addWidget(installed_box, 1)
+        details = QSplitter(Qt.Vertical)
+        details.addWidget(self.files_panel)
+        details.addWidget(self.drafts_panel)
+        details.setStretchFactor(0, 3)
+        details.setStretchFactor(1, 2)
+        discover = QSplitter(Qt.Horizontal)
+        discover.addWidget(self.search_panel)
+        discover.addWidget(details)
+        discover.setStretchFactor(0, 2)
+        discover.setStretchFactor(1, 3)
+        discover.setSizes([470, 630])
+        self.tabs = QTabWidget()
+        self.tabs.addTab(discover, "Discover")
+        self.tabs.addTab(self.installed_panel, "Installed")
+        self.downloads = QVBoxLayout()
+        self.downloads.setContentsMargins(0, 0, 0, 0)
+        self.downloads_box = QFrame()
+        self.downloads_box.setLayout(self.downloads)
+        self.downloads_box.hide()
+        self.status = QLabel()
+        self.status.setStyleSheet("color: palette(mid);")
         layout = QVBoxLayout(self)
-        layout.addWidget(curated, 1)
-        layout.addWidget(hub_box, 3)
-        layout.addLayout(bottom, 2)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.downloads_box)
         layout.addWidget(self.status)
 
     def _load_catalog(self, catalog: Catalog | None):
@@ -145,17 +134,14 @@ class PickerDialog(QDialog):
         except StoreError as exc:
             return None, str(exc)
 
-    def _fill_pairs(self) -> None:
+    def _pair_facts(self, pair: CuratedPair) -> tuple[str, list]:
+        size = sum(m.approx_size or 0 for m in (pair.target, pair.draft))
+        estimate = assess(size, n_ctx=self.files_panel.n_ctx) if size else None
         installed = {(m.repo, m.file) for m in list_installed()}
-        for pair in self.catalog.pairs if self.catalog else ():
-            sizes = [m.approx_size or 0 for m in (pair.target, pair.draft)]
-            badge = self._badge(sum(sizes))
-            have = " (installed)" if all(m.bundled or (m.repo, m.file) in installed
-                                         for m in (pair.target, pair.draft)) else ""
-            item = QListWidgetItem(f"{pair.label}  ~{format_bytes(sum(sizes))}  "
-                                   f"[{badge.value if badge else '?'}]{have}")
-            item.setData(Qt.UserRole, pair)
-            self.pairs.addItem(item)
+        have = all(m.bundled or (m.repo, m.file) in installed for m in (pair.target, pair.draft))
+        facts = f"drafted by {pair.draft.name}  ·  ~{format_bytes(size)} together" + (
+            f"  ·  {estimate.fit.value}" if estimate else "")
+        return facts, [chip("installed")] if have else []
 
     # --- the hub --------------------------------------------------------------------------
     def _client(self) -> HubClient | None:
@@ -163,132 +149,176 @@ class PickerDialog(QDialog):
             try:
                 self.hub = HubClient()
             except StoreError as exc:
-                self.status.setText(str(exc))
+                self.report(exc)
         return self.hub
 
-    # --- actions --------------------------------------------------------------------------
-    def search(self) -> None:
-        hub = self._client()
-        if hub is None:
-            return
-        query = self.search_edit.text().strip()
-        self.status.setText(f"Searching for {query!r}…")
-        self._requests.run("search", lambda: hub.search(query), self._show_repos)
+    def report(self, exc: BaseException, retry=None) -> None:
+        """A failed hub call: the banner, with Retry when there is something to retry."""
+        self.banner.hide()  # one problem at a time: the newest replaces the last
+        self.banner.show_message(describe_error(exc), "Retry" if retry else None, retry)
 
-    def _show_repos(self, repos) -> None:
-        self.repos.clear()
-        for repo in repos:
-            item = QListWidgetItem(repo.id + ("  (gated)" if repo.gated else ""))
-            item.setData(Qt.UserRole, repo.id)
-            self.repos.addItem(item)
-        self.status.setText(f"{len(repos)} repositories" if repos else "Nothing found")
+    def status_message(self, text: str) -> None:
+        self.status.setText(text)
 
-    def show_repo(self, repo_id: str) -> None:
+    # --- choosing -------------------------------------------------------------------------
+    def show_choice(self, choice) -> None:
+        """A search result (HubRepo) or a curated pair was chosen."""
+        if isinstance(choice, CuratedPair):
+            self._preferred = choice
+            self.show_repo(choice.target.repo)
+        elif isinstance(choice, HubRepo):
+            self._preferred = None
+            self.show_repo(choice.id, repo_facts(choice, _now()))
+
+    def show_repo(self, repo_id: str, facts: str = "") -> None:
         hub = self._client()
         if hub is None or not repo_id:
             return
+        self.banner.hide()
         self.current_repo = repo_id
-        self.status.setText(f"Listing {repo_id}…")
-        self._requests.run("files", lambda: hub.list_files(repo_id), self._show_files)
-        self.drafts.clear()
-        for model in self.catalog.models if self.catalog else ():
-            if could_draft_for(repo_id, model.repo):
-                self._add_draft_item(model.repo, f"{model.name} (curated)")
-        self._requests.run("drafts", lambda: hub.drafts_for(repo_id), self._show_drafts)
+        self.files_panel.show_repo(repo_id, facts)
+        self._hub_drafts = []
+        self._refresh_drafts()
+        self._requests.run("files", lambda: hub.list_files(repo_id), self._show_files,
+                           lambda exc: self.report(exc, lambda: self.show_repo(repo_id, facts)))
+        self._requests.run("drafts", lambda: hub.drafts_for(repo_id), self._show_hub_drafts,
+                           lambda exc: None)  # the files' request reports the hub's trouble
+
+    def _show_files(self, files: list[HubFile]) -> None:
+        self.files_panel.show_files(files)
+        if self._preferred is not None:
+            self.files_panel.select_file(self._preferred.target.file)
+        self._refresh_drafts()
+        shown = len(self.files_panel.files_shown)
+        self.status.setText(f"{shown} GGUF file{'s' if shown != 1 else ''} in "
+                            f"{self.current_repo}")
+
+    def _show_hub_drafts(self, repos: list[HubRepo]) -> None:
+        self._hub_drafts = repos
+        self._refresh_drafts()
+
+    def _refresh_drafts(self) -> None:
+        target = self.files_panel.selected_file()
+        options = draft_options(self.current_repo,
+                                target_size=target.size if target else None,
+                                catalog=self.catalog, installed=list_installed(),
+                                hub_repos=self._hub_drafts)
+        keep = self._preferred.draft.name if self._preferred else None
+        self.drafts_panel.show_options(options, keep=keep)
+
+    def _draft_chosen(self, option: DraftOption | None) -> None:
+        self.files_panel.set_draft_bytes(option.size or 0 if option else 0)
 
     @property
-    def files_shown(self) -> list:
-        return list(self._files)
+    def files_shown(self) -> list[HubFile]:
+        return self.files_panel.files_shown
 
-    def _show_files(self, files) -> None:
-        self._files = [f for f in files if f.is_single_model]
-        self.files.setRowCount(len(self._files))
-        for row, file in enumerate(self._files):
-            badge = self._badge(file.size) if file.size else None
-            speed = verify_speed(file.quant, on_gpu=self.gpu_offload)
-            cells = [file.path, file.quant or "?", format_bytes(file.size or 0),
-                     badge.value if badge else "?", speed.label]
-            for column, text in enumerate(cells):
-                self.files.setItem(row, column, QTableWidgetItem(text))
-            self.files.item(row, 4).setToolTip(speed.describe())
-            if badge:
-                self.files.item(row, 3).setForeground(Qt.GlobalColor.white)
-                self.files.item(row, 3).setBackground(QColor(BADGE_COLOURS[badge]))
-        self.status.setText(f"{len(self._files)} GGUF files")
-
-    def _show_drafts(self, repos) -> None:
-        shown = {self.drafts.item(i).data(Qt.UserRole) for i in range(self.drafts.count())}
-        for repo in repos:
-            if repo.id not in shown:
-                self._add_draft_item(repo.id, repo.id)
-
-    def _add_draft_item(self, repo_id: str, text: str) -> None:
-        item = QListWidgetItem(text)
-        item.setData(Qt.UserRole, repo_id)
-        self.drafts.addItem(item)
-
-    def download_selected_file(self) -> None:
-        row = self.files.currentRow()
-        if not 0 <= row < len(self._files) or self._client() is None:
-            return
-        file = self._files[row]
-        self.start_download(file.repo_id, file.path, sha256=file.sha256)
-
-    def download_selected_pair(self) -> None:
-        item = self.pairs.currentItem()
-        if item is None or self._client() is None:
-            return
-        pair = item.data(Qt.UserRole)
-        installed = {(m.repo, m.file) for m in list_installed()}
-        for model in (pair.target, pair.draft):
-            if not model.bundled and (model.repo, model.file) not in installed:
-                self.start_download(model.repo, model.file, sha256=model.sha256, name=model.name)
+    # --- downloads ------------------------------------------------------------------------
+    def download_file(self, file: HubFile) -> DownloadJob | None:
+        if self._client() is None:
+            return None
+        return self.start_download(file.repo_id, file.path, sha256=file.sha256)
 
     def start_download(self, repo_id: str, filename: str, *, sha256: str | None = None,
                        name: str | None = None) -> DownloadJob | None:
-        try:
-            job = DownloadJob(self.hub, repo_id, filename, sha256=sha256, name=name)
-        except StoreError as exc:
-            self.status.setText(str(exc))
-            return None
-        job = self.queue.submit(job)
-        self._add_row(job)
+        job = self._job(repo_id, filename, sha256=sha256, name=name)
+        if job is not None:
+            job = self.queue.submit(job)
+            self._add_row(job)
         return job
+
+    def _job(self, repo_id: str, filename: str, **kwargs) -> DownloadJob | None:
+        try:
+            return DownloadJob(self.hub, repo_id, filename, **kwargs)
+        except StoreError as exc:
+            self.report(exc)
+            return None
+
+    def download_pair(self, option: DraftOption) -> None:
+        """The chosen target file and `option`; a hub draft's file is chosen once its list is
+        in (Q8_0 where there is one)."""
+        target = self.files_panel.selected_file()
+        hub = self._client()
+        if target is None or hub is None:
+            self.status.setText("Choose the target's file first")
+            return
+        if option.installed or option.file:
+            self._start_pair(target, option, option.file)
+            return
+        self.status.setText(f"Choosing a file from {option.repo}…")
+        self._requests.run(
+            "draft-files", lambda: pick_draft_file(hub.list_files(option.repo)),
+            lambda file: self._start_pair(target, option, file.path if file else None,
+                                          file.size if file else None, file.sha256 if file
+                                          else None),
+            lambda exc: self.report(exc, lambda: self.download_pair(option)))
+
+    def _start_pair(self, target: HubFile, option: DraftOption, draft_file: str | None,
+                    draft_size: int | None = None, draft_sha: str | None = None) -> None:
+        installed = {(m.repo, m.file) for m in list_installed() if m.exists}
+        wanted = [(target.repo_id, target.path, target.sha256, None, target.size)]
+        if not option.installed:
+            if draft_file is None:
+                self.status.setText(f"{option.repo} has no single-file GGUF model")
+                return
+            wanted.append((option.repo, draft_file, option.sha256 or draft_sha,
+                           option.name if option.file else None, option.size or draft_size))
+        jobs, hints = [], []
+        for repo_id, filename, sha, name, size in wanted:
+            if (repo_id, filename) in installed:
+                continue
+            job = self._job(repo_id, filename, sha256=sha, name=name)
+            if job is None:
+                return
+            jobs.append(self.queue.submit(job))
+            hints.append(size)
+        if not jobs:
+            self.status.setText("Both models are installed already")
+            return
+        label = f"{target.path.removesuffix('.gguf')}  +  {option.name}"
+        self._add_pair_row(PairDownload(jobs, hints, label=label))
+
+    def _add_pair_row(self, pair: PairDownload) -> PairRow:
+        row = PairRow(pair)
+        row.resume_requested.connect(self._resume_pair)
+        self.pair_rows.append(row)
+        self.downloads.addWidget(row)
+        self.downloads_box.show()
+        return row
+
+    def _resume_pair(self, row: PairRow) -> None:
+        pair = row.pair.resumed()
+        for job in pair.jobs:
+            self.queue.submit(job)
+        row.set_pair(pair)
 
     def _add_row(self, job: DownloadJob) -> None:
         if job not in self.rows:
             self.rows[job] = DownloadRow(job)
-            self.downloads.insertWidget(self.downloads.count() - 1, self.rows[job])
+            self.downloads.addWidget(self.rows[job])
+            self.downloads_box.show()
 
     def _poll(self) -> None:
         finished_now = False
         for job, row in self.rows.items():
             before = row.detail.text()
             row.refresh()
-            if job.state == JobState.DONE and before != JobState.DONE.value:
-                finished_now = True
+            finished_now |= job.state == JobState.DONE and before != JobState.DONE.value
+        for row in self.pair_rows:
+            before = row.shown_state
+            row.refresh()
+            finished_now |= row.shown_state == JobState.DONE and before != JobState.DONE
+        self.installed_panel.poll()
         if finished_now:
-            self.refresh_installed()
+            self.installed_panel.refresh()
             self.installed_changed.emit()
-
-    def refresh_installed(self) -> None:
-        self.installed.clear()
-        for model in list_installed():
-            size = format_bytes(model.size) if model.size else "?"
-            quant = weight_type_of(model.path)
-            speed = verify_speed(quant, model.path, on_gpu=self.gpu_offload)
-            details = ", ".join(x for x in (model.source, size, quant, speed.label) if x)
-            self.installed.addItem(f"{model.name}  ({details})")
-            self.installed.item(self.installed.count() - 1).setToolTip(speed.describe())
-        notices = take_notices()
-        if notices:
-            self.status.setText("; ".join(notices))
-
-    def _badge(self, size: int) -> Fit | None:
-        estimate = assess(size, n_ctx=self.n_ctx) if size else None
-        return estimate.fit if estimate else None
 
     def done(self, result: int) -> None:  # closing: stop listening, downloads go on
         self._timer.stop()
         self._requests.shutdown()
         super().done(result)
+
+
+def _now():
+    from datetime import datetime, timezone
+    return datetime.now(timezone.utc)
