@@ -32,6 +32,8 @@ class Stats:
     target_passes: int = 0  # target forward passes after the prompt (one per step)
     drafted: int = 0  # tokens proposed by the drafter
     accepted: int = 0  # proposed tokens the target accepted
+    prediction_drafted: int = 0  # of the drafted tokens, those from a Predicted Output
+    prediction_accepted: int = 0  # of those, the ones the target accepted
     prompt_tokens: int = 0  # tokens in the rendered prompt
     reused_prompt_tokens: int = 0  # of those, found already in the KV cache
     prefill_seconds: float = 0.0  # evaluating the new part of the prompt

@@ -34,6 +34,7 @@ from app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
 from app.engine.errors import EngineError
 from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from app.engine.invariance import BatchDrift, cached_drift
+from app.engine.prediction import PredictionDrafter
 from app.engine.prompt import fit_prompt
 from app.engine.sampling import SamplingParams
 from app.engine.speculative import speculative_step
@@ -61,6 +62,9 @@ class SpeculationConfig:
     ngram_max: int = 3  # longest suffix looked up
     ngram_min: int = 2  # shortest suffix looked up
     auto_max_tokens: int = 16  # longest draft auto mode considers
+    # Predicted Outputs: tokens a match in the client's prediction may propose per step, until
+    # the cost curve is known (then the timed length with the best k / v(k): prediction_tokens)
+    prediction_tokens: int = 8
 
 
 class Engine:
@@ -226,11 +230,28 @@ class Engine:
         return {"off": 0, "draft": self.config.draft_tokens, "ngram": self.config.ngram_tokens,
                 "auto": self.config.auto_max_tokens}[mode]
 
+    def prediction_tokens(self) -> int:
+        """Draft length for a Predicted Output. Its matches are usually right to the end, so the
+        length is the one a fully accepted draft pays most at, γ = argmax k/v(k) − 1 over the
+        timed batch sizes, once auto mode has timed them (before that, the configured length)."""
+        if self.costs is None:
+            return self.config.prediction_tokens
+        sizes = [k for k in self.costs.v if 2 <= k <= self.config.auto_max_tokens + 1]
+        if not sizes:
+            return self.config.prediction_tokens
+        return max(sizes, key=lambda k: k / self.costs.v[k]) - 1
+
+    def reserve(self, params: SamplingParams) -> int:
+        """Tokens of context kept free for the reply (older turns are dropped to keep them)."""
+        return min(params.max_tokens, max(self.target.n_ctx // 4, 1))
+
     def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
-                 mode: str = "ngram") -> Iterator[Event]:
+                 mode: str = "ngram", *, prediction: str | None = None) -> Iterator[Event]:
+        """Reply to `messages`. `prediction` (Predicted Outputs) is text the reply is expected
+        to resemble: it drafts first, in any mode (prediction.py)."""
         params.validate()
         drafter = self.drafter_for(mode)
-        adaptive = drafter if isinstance(drafter, AdaptiveDrafter) else None
+        draft_length = self.draft_length(mode)
         stats = Stats(mode=mode)
         if mode in ("draft", "auto") and self.compatibility and not self.compatibility.same_vocabulary:
             stats.draft_kind = self.compatibility.label
@@ -240,8 +261,7 @@ class Engine:
         target = self.target
         rng = np.random.default_rng(params.seed)
 
-        reserve = min(params.max_tokens, max(target.n_ctx // 4, 1))
-        prompt, dropped = self.fit_prompt(messages, reserve)
+        prompt, dropped = self.fit_prompt(messages, self.reserve(params))
         if dropped:
             yield Notice(f"The {dropped} oldest message(s) were left out so the conversation "
                          f"fits the {target.n_ctx:,}-token context.")
@@ -250,6 +270,12 @@ class Engine:
         stats.reused_prompt_tokens = sync_cache(target, prompt[:-1])
         stats.prefill_seconds = time.perf_counter() - started
         last = prompt[-1]
+        predicted: PredictionDrafter | None = None
+        if prediction:
+            predicted = PredictionDrafter(target.tokenize(prediction, add_bos=False), len(prompt),
+                                          fallback=drafter, fallback_tokens=draft_length)
+            drafter, draft_length = predicted, max(draft_length, self.prediction_tokens())
+        learner = drafter if isinstance(drafter, (AdaptiveDrafter, PredictionDrafter)) else None
 
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         text: list[str] = []
@@ -261,16 +287,19 @@ class Engine:
                     stats.stop_reason = "context_full"
                     break
                 budget = params.max_tokens - stats.new_tokens - 1  # the step adds one token itself
-                gamma = max(0, min(self.draft_length(mode), budget, room - 1))
+                gamma = max(0, min(draft_length, budget, room - 1))
                 step = speculative_step(target, drafter, last, gamma, params, rng)
                 stats.target_passes += 1
                 stats.drafted += step.drafted
                 stats.accepted += len(step.accepted)
                 stats.draft_seconds += step.draft_seconds
                 stats.verify_seconds += step.verify_seconds
-                if adaptive is not None:
-                    adaptive.observe(step.drafted, len(step.accepted), step.token,
-                                     step.verify_seconds)
+                if learner is not None:
+                    learner.observe(step.drafted, len(step.accepted), step.token,
+                                    step.verify_seconds)
+                if predicted is not None:
+                    stats.prediction_drafted = predicted.drafted
+                    stats.prediction_accepted = predicted.accepted
                 emitted = [(t, "draft") for t in step.accepted] + [(step.token, "target")]
                 finished = False
                 for token, source in emitted:

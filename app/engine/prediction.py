@@ -1,0 +1,104 @@
+"""Predicted Outputs: the client sends its guess at the reply (the file being edited), and it
+becomes the first draft source.
+
+The guess is tokenised once and indexed by n-grams. Each step looks up the tail of the reply
+generated so far in it and proposes what follows the best match, as n-gram lookup does over the
+prompt; before anything is generated it proposes the guess's beginning. Where the reply leaves the
+guess (the edit itself) nothing matches, and the mode's own drafter drafts instead, until the
+reply's tail is found in the guess again. The target verifies every token as usual
+(speculative.py), so the reply is plain decoding's (greedy) or drawn from its distribution
+(sampled) whatever the guess says.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from app.engine.drafters import Draft, Drafter
+from app.engine.sampling import SamplingParams
+
+
+class PredictionDrafter:
+    """Drafts from a predicted reply; falls back to `fallback` (the mode's drafter, which may be
+    None) on steps where the reply's tail is not found in the prediction.
+
+    `start` is the context length when the reply began: context[start:] is the reply so far.
+    `drafted` / `accepted` count the prediction's own proposals (the fallback's are not counted),
+    as told by observe() after each step.
+    """
+
+    MAX_MATCH = 64  # how far back a match's length is measured
+    MAX_CANDIDATES = 32  # how many occurrences of an n-gram are compared
+
+    def __init__(self, prediction: Sequence[int], start: int, *, fallback: Drafter | None = None,
+                 fallback_tokens: int = 0, max_ngram: int = 4, min_ngram: int = 2) -> None:
+        self.prediction = list(prediction)
+        self.start = start
+        self.fallback = fallback
+        self.fallback_tokens = fallback_tokens  # the mode's own draft length
+        self.max_ngram, self.min_ngram = max_ngram, min_ngram
+        # n -> {n-gram: positions p with prediction[p-n:p] == n-gram and prediction[p] existing}
+        self._index: dict[int, dict[tuple[int, ...], list[int]]] = {}
+        for n in range(min_ngram, max_ngram + 1):
+            table: dict[tuple[int, ...], list[int]] = {}
+            for p in range(n, len(self.prediction)):
+                table.setdefault(tuple(self.prediction[p - n:p]), []).append(p)
+            self._index[n] = table
+        self.from_prediction = False  # whether the latest proposal came from the prediction
+        self._cursor = 0  # just past where the latest match continued
+        self.drafted = 0
+        self.accepted = 0
+
+    def match(self, reply: Sequence[int]) -> tuple[int, int]:
+        """(position in the prediction that continues `reply`, tokens of the match), or (-1, 0).
+        An empty reply continues at the prediction's start."""
+        if not reply:
+            return (0, 0) if self.prediction else (-1, 0)
+        for n in range(self.max_ngram, self.min_ngram - 1, -1):
+            if len(reply) < n:
+                continue
+            positions = self._index[n].get(tuple(reply[-n:]))
+            if not positions:
+                continue
+            # Of several occurrences, the one whose preceding tokens agree with the reply
+            # longest; among equals the first after the previous match (a reply follows
+            # its guess in order, so a repeated line continues where the last match was).
+            def rank(p: int) -> tuple[int, bool, int]:
+                return self._common_suffix(p, reply), p >= self._cursor, -p
+            best = max(positions[:self.MAX_CANDIDATES], key=rank)
+            return best, self._common_suffix(best, reply)
+        return -1, 0
+
+    def _common_suffix(self, end: int, reply: Sequence[int]) -> int:
+        """Length of the common suffix of prediction[:end] and reply."""
+        limit = min(end, len(reply), self.MAX_MATCH)
+        length = 0
+        while length < limit and self.prediction[end - 1 - length] == reply[-1 - length]:
+            length += 1
+        return length
+
+    def propose(self, context: Sequence[int], max_tokens: int, params: SamplingParams,
+                rng: np.random.Generator) -> Draft:
+        self.from_prediction = False
+        if max_tokens <= 0:
+            return Draft([])
+        position, length = self.match(context[self.start:])
+        if position >= 0:
+            self.from_prediction, self._cursor = True, position + 1
+            return Draft(self.prediction[position:position + max_tokens], None, length)
+        if self.fallback is not None and self.fallback_tokens > 0:
+            return self.fallback.propose(context, min(max_tokens, self.fallback_tokens), params,
+                                         rng)
+        return Draft([])
+
+    def observe(self, drafted: int, accepted: int, token: int,
+                verify_seconds: float | None = None) -> None:
+        """Count the step that just ran; a fallback that learns (auto mode) learns from its own
+        steps only, since it did not choose the others."""
+        if self.from_prediction:
+            self.drafted += drafted
+            self.accepted += accepted
+        elif self.fallback is not None and hasattr(self.fallback, "observe"):
+            self.fallback.observe(drafted, accepted, token, verify_seconds)
