@@ -272,9 +272,11 @@ class Engine:
         last = prompt[-1]
         predicted: PredictionDrafter | None = None
         if prediction:
+            own = self.prediction_tokens()
             predicted = PredictionDrafter(target.tokenize(prediction, add_bos=False), len(prompt),
-                                          fallback=drafter, fallback_tokens=draft_length)
-            drafter, draft_length = predicted, max(draft_length, self.prediction_tokens())
+                                          draft_tokens=own, fallback=drafter,
+                                          fallback_tokens=draft_length)
+            drafter, draft_length = predicted, max(draft_length, own)
         learner = drafter if isinstance(drafter, (AdaptiveDrafter, PredictionDrafter)) else None
 
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")

@@ -32,10 +32,12 @@ class PredictionDrafter:
     MAX_MATCH = 64  # how far back a match's length is measured
     MAX_CANDIDATES = 32  # how many occurrences of an n-gram are compared
 
-    def __init__(self, prediction: Sequence[int], start: int, *, fallback: Drafter | None = None,
-                 fallback_tokens: int = 0, max_ngram: int = 4, min_ngram: int = 2) -> None:
+    def __init__(self, prediction: Sequence[int], start: int, *, draft_tokens: int = 8,
+                 fallback: Drafter | None = None, fallback_tokens: int = 0, max_ngram: int = 4,
+                 min_ngram: int = 2) -> None:
         self.prediction = list(prediction)
         self.start = start
+        self.draft_tokens = draft_tokens  # the longest draft taken from the prediction
         self.fallback = fallback
         self.fallback_tokens = fallback_tokens  # the mode's own draft length
         self.max_ngram, self.min_ngram = max_ngram, min_ngram
@@ -87,7 +89,8 @@ class PredictionDrafter:
         position, length = self.match(context[self.start:])
         if position >= 0:
             self.from_prediction, self._cursor = True, position + 1
-            return Draft(self.prediction[position:position + max_tokens], None, length)
+            end = position + min(max_tokens, self.draft_tokens)
+            return Draft(self.prediction[position:end], None, length)
         if self.fallback is not None and self.fallback_tokens > 0:
             return self.fallback.propose(context, min(max_tokens, self.fallback_tokens), params,
                                          rng)
