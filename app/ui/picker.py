@@ -217,7 +217,9 @@ class PickerDialog(QDialog):
     def download_file(self, file: HubFile) -> DownloadJob | None:
         if self._client() is None:
             return None
-        return self.start_download(file.repo_id, file.path, sha256=file.sha256)
+        curated = self.catalog.find(file.repo_id, file.path) if self.catalog else None
+        return self.start_download(file.repo_id, file.path, sha256=file.sha256,
+                                   name=curated.name if curated else None)
 
     def start_download(self, repo_id: str, filename: str, *, sha256: str | None = None,
                        name: str | None = None) -> DownloadJob | None:
@@ -267,6 +269,8 @@ class PickerDialog(QDialog):
         for repo_id, filename, sha, name, size in wanted:
             if (repo_id, filename) in installed:
                 continue
+            curated = self.catalog.find(repo_id, filename) if self.catalog else None
+            name = name or (curated.name if curated else None)  # as models.toml names it
             job = self._job(repo_id, filename, sha256=sha, name=name)
             if job is None:
                 return
