@@ -340,8 +340,12 @@ class MainWindow(QMainWindow):
 
     def open_models(self) -> None:
         from app.ui import picker  # written separately; the action is hidden without it
-        picker.PickerDialog(self, n_ctx=self.settings.n_ctx,
-                            gpu_offload=self.models.gpu_offload).exec()
+        dialog = picker.PickerDialog(self, n_ctx=self.settings.n_ctx,
+                                     gpu_offload=self.models.gpu_offload)
+        dialog.target_chosen.connect(self.choose_target)  # its role buttons load a model here
+        dialog.draft_chosen.connect(self.choose_draft)
+        dialog.installed_changed.connect(self._fill_model_bar)
+        dialog.exec()
 
     def _start_fresh_history(self) -> None:
         moved = self.history.start_fresh()
