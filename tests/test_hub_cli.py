@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.cli import main
 from tests.conftest_hub import (GATED_REPO, SMALL_FILE, SMALL_REPO, SMALL_SIZE,  # noqa: F401
-                                clean_env, closed_port_url, fake_hub)
+                                TARGET_REPO, clean_env, closed_port_url, fake_hub)
 
 
 def test_pull_then_list_then_rm(fake_hub, capsys):
@@ -32,11 +32,61 @@ def test_pull_uses_the_endpoint_from_the_environment(fake_hub, capsys, monkeypat
     assert fake_hub.bytes_sent(SMALL_FILE) == SMALL_SIZE
 
 
-def test_search_and_files(fake_hub, capsys):
+def test_search_prints_one_line_per_repo_in_the_chosen_order(fake_hub, capsys):
+    fake_hub.repos[SMALL_REPO].likes = 7
+    fake_hub.repos[SMALL_REPO].licence = "apache-2.0"
+    fake_hub.repos[SMALL_REPO].last_modified = "2026-11-29T00:00:00.000Z"
     assert main(["models", "search", "qwen", "--endpoint", fake_hub.url]) == 0
-    assert SMALL_REPO in capsys.readouterr().out
-    assert main(["models", "files", SMALL_REPO, "--endpoint", fake_hub.url]) == 0
-    assert f"{SMALL_FILE}  Q8_0  3.1 MB" in capsys.readouterr().out
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == [TARGET_REPO, SMALL_REPO]  # most downloaded
+    assert lines[1].startswith(f"{SMALL_REPO}  0.5B qwen2.5  50 downloads  7 likes  updated ")
+    assert lines[1].endswith(" ago  apache-2.0")
+    assert main(["models", "search", "qwen", "--sort", "likes", "--endpoint", fake_hub.url]) == 0
+    assert capsys.readouterr().out.split()[0] == SMALL_REPO
+    assert fake_hub.search_requests()[-1].query["sort"] == ["likes"]
+    main(["models", "search", "gated", "--sort", "updated", "--endpoint", fake_hub.url])
+    assert capsys.readouterr().out.rstrip().endswith("gated")
+    assert fake_hub.search_requests()[-1].query["sort"] == ["lastModified"]
+    main(["models", "search", "nothing-like-this", "--endpoint", fake_hub.url])
+    assert capsys.readouterr().out == "no GGUF repositories match 'nothing-like-this'\n"
+
+
+def test_files_is_a_table_with_fit_verify_and_the_recommended_file(fake_hub, capsys,
+                                                                     monkeypatch):
+    from app.store import memory
+    monkeypatch.setattr(memory, "system_memory",
+                        lambda: memory.MemoryInfo(64 << 30, 32 << 30))
+    fake_hub.add_repo("org/SmolLM2-1.7B-GGUF", {f"s-{q}.gguf": b"" for q in
+                                                ("Q4_1", "Q4_0", "Q8_0")},
+                      sizes={"s-Q8_0.gguf": 1_820_000_000, "s-Q4_1.gguf": 1_070_000_000,
+                             "s-Q4_0.gguf": 990_000_000})
+    assert main(["models", "files", "org/SmolLM2-1.7B-GGUF", "--endpoint", fake_hub.url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["FILE", "QUANT", "SIZE", "MEMORY", "VERIFY"]
+    assert lines[1].split() == ["s-Q8_0.gguf", "Q8_0", "1.8", "GB", "fits", "fast", "verify",
+                                "<-", "recommended"]
+    assert lines[2].split() == ["s-Q4_0.gguf", "Q4_0", "990.0", "MB", "fits", "fast", "verify"]
+    assert lines[3].split() == ["s-Q4_1.gguf", "Q4_1", "1.1", "GB", "fits", "slow", "verify"]
+    assert lines[4].startswith("Recommended Q8_0: the largest file that verifies drafts fast")
+
+    monkeypatch.setattr(memory, "system_memory", lambda: memory.MemoryInfo(2 << 30, 2 << 30))
+    assert main(["models", "files", "org/SmolLM2-1.7B-GGUF", "--context", "32768",
+                 "--endpoint", fake_hub.url]) == 0
+    out = capsys.readouterr().out
+    assert "s-Q8_0.gguf  Q8_0   1.8 GB    too big" in out
+    assert "32,768-token context" in out
+
+
+def test_files_of_a_split_repo_says_what_it_left_out(fake_hub, capsys):
+    assert main(["models", "files", "org/Big-GGUF", "--endpoint", fake_hub.url]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "org/Big-GGUF has no single-file GGUF model",
+        "not listed (split parts or vision projectors): 3 files"]
+
+
+def test_offline_search_is_one_line(closed_port_url, capsys):
+    assert main(["models", "search", "qwen", "--endpoint", closed_port_url]) == 2
+    assert "cannot reach the hub" in one_line_error(capsys)
 
 
 def one_line_error(capsys) -> str:

@@ -51,12 +51,20 @@ def add_models_parser(commands) -> None:
                          help="Q4_0, Q8_0, Q4_K_M, IQ4_NL, Q5_K_M, Q6_K, …")
     convert.set_defaults(run=_telling_notices(run_convert))
 
-    search = sub.add_parser("search", help="search the hub for GGUF repositories")
-    search.add_argument("query", metavar="QUERY")
+    search = sub.add_parser("search", help="search the hub for GGUF repositories (one line each)")
+    search.add_argument("query", metavar="TEXT")
+    search.add_argument("--sort", choices=("downloads", "likes", "updated"), default="downloads",
+                        help="most downloaded, most liked or most recently updated first "
+                             "(default: %(default)s)")
+    search.add_argument("--limit", type=int, default=30, metavar="N",
+                        help="at most N repositories (default: %(default)s)")
     search.set_defaults(run=_telling_notices(run_search))
 
-    files = sub.add_parser("files", help="list a hub repository's GGUF files")
+    files = sub.add_parser("files", help="a hub repository's GGUF files: quant, size, whether "
+                                         "it fits in memory, whether it verifies drafts fast")
     files.add_argument("repo_id", metavar="REPO_ID")
+    files.add_argument("--context", type=int, default=4096, metavar="TOKENS",
+                       help="context length the memory estimate is for (default: %(default)s)")
     files.set_defaults(run=_telling_notices(run_files))
 
     for parser in (pull, search, files):
@@ -207,18 +215,56 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
+    from datetime import datetime, timezone
+
     from app.store.hub import HubClient
-    for repo in HubClient(args.endpoint).search(args.query):
-        gated = "  (gated)" if repo.gated else ""
-        print(f"{repo.id}  {repo.downloads or 0:,} downloads{gated}")
+    from app.units import format_age
+    repos = HubClient(args.endpoint).search(args.query, sort=args.sort, limit=args.limit)
+    if not repos:
+        print(f"no GGUF repositories match {args.query!r}")
+        return 0
+    now = datetime.now(timezone.utc)
+    width = max(len(r.id) for r in repos)
+    for repo in repos:
+        facts = [" ".join(x for x in (repo.parameter_label, repo.family) if x) or "-",
+                 _counted(repo.downloads or 0, "download"), _counted(repo.likes or 0, "like"),
+                 f"updated {format_age(repo.last_modified, now)}" if repo.last_modified else "",
+                 repo.licence or "", "gated" if repo.gated else ""]
+        print(f"{repo.id:<{width}}  " + "  ".join(x for x in facts if x))
     return 0
 
 
+def _counted(n: int, what: str) -> str:
+    from app.units import format_count
+    return f"{format_count(n)} {what}{'' if n == 1 else 's'}"
+
+
 def run_files(args: argparse.Namespace) -> int:
+    from app.engine.verify_speed import verify_speed
+    from app.store.file_choice import file_options, recommend
     from app.store.hub import HubClient
-    for file in HubClient(args.endpoint).list_files(args.repo_id):
-        unusable = "" if file.is_single_model else "  (split or projector: not supported)"
-        print(f"{file.path}  {file.quant or '?'}  {format_bytes(file.size or 0)}{unusable}")
+    files = HubClient(args.endpoint).list_files(args.repo_id)
+    options = file_options(files, n_ctx=args.context)
+    if not options:
+        print(f"{args.repo_id} has no single-file GGUF model")
+    on_gpu = _gpu_offload()
+    best = recommend(options, n_ctx=args.context,
+                     fast=lambda f: bool(verify_speed(f.quant, on_gpu=on_gpu).fast))
+    rows = [("FILE", "QUANT", "SIZE", "MEMORY", "VERIFY", "")]
+    for option in options:
+        file = option.file
+        rows.append((file.path, file.quant or "?", format_bytes(file.size or 0),
+                     option.fit.value if option.fit else "?",
+                     verify_speed(file.quant, on_gpu=on_gpu).label or "?",
+                     "<- recommended" if file == best.file else ""))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows if options else ():
+        print(("  ".join(f"{cell:<{w}}" for cell, w in zip(row, widths)) + "  " + row[5]).rstrip())
+    skipped = [f.path for f in files if not f.is_single_model]
+    if skipped:
+        print(f"not listed (split parts or vision projectors): {len(skipped)} files")
+    if options:
+        print(best.reason)
     return 0
 
 

@@ -83,8 +83,10 @@ class HubRepo:
         """'7.6B' from the hub's count, else '7B' from the name; None when neither tells."""
         if self.parameters:
             return format_parameters(self.parameters)
-        size = parameter_size_from_name(self.id)
-        return format_parameters(int(size * 1e9)) if size else None
+        size = parameter_size_from_name(self.id)  # as the name writes it: 0.5B, 270M
+        if not size:
+            return None
+        return f"{size:g}B" if size >= 0.5 else f"{size * 1000:g}M"
 
 
 @dataclass(frozen=True)
