@@ -3,7 +3,7 @@
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m tests.picker_screenshots assets/
 
 writes picker-search.png (search results, a repository's files, its drafts) and
-picker-files.png (the files and drafts at a larger size). The hub serves listings with real-world
+picker-files.png (the files and drafts, wider). The hub serves listings with real-world
 file sizes but no content; the machine is set to 16 GB of RAM with 11 GB free, and the models
 folder is a fresh temporary one (the bundled model only), so the pictures are the same anywhere.
 """
@@ -95,7 +95,14 @@ def main(out: Path) -> int:
             app.processEvents()
         out.mkdir(parents=True, exist_ok=True)
         ok = dialog.grab().save(str(out / "picker-search.png"), "PNG")
+        # The files and drafts alone, wider: the recommended row in its own colour, and the
+        # drafts scrolled to the cross-vocabulary one
         details = dialog.files_panel.parentWidget()
+        details.parentWidget().setSizes([260, 980])
+        dialog.files_panel.tree.clearSelection()
+        dialog.drafts_panel.list.scrollToBottom()
+        for _ in range(20):
+            app.processEvents()
         ok &= details.grab().save(str(out / "picker-files.png"), "PNG")
         dialog.done(0)
     finally:
