@@ -82,7 +82,8 @@ def test_a_row_shows_publisher_size_family_counts_date_licence_and_gating(
              for i in range(panel.results.count())}
     gated = items["meta/Qwen2.5-Gated-72B-GGUF"]
     assert gated.text() == "Qwen2.5-Gated-72B-GGUF"
-    assert gated.data(SECONDARY_ROLE).startswith("meta  ·  72.7B  ·  qwen2.5  ·  ↓ 0  ·  ♥ 0")
+    facts = gated.data(SECONDARY_ROLE)
+    assert facts.startswith("meta  ·  72.7B  ·  qwen2.5  ·  ↓ 0  ·  ♥ 0")
     assert gated.data(SECONDARY_ROLE).endswith("qwen")
     assert [text for text, _colour in gated.data(CHIPS_ROLE)] == ["gated"]
     seven = items["bartowski/Qwen2.5-7B-Instruct-GGUF"].data(SECONDARY_ROLE)

@@ -54,7 +54,8 @@ def draft_options(target_repo: str, *, target_size: int | None, catalog: Catalog
         path = (have or bundled).path if (have or bundled) else None
         why = ("curated pair: known to work with this target" if paired else
                f"curated: a smaller {family_from_name(model.repo)} model, same tokenizer")
-        options.append(DraftOption(model.name, CURATED, why, model.repo, model.file, model.approx_size, model.sha256, path))
+        options.append(DraftOption(model.name, CURATED, why, model.repo, model.file,
+                                   model.approx_size, model.sha256, path))
         seen.add(model.repo.lower())
     for repo in hub_repos:
         if repo.id.lower() in seen or not could_draft_for(target_repo, repo.id):

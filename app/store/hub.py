@@ -216,7 +216,7 @@ class HubClient:
 
 
 def _repo_from(info) -> HubRepo:
-    """A search row from huggingface_hub's ModelInfo (fields absent when the hub leaves them out)."""
+    """A search row from huggingface_hub's ModelInfo (None where the hub leaves a field out)."""
     card = info.card_data.to_dict() if info.card_data is not None else {}
     licence = card.get("license") or next(
         (t.removeprefix("license:") for t in info.tags or () if t.startswith("license:")), None)
