@@ -74,6 +74,7 @@ class PickerDialog(QDialog):
         self.pair_rows: list[PairRow] = []
         self._hub_drafts: list[HubRepo] = []
         self._preferred: CuratedPair | None = None
+        self.current_repo: str | None = None  # the repository whose files are shown
         self._build(n_ctx, gpu_offload)
         for job in self.queue.jobs:
             self._add_row(job)
@@ -98,6 +99,9 @@ class PickerDialog(QDialog):
         self.installed_panel.draft_chosen.connect(self.draft_chosen)
         self.installed_panel.changed.connect(self.installed_changed)
         self.installed_panel.message.connect(self.status_message)
+        self.installed_panel.listed.connect(
+            lambda n: self.tabs.setTabText(self.tabs.indexOf(self.installed_panel),
+                                           f"Installed ({n})"))
 
         details = QSplitter(Qt.Vertical)
         details.addWidget(self.files_panel)
@@ -112,7 +116,7 @@ class PickerDialog(QDialog):
         discover.setSizes([470, 630])
         self.tabs = QTabWidget()
         self.tabs.addTab(discover, "Discover")
-        self.tabs.addTab(self.installed_panel, "Installed")
+        self.tabs.addTab(self.installed_panel, f"Installed ({self.installed_panel.list.count()})")
         self.downloads = QVBoxLayout()
         self.downloads.setContentsMargins(0, 0, 0, 0)
         self.downloads_box = QFrame()
@@ -279,8 +283,10 @@ class PickerDialog(QDialog):
         if not jobs:
             self.status.setText("Both models are installed already")
             return
-        label = f"{target.path.removesuffix('.gguf')}  +  {option.name}"
+        draft_name = (draft_file or option.name).rsplit("/", 1)[-1].removesuffix(".gguf")
+        label = f"{target.path.removesuffix('.gguf')}  +  {draft_name}"
         self._add_pair_row(PairDownload(jobs, hints, label=label))
+        self.status.setText(f"Downloading {label}")
 
     def _add_pair_row(self, pair: PairDownload) -> PairRow:
         row = PairRow(pair)
@@ -315,6 +321,8 @@ class PickerDialog(QDialog):
         self.installed_panel.poll()
         if finished_now:
             self.installed_panel.refresh()
+            if self.current_repo:
+                self._refresh_drafts()  # an installed draft gets its chip
             self.installed_changed.emit()
 
     def done(self, result: int) -> None:  # closing: stop listening, downloads go on

@@ -59,6 +59,7 @@ class InstalledPanel(QWidget):
     draft_chosen = Signal(str)  # … as its draft
     changed = Signal()  # a model was deleted or converted
     message = Signal(str)  # something to tell the user
+    listed = Signal(int)  # how many models the list shows, after each refresh
 
     def __init__(self, *, gpu_offload: bool = False, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -123,6 +124,7 @@ class InstalledPanel(QWidget):
         for notice in take_notices():
             self.message.emit(notice)
         self._update_buttons()
+        self.listed.emit(self.list.count())
 
     def models_shown(self) -> list[InstalledModel]:
         return [self.list.item(i).data(PAYLOAD_ROLE) for i in range(self.list.count())]
