@@ -64,26 +64,24 @@ def wait_until(app, condition, timeout: float = 20.0) -> None:
         time.sleep(0.01)
 
 
-def main(out: Path) -> int:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    os.environ["DRAFTLIGHT_HOME"] = tempfile.mkdtemp(prefix="draftlight-shots-")
-    from app.store import memory
-    memory.system_memory = lambda: memory.MemoryInfo(16 * 1024**3, 11 * 1024**3)
-    from PySide6.QtWidgets import QApplication
+RAM = (16 * 1024**3, 11 * 1024**3)  # total, free: the badges in the pictures
 
+
+def render(app, out: Path) -> list[Path]:
+    """Both pictures, with the picker on the demo hub; the caller has set the models folder
+    and the RAM (see main)."""
     from app.store.download_queue import DownloadQueue
-    from app.store.hub import HubClient
+    from app.store.hub import HubClient, HubRepo
     from app.ui.picker import PickerDialog
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
     hub = demo_hub().start()
     queue = DownloadQueue()
+    written = []
     try:
         dialog = PickerDialog(None, hub=HubClient(hub.url), queue=queue)
         dialog.resize(1240, 800)
         dialog.show()
         dialog.search_panel.search_edit.setText("qwen2.5")
-        from app.store.hub import HubRepo
         wait_until(app, lambda: sum(isinstance(r, HubRepo)
                                     for r in dialog.search_panel.repos_shown()) >= 5)
         dialog.search_panel.results.setCurrentRow(0)
@@ -91,25 +89,41 @@ def main(out: Path) -> int:
         wait_until(app, lambda: any(o.kind == "same tokenizer"
                                     for o in dialog.drafts_panel.options_shown()))
         dialog.drafts_panel.select("qwen2.5-0.5b-instruct-q8_0")
-        for _ in range(20):
-            app.processEvents()
+        settle(app)
         out.mkdir(parents=True, exist_ok=True)
-        ok = dialog.grab().save(str(out / "picker-search.png"), "PNG")
+        if dialog.grab().save(str(out / "picker-search.png"), "PNG"):
+            written.append(out / "picker-search.png")
         # The files and drafts alone, wider: the recommended row in its own colour, and the
         # drafts scrolled to the cross-vocabulary one
         details = dialog.files_panel.parentWidget()
         details.parentWidget().setSizes([260, 980])
         dialog.files_panel.tree.clearSelection()
         dialog.drafts_panel.list.scrollToBottom()
-        for _ in range(20):
-            app.processEvents()
-        ok &= details.grab().save(str(out / "picker-files.png"), "PNG")
+        settle(app)
+        if details.grab().save(str(out / "picker-files.png"), "PNG"):
+            written.append(out / "picker-files.png")
         dialog.done(0)
     finally:
         queue.close()
         hub.stop()
-    print(f"wrote {out / 'picker-search.png'} and {out / 'picker-files.png'}")
-    return 0 if ok else 1
+    return written
+
+
+def settle(app) -> None:
+    for _ in range(20):
+        app.processEvents()
+
+
+def main(out: Path) -> int:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ["DRAFTLIGHT_HOME"] = tempfile.mkdtemp(prefix="draftlight-shots-")
+    from app.store import memory
+    memory.system_memory = lambda: memory.MemoryInfo(*RAM)
+    from PySide6.QtWidgets import QApplication
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    written = render(app, out)
+    print("wrote " + " and ".join(map(str, written)))
+    return 0 if len(written) == 2 else 1
 
 
 if __name__ == "__main__":

@@ -102,3 +102,17 @@ def test_an_empty_box_lists_the_curated_pairs_without_asking_the_hub(qtbot, list
     panel.search_edit.clear()
     qtbot.waitUntil(lambda: not hub_rows(panel), timeout=TIMEOUT_MS)
     assert searches(listed_hub) == ["q"]
+
+
+def test_the_readme_screenshots_render_from_the_loopback_hub(qtbot, qapp, tmp_path,
+                                                              monkeypatch, clean_env):
+    from PySide6.QtGui import QImage
+
+    from app.store import memory
+    from tests import picker_screenshots
+    monkeypatch.setattr(memory, "system_memory", lambda: memory.MemoryInfo(
+        *picker_screenshots.RAM))
+    written = picker_screenshots.render(qapp, tmp_path)
+    assert [p.name for p in written] == ["picker-search.png", "picker-files.png"]
+    sizes = [QImage(str(p)).size() for p in written]
+    assert sizes[0].width() == 1240 and sizes[1].width() > 900
