@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from tests.hub_server import FakeHub
@@ -21,6 +22,12 @@ from tests.hub_server import FakeHub
 GB = 1_000_000_000
 QWEN7_QUANTS = {"Q2_K": 3.02, "Q3_K_M": 3.81, "Q4_0": 4.43, "Q4_K_M": 4.68, "Q5_K_M": 5.44,
                 "Q6_K": 6.25, "Q8_0": 8.10, "f16": 15.2}
+
+
+def ago(days: int) -> str:
+    """A date `days` before now, as the hub writes it: the pictures read the same any day."""
+    when = datetime.now(timezone.utc) - timedelta(days=days, hours=1)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 def demo_hub() -> FakeHub:
@@ -34,24 +41,24 @@ def demo_hub() -> FakeHub:
 
     repo("bartowski/Qwen2.5-7B-Instruct-GGUF", QWEN7_QUANTS, downloads=2_345_678, likes=412,
          licence="apache-2.0", parameters=7_615_616_512, architecture="qwen2",
-         last_modified="2026-11-20T09:00:00.000Z")
+         last_modified=ago(10))
     repo("Qwen/Qwen2.5-14B-Instruct-GGUF", {"q4_k_m": 8.99, "q8_0": 15.7}, downloads=1_104_220,
          likes=530, licence="apache-2.0", parameters=14_770_033_664, architecture="qwen2",
-         last_modified="2026-09-02T09:00:00.000Z")
+         last_modified=ago(90))
     repo("bartowski/Qwen2.5-Coder-7B-Instruct-GGUF", {"Q4_K_M": 4.68, "Q8_0": 8.10},
          downloads=987_000, likes=268, licence="apache-2.0", parameters=7_615_616_512,
-         architecture="qwen2", last_modified="2026-10-11T09:00:00.000Z")
+         architecture="qwen2", last_modified=ago(50))
     repo("bartowski/Qwen2.5-0.5B-Instruct-GGUF", {"Q4_K_M": 0.40, "Q8_0": 0.53},
          downloads=876_543, likes=95, licence="apache-2.0", parameters=494_032_768,
-         architecture="qwen2", last_modified="2026-11-28T09:00:00.000Z")
+         architecture="qwen2", last_modified=ago(2))
     repo("unsloth/Qwen2.5-3B-Instruct-GGUF", {"Q4_K_M": 1.93, "Q8_0": 3.29}, downloads=412_000,
          likes=61, licence="other", parameters=3_085_938_688, architecture="qwen2",
-         last_modified="2026-07-15T09:00:00.000Z")
+         last_modified=ago(140))
     repo("lmstudio-community/Qwen2.5-1.5B-Instruct-GGUF", {"Q4_K_M": 0.99, "Q8_0": 1.65},
          downloads=230_100, likes=22, licence="apache-2.0", parameters=1_543_714_304,
-         architecture="qwen2", last_modified="2026-06-30T09:00:00.000Z")
+         architecture="qwen2", last_modified=ago(155))
     repo("meta-qwen/Qwen2.5-Math-72B-GGUF", {"Q4_K_M": 47.4}, downloads=18_400, likes=40,
-         gated=True, licence="qwen", last_modified="2026-05-02T09:00:00.000Z")
+         gated=True, licence="qwen", last_modified=ago(210))
     return hub
 
 
