@@ -10,12 +10,11 @@ timer (coalesced updates, and no callback into a dialog that may already be clos
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QDialog, QFrame, QLabel, QSplitter, QTabWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QDialog, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from app.store.catalog import Catalog, CuratedPair, load_catalog
 from app.store.download_queue import DownloadQueue
-from app.store.downloads import DownloadJob, JobState
+from app.store.downloads import DownloadJob
 from app.store.draft_options import DraftOption, draft_options
 from app.store.errors import StoreError, describe_error
 from app.store.file_choice import pick_draft_file
@@ -24,9 +23,9 @@ from app.store.installed import list_installed
 from app.store.memory import assess
 from app.store.pair_download import PairDownload
 from app.ui.banner import Banner
-from app.ui.download_row import DownloadRow
 from app.ui.latest_request import LatestRequests
-from app.ui.picker_drafts import DraftsPanel, PairRow
+from app.ui.picker_drafts import DraftsPanel
+from app.ui.picker_downloads import DownloadsPanel
 from app.ui.picker_files import FilesPanel
 from app.ui.picker_installed import InstalledPanel
 from app.ui.picker_rows import chip
@@ -70,14 +69,12 @@ class PickerDialog(QDialog):
         self.catalog, catalog_error = self._load_catalog(catalog)
         self._requests = LatestRequests(self, thread_name_prefix="picker")
         self._requests.failed.connect(lambda exc: self.report(exc))
-        self.rows: dict[DownloadJob, DownloadRow] = {}
-        self.pair_rows: list[PairRow] = []
         self._hub_drafts: list[HubRepo] = []
         self._preferred: CuratedPair | None = None
         self.current_repo: str | None = None  # the repository whose files are shown
         self._build(n_ctx, gpu_offload)
         for job in self.queue.jobs:
-            self._add_row(job)
+            self.downloads.add_job(job)
         if catalog_error:
             self.banner.show_message(catalog_error)
         self._timer = QTimer(self, interval=POLL_MS, timeout=self._poll)
@@ -117,17 +114,13 @@ class PickerDialog(QDialog):
         self.tabs = QTabWidget()
         self.tabs.addTab(discover, "Discover")
         self.tabs.addTab(self.installed_panel, f"Installed ({self.installed_panel.list.count()})")
-        self.downloads = QVBoxLayout()
-        self.downloads.setContentsMargins(0, 0, 0, 0)
-        self.downloads_box = QFrame()
-        self.downloads_box.setLayout(self.downloads)
-        self.downloads_box.hide()
+        self.downloads = DownloadsPanel(self.queue)
         self.status = QLabel()
         self.status.setStyleSheet("color: palette(mid);")
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
         layout.addWidget(self.tabs, 1)
-        layout.addWidget(self.downloads_box)
+        layout.addWidget(self.downloads)
         layout.addWidget(self.status)
 
     def _load_catalog(self, catalog: Catalog | None):
@@ -230,7 +223,7 @@ class PickerDialog(QDialog):
         job = self._job(repo_id, filename, sha256=sha256, name=name)
         if job is not None:
             job = self.queue.submit(job)
-            self._add_row(job)
+            self.downloads.add_job(job)
         return job
 
     def _job(self, repo_id: str, filename: str, **kwargs) -> DownloadJob | None:
@@ -285,39 +278,19 @@ class PickerDialog(QDialog):
             return
         draft_name = (draft_file or option.name).rsplit("/", 1)[-1].removesuffix(".gguf")
         label = f"{target.path.removesuffix('.gguf')}  +  {draft_name}"
-        self._add_pair_row(PairDownload(jobs, hints, label=label))
+        self.downloads.add_pair(PairDownload(jobs, hints, label=label))
         self.status.setText(f"Downloading {label}")
 
-    def _add_pair_row(self, pair: PairDownload) -> PairRow:
-        row = PairRow(pair)
-        row.resume_requested.connect(self._resume_pair)
-        self.pair_rows.append(row)
-        self.downloads.addWidget(row)
-        self.downloads_box.show()
-        return row
+    @property
+    def rows(self):  # a row per file download
+        return self.downloads.rows
 
-    def _resume_pair(self, row: PairRow) -> None:
-        pair = row.pair.resumed()
-        for job in pair.jobs:
-            self.queue.submit(job)
-        row.set_pair(pair)
-
-    def _add_row(self, job: DownloadJob) -> None:
-        if job not in self.rows:
-            self.rows[job] = DownloadRow(job)
-            self.downloads.addWidget(self.rows[job])
-            self.downloads_box.show()
+    @property
+    def pair_rows(self):  # a row per pair
+        return self.downloads.pair_rows
 
     def _poll(self) -> None:
-        finished_now = False
-        for job, row in self.rows.items():
-            before = row.detail.text()
-            row.refresh()
-            finished_now |= job.state == JobState.DONE and before != JobState.DONE.value
-        for row in self.pair_rows:
-            before = row.shown_state
-            row.refresh()
-            finished_now |= row.shown_state == JobState.DONE and before != JobState.DONE
+        finished_now = self.downloads.poll()
         self.installed_panel.poll()
         if finished_now:
             self.installed_panel.refresh()
