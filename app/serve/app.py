@@ -1,0 +1,158 @@
+"""The routes: GET /v1/models, POST /v1/chat/completions (JSON, or server-sent events).
+
+Every error is OpenAI's `{"error": {...}}` with a 4xx (5xx only for the server's own faults).
+A request waits in the worker's queue; a full queue answers 429 with Retry-After. A client that
+goes away cancels its job, whether it was waiting, streaming or awaiting a JSON answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import queue
+import time
+import uuid
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from sse_starlette.sse import EventSourceResponse
+from starlette.exceptions import HTTPException
+
+from app.serve.schema import (ApiError, ChatRequest, chunk, completion, finish_reason,
+                              parse_chat_request, usage)
+from app.serve.worker import EngineWorker, Finished, Job, Piece, Started
+
+RETRY_AFTER_SECONDS = 2
+DISCONNECT_POLL_SECONDS = 0.05  # how often a waiting or non-streamed request checks its client
+
+
+def create_app(worker: EngineWorker, model_id: str, *, api_key: str | None = None) -> FastAPI:
+    app = FastAPI(title="Draftlight", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code)
+        return JSONResponse(ApiError(exc.status_code, str(exc.detail), code=code).body(),
+                            status_code=exc.status_code)
+
+    @app.exception_handler(ClientGone)
+    async def client_gone(request: Request, exc: ClientGone) -> Response:
+        return Response(status_code=499)  # nobody reads it: nginx's "client closed request"
+
+    @app.exception_handler(Exception)
+    async def server_error(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse(ApiError(500, "internal error; see the server's log",
+                                     type="server_error").body(), status_code=500)
+
+    def authorise(request: Request) -> None:
+        if api_key is None:
+            return
+        given = request.headers.get("authorization", "")
+        scheme, _, token = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(),
+                                                                 api_key.encode()):
+            raise ApiError(401, "a valid API key is required: send 'Authorization: Bearer KEY'",
+                           code="invalid_api_key")
+
+    @app.get("/v1/models")
+    async def models(request: Request) -> dict:
+        authorise(request)
+        return {"object": "list", "data": [{"id": model_id, "object": "model", "created": 0,
+                                            "owned_by": "draftlight"}]}
+
+    @app.post("/v1/chat/completions")
+    async def chat_completions(request: Request):
+        authorise(request)
+        chat = parse_chat_request(await request.body(), model_id=model_id,
+                                  default_max_tokens=worker.n_ctx)
+        loop = asyncio.get_running_loop()
+        items: asyncio.Queue = asyncio.Queue()
+        job = Job(chat, lambda item: loop.call_soon_threadsafe(items.put_nowait, item))
+        try:
+            worker.submit(job)
+        except queue.Full:
+            raise ApiError(429, "the server is busy: too many requests are waiting; retry later",
+                           type="rate_limit_error", code="queue_full",
+                           headers={"Retry-After": str(RETRY_AFTER_SECONDS)}) from None
+        try:
+            first = await _next(items, request)
+        except BaseException:
+            job.cancelled.set()
+            raise
+        if isinstance(first, ApiError):
+            raise first
+        reply = Reply(chat, model_id, first.prompt_tokens)
+        if chat.stream:
+            return EventSourceResponse(_stream(reply, items, job), ping=15)
+        try:
+            while not isinstance(item := await _next(items, request), (Finished, ApiError)):
+                pass
+        finally:
+            job.cancelled.set()  # a no-op once finished; stops the work of a vanished client
+        if isinstance(item, ApiError):
+            raise item
+        return reply.completion(item)
+
+    return app
+
+
+class ClientGone(Exception):
+    """The client disconnected while its request waited or ran."""
+
+
+async def _next(items: asyncio.Queue, request: Request):
+    """The worker's next item; raises ClientGone if the client disconnects meanwhile."""
+    while True:
+        try:
+            return await asyncio.wait_for(items.get(), DISCONNECT_POLL_SECONDS)
+        except (asyncio.TimeoutError, TimeoutError):
+            if await request.is_disconnected():
+                raise ClientGone from None
+
+
+class Reply:
+    """The identity of one completion and the JSON bodies that carry it."""
+
+    def __init__(self, chat: ChatRequest, model_id: str, prompt_tokens: int) -> None:
+        self.chat, self.model, self.prompt_tokens = chat, model_id, prompt_tokens
+        self.id = f"chatcmpl-{uuid.uuid4().hex}"
+        self.created = int(time.time())
+
+    def chunk(self, delta: dict, **extra) -> str:
+        return json.dumps(chunk(self.id, self.created, self.model, delta, **extra),
+                          ensure_ascii=False)
+
+    def completion(self, done: Finished) -> dict:
+        return completion(self.id, self.created, self.model, done.text,
+                          finish_reason(done.finish_reason), usage(done.stats, done.prompt_tokens))
+
+
+async def _stream(reply: Reply, items: asyncio.Queue, job: Job):
+    """Server-sent events: a role chunk, one chunk per token with its provenance, a chunk with
+    the finish reason and usage, then [DONE]. sse-starlette cancels this generator when the
+    client disconnects; `finally` then cancels the job."""
+    try:
+        yield {"data": reply.chunk({"role": "assistant", "content": ""})}
+        while True:
+            item = await items.get()
+            if isinstance(item, Piece):
+                yield {"data": reply.chunk({"content": item.text},
+                                           provenance={"source": item.source, "pass": item.step})}
+            elif isinstance(item, Finished):
+                use = usage(item.stats, item.prompt_tokens)
+                yield {"data": reply.chunk({}, finish=finish_reason(item.finish_reason),
+                                           usage_=use)}
+                if reply.chat.include_usage:
+                    yield {"data": reply.chunk({}, usage_=use, choices=False)}
+                break
+            elif isinstance(item, ApiError):  # the headers are sent: report it in the stream
+                yield {"data": json.dumps(item.body())}
+                break
+        yield {"data": "[DONE]"}
+    finally:
+        job.cancelled.set()

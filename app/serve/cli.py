@@ -1,0 +1,107 @@
+"""`draftlight serve`: the loaded model as an OpenAI-compatible server on localhost."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from pathlib import Path
+
+from app.store.cli import default_target_in_terminal
+from app.user_messages import UserError, note
+
+DEFAULT_PORT = 8080
+DEFAULT_QUEUE = 8
+
+
+def add_serve_parser(commands) -> None:
+    serve = commands.add_parser(
+        "serve", help="serve the model over the OpenAI API on localhost",
+        description="Serve the target over an OpenAI-compatible API (GET /v1/models, POST "
+                    "/v1/chat/completions, streamed or not), speculating as the app does. A "
+                    "request's `prediction` (Predicted Outputs) drafts first. Ctrl-C stops.")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default: %(default)s, this machine only)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT,
+                       help="port (default: %(default)s; 0 = any free one)")
+    serve.add_argument("--target", type=Path, help="target GGUF (default: the bundled model)")
+    serve.add_argument("--draft", type=Path, help="draft GGUF (as for `draftlight chat`)")
+    serve.add_argument("--mode", choices=["auto", "off", "draft", "ngram"], default="auto",
+                       help="speculation when a request has no prediction (default: auto)")
+    serve.add_argument("--api-key", metavar="KEY",
+                       help="require 'Authorization: Bearer KEY' on every request")
+    serve.add_argument("--ctx", type=int, help="context window in tokens (default: settings, 4096)")
+    serve.add_argument("--queue-size", type=int, default=DEFAULT_QUEUE, metavar="N",
+                       help="requests that may wait while one runs; more get 429 (default: "
+                            "%(default)s)")
+    serve.set_defaults(run=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from app.engine.generator import Engine
+    from app.engine.llama_backend import LoadOptions
+    from app.serve.app import create_app
+    from app.serve.worker import EngineWorker
+    from app.settings import load_settings
+    from app.store.memory import check_models_fit
+
+    settings, problem = load_settings()
+    if problem:
+        note(problem)
+    if args.mode == "draft" and args.draft is None:
+        raise UserError("--mode draft needs --draft PATH")
+    n_ctx = args.ctx or settings.n_ctx
+    if n_ctx < 256:
+        raise UserError("--ctx must be at least 256")
+    if args.queue_size < 1:
+        raise UserError("--queue-size must be at least 1")
+    if args.api_key is not None and not args.api_key.strip():
+        raise UserError("--api-key is empty")
+    listener = _bind(args.host, args.port)  # a port in use fails now, not after loading
+    target = default_target_in_terminal(args.target)
+    check_models_fit(target, args.draft, n_ctx=n_ctx)
+    options = LoadOptions(n_ctx=n_ctx, n_threads=settings.n_threads)
+
+    def load() -> Engine:
+        engine = Engine.load(target, args.draft, options)
+        if args.mode == "auto":
+            engine.prepare_auto()  # times the model now (or reads the cache), not on a request
+        return engine
+
+    worker = EngineWorker(load, args.mode, args.queue_size)
+    worker.start()
+    worker.ready.wait()
+    if worker.load_error is not None:
+        listener.close()
+        raise worker.load_error
+    model_id = Path(target).name.removesuffix(".gguf")
+    app = create_app(worker, model_id, api_key=args.api_key)
+    host, port = listener.getsockname()[:2]
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2,
+                            lifespan="off")
+    print(f"draftlight: serving {model_id} at http://{_url_host(host)}:{port}/v1 "
+          f"(mode {args.mode}{', API key required' if args.api_key else ''}); Ctrl-C stops",
+          file=sys.stderr, flush=True)
+    try:
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        worker.stop()  # the engine is closed on its own thread
+        listener.close()
+        print("draftlight: server stopped", file=sys.stderr, flush=True)
+    return 0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    if not 0 <= port <= 65535:
+        raise UserError("--port must be between 0 and 65535")
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        return socket.create_server((host, port), family=family, backlog=128)
+    except OSError as exc:
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

@@ -1,0 +1,169 @@
+"""The thread that owns the engine, and the queue of requests waiting for it.
+
+llama.cpp models are not thread-safe, so one thread loads the engine, runs every request in
+turn and closes it. The HTTP side submits a Job and receives its items through `deliver`
+(called on this thread; the server turns it into an asyncio queue):
+
+    Started(prompt_tokens)  the request is running (its prompt fits)
+    Piece(text, source, pass) ...
+    Finished(text, finish_reason, stats)
+or one ApiError instead of all of them.
+
+Cancelling a job (client gone) is seen between two yields of the engine's generator, which
+yields after every token: at most one target pass later the generator is closed and the next
+job starts.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from dataclasses import dataclass, field
+from typing import Callable
+
+from app.engine.errors import EngineError
+from app.engine.events import Done, Progress, Stats, TextPiece
+from app.serve.schema import ApiError, ChatRequest
+from app.serve.stops import StopFilter
+
+log = logging.getLogger("draftlight.serve")
+
+
+@dataclass(frozen=True)
+class Started:
+    prompt_tokens: int
+
+
+@dataclass(frozen=True)
+class Piece:
+    text: str
+    source: str  # "draft": a drafted token the target accepted; "target": the target's own
+    step: int  # the target pass that produced it
+
+
+@dataclass(frozen=True)
+class Finished:
+    text: str
+    finish_reason: str  # the engine's stop reason, or "stop" for a stop sequence
+    stats: Stats
+    prompt_tokens: int
+
+
+@dataclass
+class Job:
+    request: ChatRequest
+    deliver: Callable[[object], None]
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+
+class EngineWorker(threading.Thread):
+    """Loads the engine with `load()` on its own thread; `ready` is set when it has loaded (or
+    failed: `load_error`). `submit` raises queue.Full when `queue_size` jobs already wait."""
+
+    def __init__(self, load: Callable[[], object], mode: str, queue_size: int) -> None:
+        super().__init__(name="draftlight-engine", daemon=True)
+        self._load = load
+        self.mode = mode
+        self.jobs: queue.Queue[Job | None] = queue.Queue(maxsize=queue_size)
+        self.ready = threading.Event()
+        self.load_error: BaseException | None = None
+        self.engine = None
+        self.n_ctx = 0
+        self._stopping = threading.Event()
+        self.current: Job | None = None
+
+    def run(self) -> None:
+        try:
+            self.engine = self._load()
+            self.n_ctx = self.engine.target.n_ctx
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which reports it
+            self.load_error = exc
+            self.ready.set()
+            return
+        self.ready.set()
+        try:
+            while not self._stopping.is_set():
+                job = self.jobs.get()
+                if job is None:
+                    break
+                if job.cancelled.is_set():
+                    continue
+                self.current = job
+                try:
+                    self._run(job)
+                finally:
+                    self.current = None
+        finally:
+            self.engine.close()
+
+    def submit(self, job: Job) -> None:
+        if self._stopping.is_set():
+            raise queue.Full
+        self.jobs.put_nowait(job)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Cancel the running job, refuse the waiting ones, close the engine (on its thread)."""
+        self._stopping.set()
+        if self.current is not None:
+            self.current.cancelled.set()
+        while True:
+            try:
+                job = self.jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job.deliver(ApiError(503, "the server is shutting down", type="server_error",
+                                     code="shutting_down"))
+        self.jobs.put(None)
+        self.join(timeout)
+
+    def _run(self, job: Job) -> None:
+        engine, request = self.engine, job.request
+        try:
+            prompt_tokens = len(engine.tokenize_chat(request.messages))
+        except EngineError as exc:  # e.g. a chat template that refuses these roles
+            job.deliver(ApiError(400, str(exc), param="messages"))
+            return
+        reserve = engine.reserve(request.params)
+        if prompt_tokens + reserve > self.n_ctx:
+            job.deliver(ApiError(
+                400, f"the messages are {prompt_tokens:,} tokens long; with room for a reply "
+                     f"({reserve:,} tokens) they do not fit the {self.n_ctx:,}-token context",
+                code="context_length_exceeded", param="messages"))
+            return
+        job.deliver(Started(prompt_tokens))
+        events = engine.generate(request.messages, request.params, self.mode,
+                                 prediction=request.prediction)
+        stops: StopFilter[tuple[str, int]] = StopFilter(request.stop)
+        sent: list[str] = []
+        stats = Stats(mode=self.mode)
+
+        def send(pieces) -> None:
+            for text, (source, step) in pieces:
+                sent.append(text)
+                job.deliver(Piece(text, source, step))
+
+        try:
+            for event in events:
+                if job.cancelled.is_set():
+                    return
+                if isinstance(event, TextPiece) and event.text:
+                    send(stops.feed(event.text, (event.source, event.step)))
+                elif isinstance(event, Progress):
+                    stats = event.stats
+                    if stops.stopped:  # the pass that held the stop sequence is counted
+                        stats.stop_reason = "stop"
+                        break
+                elif isinstance(event, Done):
+                    stats = event.stats
+            send(stops.flush())
+            job.deliver(Finished("".join(sent), stats.stop_reason, stats, prompt_tokens))
+        except EngineError as exc:
+            job.deliver(ApiError(400, str(exc)))
+        except Exception:  # noqa: BLE001 - one request fails, the server goes on
+            log.exception("generation failed")
+            job.deliver(ApiError(500, "generation failed; see the server's log",
+                                 type="server_error", code="internal_error"))
+        finally:
+            events.close()
