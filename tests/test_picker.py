@@ -210,3 +210,19 @@ def test_offline_shows_a_banner_whose_retry_asks_again(qtbot, closed_port_url, m
         assert not banner.isVisible()
     finally:
         hub.stop()
+
+
+def test_a_hub_error_on_a_repository_shows_in_the_banner_with_retry(qtbot, fake_hub,
+                                                                    make_dialog):
+    from tests.conftest_hub import GATED_REPO
+    dialog = make_dialog(fake_hub.url)
+    dialog.show()
+    dialog.show_repo(GATED_REPO)
+    banner = dialog.banner
+    qtbot.waitUntil(lambda: banner.isVisible() and "is gated" in banner.label.text(),
+                    timeout=TIMEOUT_MS)
+    assert "set a token" in banner.label.text() and banner.action_button.text() == "Retry"
+    asked = len(fake_hub.requests)
+    qtbot.mouseClick(banner.action_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: banner.isVisible() and len(fake_hub.requests) > asked,
+                    timeout=TIMEOUT_MS)  # asked again, and told again

@@ -149,3 +149,12 @@ def test_use_as_draft_loads_it_in_the_window(qtbot, open_window, monkeypatch, do
     qtbot.waitUntil(lambda: window.draft_name == downloaded.path.name, timeout=5000)
     assert factory.drafts == [str(downloaded.path)] and len(factory.loads) == 1
     assert window.current_mode() == "draft"
+
+
+def test_open_folder_opens_the_models_folder(panel, monkeypatch, downloaded):
+    from PySide6.QtGui import QDesktopServices
+    opened = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url) or True)
+    panel.select(downloaded.name)
+    panel.folder_button.click()
+    assert [url.toLocalFile() for url in opened] == [str(downloaded.path.parent)]
