@@ -88,7 +88,7 @@ def test_download_pair_one_bar_for_both_cancel_and_resume(qtbot, fake_hub, make_
     assert dialog.files_panel.selected_file().path == TARGET_FILE
     assert dialog.drafts_panel.selected().name == "d"
 
-    fake_hub.delay_per_chunk = 0.03  # slow enough to cancel midway
+    fake_hub.delay_per_chunk = 0.05  # slow enough to cancel midway (3 s for the target)
     qtbot.mouseClick(dialog.drafts_panel.pair_button, Qt.LeftButton)
     (row,) = dialog.pair_rows
     assert not dialog.rows  # one row for the pair, not one per file
