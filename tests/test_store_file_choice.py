@@ -57,6 +57,10 @@ def test_a_fast_verifying_file_is_preferred_where_one_leaves_headroom():
     assert recommend(options, n_ctx=4096, memory=memory).file.quant == "Q6_K"
     fast = recommend(options, n_ctx=4096, memory=memory, fast=lambda f: f.quant == "Q4_0")
     assert fast.file.quant == "Q4_0" and "verifies drafts fast" in fast.reason
+    low = file_options([hub_file("Q2_K", 3.0), hub_file("Q6_K", 5.5)], n_ctx=4096, memory=memory)
+    # A fast 2-bit file loses more quality than fast drafting wins back
+    assert recommend(low, n_ctx=4096, memory=memory, fast=lambda f: f.quant == "Q2_K"
+                     ).file.quant == "Q6_K"
 
 
 def test_unknown_memory_gives_no_recommendation_and_no_badge(monkeypatch):

@@ -20,6 +20,8 @@ from app.units import format_bytes
 
 # Recommended only when target + draft + KV cache need at most this share of the free memory.
 HEADROOM = 0.75
+# The fewest bits at which a fast-verify file is preferred to a larger slow-verify one.
+MIN_FAST_BITS = 4
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,10 @@ def recommend(options: list[FileOption], *, n_ctx: int, with_draft: bool = False
         f"with a {n_ctx:,}-token context"
     roomy = [o for o in sized if o.fit is Fit.FITS
              and o.estimate.needed <= HEADROOM * memory.available]
-    quick = [o for o in roomy if fast is not None and fast(o.file)]
+    # Below 4 bits a model loses more than fast drafting wins back: a fast Q2_K never
+    # displaces a slow Q5_K_M.
+    quick = [o for o in roomy if fast is not None and fast(o.file)
+             and (quant_bits(o.file.quant) or 0) >= MIN_FAST_BITS]
     if roomy:
         best = max(quick or roomy, key=lambda o: (o.file.size, o.file.path))
         kind = "file that verifies drafts fast and" if quick else "file that"
