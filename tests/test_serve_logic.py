@@ -138,12 +138,14 @@ def test_prediction_drafts_its_start_then_follows_the_reply_through_an_edit():
     prediction = [10, 11, 12, 13, 14, 15, 16, 17]
     drafter = PredictionDrafter(prediction, start=3)
     prompt = [1, 2, 3]
-    assert drafter.propose(prompt, 4, GREEDY, RNG).tokens == [10, 11, 12, 13]
-    # The reply replaced 12 by 99 and went on with 13 14: found again after the edit.
-    assert drafter.propose(prompt + [10, 11, 99, 13, 14], 3, GREEDY, RNG).tokens == [15, 16, 17]
+    assert drafter.propose(prompt, 4, GREEDY, RNG).tokens == [10, 11]  # no evidence yet: 2
+    # The reply replaced 12 by 99 and went on with 13 14: found again after the edit, with a
+    # match of 2 tokens, so 2 are drafted; the longer the match, the longer the draft.
+    assert drafter.propose(prompt + [10, 11, 99, 13, 14], 8, GREEDY, RNG).tokens == [15, 16]
     assert drafter.from_prediction
-    capped = PredictionDrafter(prediction, start=3, draft_tokens=2)
-    assert capped.propose(prompt, 4, GREEDY, RNG).tokens == [10, 11]
+    assert drafter.propose(prompt + [10, 11, 12, 13], 8, GREEDY, RNG).tokens == [14, 15, 16, 17]
+    capped = PredictionDrafter(prediction, start=3, draft_tokens=3)
+    assert capped.propose(prompt + [10, 11, 12, 13], 8, GREEDY, RNG).tokens == [14, 15, 16]
 
 
 def test_prediction_prefers_the_longest_match_and_then_the_next_occurrence():

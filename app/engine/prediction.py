@@ -5,7 +5,8 @@ The guess is tokenised once and indexed by n-grams. Each step looks up the tail 
 generated so far in it and proposes what follows the best match, as n-gram lookup does over the
 prompt; before anything is generated it proposes the guess's beginning. Where the reply leaves the
 guess (the edit itself) nothing matches, and the mode's own drafter drafts instead, until the
-reply's tail is found in the guess again. The target verifies every token as usual
+reply's tail is found in the guess again. A draft is as long as the match behind it (up to the
+engine's length), so it grows while the reply copies and starts short after an edit. The target verifies every token as usual
 (speculative.py), so the reply is plain decoding's (greedy) or drawn from its distribution
 (sampled) whatever the guess says.
 """
@@ -89,8 +90,11 @@ class PredictionDrafter:
         position, length = self.match(context[self.start:])
         if position >= 0:
             self.from_prediction, self._cursor = True, position + 1
-            end = position + min(max_tokens, self.draft_tokens)
-            return Draft(self.prediction[position:end], None, length)
+            # As long as the evidence: a match of m tokens drafts m (at least min_ngram), so
+            # after an edit drafts start short and double while the reply keeps copying; a
+            # long draft that fails costs v(γ+1) passes for one token on a CPU.
+            gamma = min(max_tokens, self.draft_tokens, max(length, self.min_ngram))
+            return Draft(self.prediction[position:position + gamma], None, length)
         if self.fallback is not None and self.fallback_tokens > 0:
             return self.fallback.propose(context, min(max_tokens, self.fallback_tokens), params,
                                          rng)
