@@ -24,7 +24,6 @@ from app.serve.schema import (ApiError, ChatRequest, chunk, completion, finish_r
 from app.serve.worker import EngineWorker, Finished, Job, Piece, Started
 
 RETRY_AFTER_SECONDS = 2
-DISCONNECT_POLL_SECONDS = 0.05  # how often a waiting or non-streamed request checks its client
 
 
 def create_app(worker: EngineWorker, model_id: str, *, api_key: str | None = None) -> FastAPI:
@@ -79,24 +78,25 @@ def create_app(worker: EngineWorker, model_id: str, *, api_key: str | None = Non
             raise ApiError(429, "the server is busy: too many requests are waiting; retry later",
                            type="rate_limit_error", code="queue_full",
                            headers={"Retry-After": str(RETRY_AFTER_SECONDS)}) from None
+        gone = asyncio.create_task(_disconnected(request))
         try:
-            first = await _next(items, request)
-        except BaseException:
-            job.cancelled.set()
-            raise
-        if isinstance(first, ApiError):
-            raise first
-        reply = Reply(chat, model_id, first.prompt_tokens)
-        if chat.stream:
-            return EventSourceResponse(_stream(reply, items, job), ping=15)
-        try:
-            while not isinstance(item := await _next(items, request), (Finished, ApiError)):
+            first = await _next(items, gone)
+            if isinstance(first, ApiError):
+                raise first
+            reply = Reply(chat, model_id, first.prompt_tokens)
+            if chat.stream:  # from here sse-starlette watches the client
+                gone.cancel()
+                return EventSourceResponse(_stream(reply, items, job), ping=15)
+            while not isinstance(item := await _next(items, gone), (Finished, ApiError)):
                 pass
+        except BaseException:
+            job.cancelled.set()  # the client left, or the request failed: free the engine
+            raise
         finally:
-            job.cancelled.set()  # a no-op once finished; stops the work of a vanished client
+            gone.cancel()
         if isinstance(item, ApiError):
             raise item
-        return reply.completion(item)
+        return JSONResponse(reply.completion(item))
 
     return app
 
@@ -105,14 +105,22 @@ class ClientGone(Exception):
     """The client disconnected while its request waited or ran."""
 
 
-async def _next(items: asyncio.Queue, request: Request):
-    """The worker's next item; raises ClientGone if the client disconnects meanwhile."""
-    while True:
-        try:
-            return await asyncio.wait_for(items.get(), DISCONNECT_POLL_SECONDS)
-        except (asyncio.TimeoutError, TimeoutError):
-            if await request.is_disconnected():
-                raise ClientGone from None
+async def _disconnected(request: Request) -> None:
+    """Returns when the client disconnects (the body has been read: nothing else arrives)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _next(items: asyncio.Queue, gone: asyncio.Task):
+    """The worker's next item; raises ClientGone if the client disconnects first."""
+    if items.empty():
+        getting = asyncio.ensure_future(items.get())
+        await asyncio.wait({getting, gone}, return_when=asyncio.FIRST_COMPLETED)
+        if not getting.done():
+            getting.cancel()
+            raise ClientGone
+        return getting.result()
+    return items.get_nowait()
 
 
 class Reply:
