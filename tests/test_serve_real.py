@@ -187,6 +187,20 @@ def test_a_full_queue_is_429_and_a_disconnect_frees_the_engine_at_once(server):
     assert texts and texts[0]
 
 
+def test_a_client_that_gives_up_on_a_json_answer_frees_the_engine(server):
+    impatient = openai.OpenAI(base_url=server.url, api_key=KEY, max_retries=0, timeout=0.6)
+    with pytest.raises(openai.APITimeoutError):
+        impatient.chat.completions.create(
+            model=server.model, temperature=0, max_tokens=600,
+            messages=[{"role": "user", "content": "Write a very long story about a lighthouse."}])
+    gave_up = time.perf_counter()
+    stream = server.client().chat.completions.create(
+        model=server.model, stream=True, temperature=0, max_tokens=2,
+        messages=[{"role": "user", "content": "Say hi."}])
+    assert time.perf_counter() - gave_up < 0.25
+    stream.close()
+
+
 def test_ctrl_c_stops_the_server_cleanly(server):
     server.process.send_signal(signal.SIGINT)
     code = server.process.wait(30)
