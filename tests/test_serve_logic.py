@@ -207,3 +207,45 @@ def test_a_sampled_reply_with_a_prediction_is_the_seeded_plain_one_when_the_mode
     _, predicted = generate(engine, prediction=CODE.decode(), params=sampled)
     assert predicted.text == plain.text == EDITED.decode()
     assert predicted.stats.prediction_accepted > 0
+
+
+# --- sampled: a prediction's drafts keep the target's distribution ---------------------------
+
+def prediction_drafter():
+    from tests.test_lossless_sampling import NGRAM_PROMPT
+    # Likely tokens in the reply's order and not: long matches, many accepted, many rejected.
+    return PredictionDrafter([2, 3, 2, 2, 4, 2, 2, 2, 3, 2] * 3, start=len(NGRAM_PROMPT),
+                             draft_tokens=6)
+
+
+def test_a_prediction_keeps_the_sampled_target_distribution_at_every_position():
+    from tests.test_lossless_sampling import NGRAM_PROMPT, emitted, worst_position
+    drafters = []
+
+    def make():
+        drafters.append(prediction_drafter())
+        return drafters[-1]
+
+    tokens = emitted(make, NGRAM_PROMPT, trials=2_000)
+    assert worst_position(tokens) < 1.0
+    # It drafted, and drafts were both accepted and rejected: the check saw both branches.
+    drafted, accepted = sum(d.drafted for d in drafters), sum(d.accepted for d in drafters)
+    assert drafted > 2_000 and 0.2 < accepted / drafted < 0.8
+
+
+def test_the_check_catches_a_prediction_step_that_keeps_the_rejected_token():
+    """Negative control: the same check, with a correction drawn from p itself after a
+    rejected prediction token instead of from p without it."""
+    from tests.test_lossless_sampling import EXPECTED, NGRAM_PROMPT, emitted, worst_position
+    from app.engine.sampling import sample
+    from app.engine.speculative import speculative_step
+
+    def step_without_residual(target, drafter, last, gamma, params, rng):
+        step = speculative_step(target, drafter, last, gamma, params, rng)
+        if len(step.accepted) < step.drafted:
+            step.token = sample(EXPECTED, rng)
+        return step
+
+    tokens = emitted(prediction_drafter, NGRAM_PROMPT, trials=2_000,
+                     step_fn=step_without_residual)
+    assert worst_position(tokens) > 1.0
