@@ -33,6 +33,11 @@ def add_bench_parser(commands) -> None:
     bench.add_argument("--repeats", type=int, default=1,
                        help="run the question set N times (error bars get tighter)")
     bench.add_argument("--out", type=Path, default=Path("bench-out"), help="report folder")
+    bench.add_argument("--prediction", action="store_true",
+                       help="Predicted Outputs instead: the code-editing questions with their "
+                            "own code as the prediction, vs plain decoding (python -m "
+                            "app.bench.prediction; --target, --max-tokens, --limit, --repeats "
+                            "apply)")
     bench.set_defaults(run=run_bench)
 
 
@@ -46,6 +51,13 @@ def run_bench(args: argparse.Namespace) -> int:
 
     if args.repeats < 1:
         raise UserError("--repeats must be at least 1")
+    if args.prediction:
+        from app.bench.prediction import main as prediction_bench
+        forwarded = ["--max-tokens", str(args.max_tokens), "--repeats", str(args.repeats),
+                     "--questions", str(args.questions)]
+        forwarded += ["--target", str(args.target)] if args.target else []
+        forwarded += ["--limit", str(args.limit)] if args.limit else []
+        return prediction_bench(forwarded)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in modes if m not in BENCH_MODES]
     if unknown:
