@@ -5,9 +5,9 @@
 
 Each code_editing question of app/bench/questions.jsonl (first turn) is answered greedily by
 plain decoding, n-gram prompt lookup, auto, and with the question's own code as the prediction
-(alone: mode off; and with auto drafting where it has no match), in one process, interleaved. It prints
-tokens/s (decoding, prefill excluded) per mode and its ratio to plain, and whether every reply
-is plain decoding's text.
+(alone: mode off; and with auto drafting where it has no match), in one process, interleaved.
+It prints tokens/s (decoding, prefill excluded) per mode and its ratio to plain, and whether
+every reply is plain decoding's text.
 
 With --serve it then starts `draftlight serve` on a free loopback port (after closing its own
 engine: one model at a time) and sends the same plain requests through the `openai` client,

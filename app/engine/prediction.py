@@ -6,9 +6,9 @@ generated so far in it and proposes what follows the best match, as n-gram looku
 prompt; before anything is generated it proposes the guess's beginning. Where the reply leaves the
 guess (the edit itself) nothing matches, and the mode's own drafter drafts instead, until the
 reply's tail is found in the guess again. A draft is as long as the match behind it (up to the
-engine's length), so it grows while the reply copies and starts short after an edit. The target verifies every token as usual
-(speculative.py), so the reply is plain decoding's (greedy) or drawn from its distribution
-(sampled) whatever the guess says.
+engine's length), so it grows while the reply copies and starts short after an edit. The target
+verifies every token as usual (speculative.py), so the reply is plain decoding's (greedy) or
+drawn from its distribution (sampled) whatever the guess says.
 """
 
 from __future__ import annotations

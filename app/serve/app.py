@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException
 
 from app.serve.schema import (ApiError, ChatRequest, chunk, completion, finish_reason,
                               parse_chat_request, usage)
-from app.serve.worker import EngineWorker, Finished, Job, Piece, Started
+from app.serve.worker import EngineWorker, Finished, Job, Piece
 
 RETRY_AFTER_SECONDS = 2
 
