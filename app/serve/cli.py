@@ -38,11 +38,15 @@ def add_serve_parser(commands) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    import uvicorn
+    try:  # the standalone app leaves the HTTP stack out (packaging/draftlight.spec)
+        import uvicorn
 
+        from app.serve.app import create_app
+    except ImportError as exc:
+        raise UserError(f"draftlight serve needs fastapi, uvicorn and sse-starlette ({exc}); "
+                        "install Draftlight with pip to serve") from None
     from app.engine.generator import Engine
     from app.engine.llama_backend import LoadOptions
-    from app.serve.app import create_app
     from app.serve.worker import EngineWorker
     from app.settings import load_settings
     from app.store.memory import check_models_fit
