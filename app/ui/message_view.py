@@ -13,13 +13,13 @@ import math
 import time
 
 from PySide6.QtCore import QTimer, QUrl, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPalette, QTextCursor, QTextDocument
+from PySide6.QtGui import QGuiApplication, QPalette, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBrowser,
                                QTextEdit, QToolButton, QVBoxLayout, QWidget)
 
 from app.ui import highlight
-from app.ui.flash import MAX_FLASHING, flash_alpha
-from app.ui.palette import DEFAULT, Scheme
+from app.ui.flash import INTERVAL_MS, MAX_FLASHING, fade_colour, flash_alpha, resting_colour
+from app.ui.palette import DEFAULT, Scheme, bucket
 from app.ui.passes import from_table, passes_of
 from app.ui.strip import AcceptanceStrip
 from app.ui.modes import mode_label
@@ -75,6 +75,8 @@ class MessageView(QFrame):
         self.scheme = scheme
         self.flasher = flasher  # a FlashDriver, or None: no flashes
         self._flashes: dict[int, float] = {}  # run index -> when it arrived (flasher's clock)
+        self.flash_painted_at = -math.inf  # when paint_flashes last ran (flasher's clock)
+        self._flash_cursors: dict[tuple[int, int], QTextCursor] = {}  # span -> its selection
         self._spans: dict[int, list[tuple[int, int]]] = {}  # run index -> document spans
         self.code_blocks: list[str] = []
         self.message_id: int | None = None  # its row in the history, once saved
@@ -236,7 +238,10 @@ class MessageView(QFrame):
             # flashes end early: painting hundreds of selections a frame would slow the GUI.
             for index in list(self._flashes)[:-MAX_FLASHING]:
                 del self._flashes[index]
-            self.paint_flashes(now)
+            # At most one paint per frame: text arriving within a frame of the last paint
+            # flashes on the next tick (≤ INTERVAL_MS later), not in a paint of its own.
+            if now - self.flash_painted_at >= INTERVAL_MS / 1000:
+                self.paint_flashes(now)
             self.flasher.watch(self)
 
     def set_live_passes(self, table: list[list[int]]) -> None:
@@ -308,34 +313,41 @@ class MessageView(QFrame):
 
     def paint_flashes(self, now: float) -> bool:
         """Draw each fading run at its age; returns whether any still fades."""
+        self.flash_painted_at = now
         selections = []
+        rest: dict[int, tuple[float, ...]] = {}  # resting colour per run-length bucket
+        base = self.palette().color(QPalette.Window).getRgb()[:3]
+        flash = self.scheme.flash_colour().getRgb()[:3]
+        cursors: dict[tuple[int, int], QTextCursor] = {}
         for index, born in list(self._flashes.items()):
             alpha = flash_alpha(now - born)
             if alpha <= 0 or index >= len(self.runs):
                 del self._flashes[index]
                 continue
-            colour = self._fade_colour(self.runs[index][2], alpha)
-            for start, end in self.run_spans(index):
+            tokens = self.runs[index][2]
+            key = bucket(tokens)
+            if key not in rest:
+                rest[key] = resting_colour(base, self.scheme.tint(tokens))
+            colour = fade_colour(flash, rest[key], alpha)
+            for span in self.run_spans(index):
                 selection = QTextEdit.ExtraSelection()
-                selection.cursor = QTextCursor(self.document)
-                selection.cursor.setPosition(start)
-                selection.cursor.setPosition(end, QTextCursor.KeepAnchor)
+                selection.cursor = cursors[span] = self._span_cursor(span)
                 selection.format.setBackground(colour)
                 selections.append(selection)
+        self._flash_cursors = cursors
         self.body.setExtraSelections(selections)
         return bool(self._flashes)
 
-    def _fade_colour(self, run_tokens: int, alpha: int) -> QColor:
-        """The flash at `alpha` over the run's resting look, as one opaque colour: a selection
-        replaces the character's background rather than painting over it, so the tint is mixed
-        in here (over this message's background), and the fade ends exactly on it."""
-        base = self.palette().color(QPalette.Window)
-        tint = self.scheme.tint(run_tokens)
-        t = tint.alphaF()
-        rest = [b * (1 - t) + c * t for b, c in zip(base.getRgb()[:3], tint.getRgb()[:3])]
-        a = alpha / 255
-        flash = self.scheme.flash_colour().getRgb()[:3]
-        return QColor(*(round(f * a + r * (1 - a)) for f, r in zip(flash, rest)))
+    def _span_cursor(self, span: tuple[int, int]) -> QTextCursor:
+        """A cursor selecting `span`, kept from the last frame when it still does (appended
+        text leaves it in place; a re-render moves it, and then it is made anew)."""
+        cursor = self._flash_cursors.get(span)
+        start, end = span
+        if cursor is None or (cursor.selectionStart(), cursor.selectionEnd()) != span:
+            cursor = QTextCursor(self.document)
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.KeepAnchor)
+        return cursor
 
     def stop_flashes(self) -> None:
         self._flashes.clear()
