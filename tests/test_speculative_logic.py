@@ -359,3 +359,34 @@ def test_auto_is_cautious_where_it_has_seen_little():
     ngram.model = many
     confident = auto.rate(ngram, 16)
     assert confident[1] > cautious[1] and confident[0] > cautious[0]
+
+
+def test_a_costly_drafter_is_charged_what_it_really_costs_and_probed_within_budget():
+    """A cross-vocabulary draft re-reads the context it missed before each probe: that, not the
+    single pass timed at load, is what it costs. Auto learns it, and where the draft never pays
+    its probes take at most 1/PROBE_PATIENCE of the time."""
+    from app.engine.adaptive import PROBE_PATIENCE, AdaptiveDrafter, Candidate
+    from app.engine.drafters import Draft
+
+    class Slow:  # proposes one wrong token; costs are reported by the test as observe() would
+        def propose(self, context, max_tokens, params=None, rng=None):
+            return Draft([999][:max_tokens])
+
+    costs = cpu_like_costs()
+    draft = Candidate(Slow(), 0.1, 8)
+    auto = AdaptiveDrafter(costs, [draft])
+    target_seconds = probe_seconds = 0.0
+    for _ in range(3000):
+        guess = auto.propose([1, 2, 3], 8, SamplingParams(), None)
+        drafted = len(guess.tokens)
+        seconds = 0.2 if drafted else 0.0  # a probe: 13 target passes of catching up
+        probe_seconds += seconds
+        target_seconds += costs.token_seconds
+        auto.observe(drafted, 0, token=1, verify_seconds=costs.token_seconds,
+                     draft_seconds=seconds)
+    assert 0 < probe_seconds <= 1.1 * (target_seconds + probe_seconds) / PROBE_PATIENCE
+    # Drafting for real: 4 tokens in 0.03 s = 0.5 target passes each, not the 0.1 timed at load
+    auto._chosen, auto._probing = draft, False
+    for _ in range(20):
+        auto.observe(4, 3, token=1, verify_seconds=0.04, draft_seconds=0.03)
+    assert draft.cost_per_token == pytest.approx(0.5, rel=0.02)

@@ -8,6 +8,12 @@ from app.engine.costs import BatchCosts, OnlineCosts
 from app.engine.drafters import Draft, Drafter, ModelDrafter
 
 PROBE_EVERY = 32  # a costly drafter left idle this many steps drafts one token to re-learn
+# ... and only once the time since its last probe is this many times what that probe cost: a
+# probe also catches the draft up with everything said since (a batch over those tokens), so
+# a draft that never pays costs at most 1/PROBE_PATIENCE of the time (here 2%).
+PROBE_PATIENCE = 50
+# Weight of the latest step in a costly drafter's measured cost per drafted token.
+COST_LEARNING_RATE = 0.25
 # Streak buckets: how many tokens in a row the drafter has guessed right just before this one.
 BUCKET_EDGES = (0, 1, 2, 3, 5, 8, 12, 16, 24, 32)
 # P(right | bucket) before anything is observed: n-gram hit rates measured over the project's
@@ -101,6 +107,8 @@ class Candidate:
     max_tokens: int
     model: AcceptanceModel = field(default_factory=AcceptanceModel)
     idle_steps: int = 0
+    idle_seconds: float = 0.0  # target time since this drafter last drafted or probed
+    probe_seconds: float = 0.0  # what its latest probe cost (draft time)
     evidence: int = 0  # match length of the latest n-gram guess
 
     @property
@@ -139,6 +147,7 @@ class AdaptiveDrafter:
         # model as slow as the target on a CPU, where v(k) grows fast).
         self.candidates = [c for c in candidates if self.ceiling(c) > 1.0]
         self._chosen: Candidate | None = None
+        self._probing = False  # the latest step is a costly drafter's probe
         self._shadow: tuple[Candidate, int] | None = None
 
     def lengths(self, limit: int) -> list[int]:
@@ -164,7 +173,7 @@ class AdaptiveDrafter:
         return best
 
     def propose(self, context, max_tokens, params, rng) -> Draft:
-        self._chosen, self._shadow = None, None
+        self._chosen, self._shadow, self._probing = None, None, False
         best: tuple[float, int, Candidate | None, Draft | None] = (1.0, 0, None, None)
         for candidate in self.candidates:
             limit = min(max_tokens, candidate.max_tokens)
@@ -184,7 +193,7 @@ class AdaptiveDrafter:
         if chosen is None:
             return self._probe(context, max_tokens, params, rng)
         self._chosen = chosen
-        chosen.idle_steps = 0
+        chosen.idle_steps, chosen.idle_seconds = 0, 0.0
         if guess is not None:
             return Draft(guess.tokens[:gamma])
         return self._draft_with_break_even(chosen, context, gamma, rate, params, rng)
@@ -210,18 +219,20 @@ class AdaptiveDrafter:
             if candidate.free:
                 continue
             candidate.idle_steps += 1
-            if candidate.idle_steps >= PROBE_EVERY and max_tokens >= 1:
-                candidate.idle_steps = 0
-                self._chosen = candidate
+            if (candidate.idle_steps >= PROBE_EVERY and max_tokens >= 1
+                    and candidate.idle_seconds >= PROBE_PATIENCE * candidate.probe_seconds):
+                candidate.idle_steps, candidate.idle_seconds = 0, 0.0
+                self._chosen, self._probing = candidate, True
                 return candidate.drafter.propose(context, 1, params, rng)
         return Draft([])
 
     def observe(self, drafted: int, accepted: int, token: int,
-                verify_seconds: float | None = None) -> None:
+                verify_seconds: float | None = None, draft_seconds: float | None = None) -> None:
         """Learn from the step that just ran (accepted of drafted, then the target's token,
-        from a target pass that took verify_seconds)."""
+        from a target pass that took verify_seconds, after drafting for draft_seconds)."""
         if verify_seconds is not None:
             self.costs.observe(drafted + 1, verify_seconds)
+            self._charge(drafted, verify_seconds, draft_seconds)
         if self._chosen is not None and drafted:
             chosen = self._chosen
             chosen.model.record(accepted, accepted < drafted, chosen.evidence)
@@ -229,3 +240,19 @@ class AdaptiveDrafter:
             candidate, guess = self._shadow
             right = guess == token
             candidate.model.record(int(right), not right, candidate.evidence)
+
+    def _charge(self, drafted: int, verify_seconds: float, draft_seconds: float | None) -> None:
+        """What costly drafters really cost: the measured c of the one that drafted (its
+        catch-up with the context included, which the load-time timing of single passes does
+        not see), the price of a probe, and the idle time that the next probe waits for."""
+        chosen = self._chosen
+        if chosen is not None and not chosen.free and draft_seconds is not None:
+            if self._probing:
+                chosen.probe_seconds = draft_seconds
+            elif drafted and self.costs.token_seconds > 0:
+                c = draft_seconds / drafted / self.costs.token_seconds
+                chosen.cost_per_token += COST_LEARNING_RATE * (c - chosen.cost_per_token)
+        for candidate in self.candidates:
+            if candidate is not chosen and not candidate.free:
+                candidate.idle_seconds += verify_seconds + (draft_seconds or 0.0)
+

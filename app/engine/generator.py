@@ -298,7 +298,7 @@ class Engine:
                 stats.verify_seconds += step.verify_seconds
                 if learner is not None:
                     learner.observe(step.drafted, len(step.accepted), step.token,
-                                    step.verify_seconds)
+                                    step.verify_seconds, step.draft_seconds)
                 if predicted is not None:
                     stats.prediction_drafted = predicted.drafted
                     stats.prediction_accepted = predicted.accepted

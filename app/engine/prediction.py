@@ -101,11 +101,11 @@ class PredictionDrafter:
         return Draft([])
 
     def observe(self, drafted: int, accepted: int, token: int,
-                verify_seconds: float | None = None) -> None:
+                verify_seconds: float | None = None, draft_seconds: float | None = None) -> None:
         """Count the step that just ran; a fallback that learns (auto mode) learns from its own
         steps only, since it did not choose the others."""
         if self.from_prediction:
             self.drafted += drafted
             self.accepted += accepted
         elif self.fallback is not None and hasattr(self.fallback, "observe"):
-            self.fallback.observe(drafted, accepted, token, verify_seconds)
+            self.fallback.observe(drafted, accepted, token, verify_seconds, draft_seconds)
