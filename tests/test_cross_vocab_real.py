@@ -1,6 +1,9 @@
 """Cross-vocabulary drafting on real models: Gemma 3 270M (SentencePiece, 262k) drafts for the
 bundled SmolLM2-135M (byte-level BPE, 49k), whose Q4_1 weights give batch-invariant logits, so
-greedy speculation must be plain decoding token for token."""
+greedy speculation must be plain decoding token for token. The other way round, and SmolLM2
+drafting for Qwen2.5-Coder-1.5B (151k), the targets are K-quants, whose batched logits drift
+(app/engine/invariance.py): replies may differ only where the target's top two tokens nearly
+tie, which a verification bug would not respect."""
 
 from __future__ import annotations
 
@@ -10,13 +13,13 @@ from app.engine.events import Done, TextPiece
 from app.engine.generator import Engine
 from app.engine.llama_backend import LoadOptions
 from app.engine.sampling import SamplingParams
+from tests.test_engine_real import PROMPTS as ENGINE_PROMPTS
+from tests.test_identity_kquant import assert_identical_but_for_near_ties
 
 # One thread per model: on a loaded 2-core machine two 2-thread pools fight over the cores.
 OPTIONS = LoadOptions(n_ctx=1024, n_threads=1)
 GREEDY = SamplingParams(temperature=0.0, max_tokens=24)
-PROMPTS = ["What is the capital of France?",
-           "Repeat exactly: The United States of America declared independence in 1776.",
-           "Write a Python function that returns the square of a number.",
+PROMPTS = [*ENGINE_PROMPTS[:10],
            "Translate to French: Good morning, my friend. Café au lait, s'il vous plaît."]
 
 
@@ -58,3 +61,28 @@ def test_greedy_cross_vocabulary_drafting_is_plain_decoding(gemma_drafts_for_smo
         drafted += done.stats.drafted
     print(f"cross-vocabulary acceptance {accepted}/{drafted}")
     assert accepted > 0.1 * drafted  # 41/160 measured: a base Gemma guessing a chat reply
+
+
+def assert_drafts_were_accepted(dones) -> None:
+    drafted = sum(d.stats.drafted for d in dones)
+    accepted = sum(d.stats.accepted for d in dones)
+    print(f"cross-vocabulary acceptance {accepted}/{drafted}")
+    assert all(d.stats.draft_kind == "cross-vocabulary" for d in dones)
+    assert accepted > 0.1 * drafted > 0
+
+
+@pytest.mark.slow
+def test_smollm2_drafting_for_gemma_differs_only_at_near_ties(bundled_model, gemma_model):
+    dones = assert_identical_but_for_near_ties(gemma_model, PROMPTS, 24, 0.5,
+                                               draft_path=bundled_model, modes=("draft",),
+                                               options=OPTIONS)
+    assert_drafts_were_accepted(dones)
+
+
+@pytest.mark.slow
+def test_smollm2_drafting_for_qwen_1_5b_differs_only_at_near_ties(bundled_model, qwen_1_5b):
+    """The pair that matters most: the tiny drafter shipped with the app, for a target users run."""
+    dones = assert_identical_but_for_near_ties(qwen_1_5b, PROMPTS, 24, 0.5, draft_path=bundled_model,
+                                               modes=("draft",), options=OPTIONS)
+    assert_drafts_were_accepted(dones)
+

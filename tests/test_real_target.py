@@ -8,7 +8,6 @@ import pytest
 
 from app.engine.generator import Engine
 from app.engine.llama_backend import LoadOptions
-from tests.real_target import join_parts
 from tests.test_identity_kquant import assert_identical_but_for_near_ties
 
 PROMPTS = [
@@ -18,11 +17,6 @@ PROMPTS = [
     "\n        x += 1\n    return x",
     "What is 12 times 12? Answer with the number and one sentence.",
 ]
-
-
-@pytest.fixture(scope="module")
-def qwen_1_5b(tmp_path_factory):
-    return join_parts(tmp_path_factory.mktemp("real-target") / "qwen2.5-coder-1.5b-q4_k_m.gguf")
 
 
 @pytest.mark.slow
