@@ -150,6 +150,18 @@ class AdaptiveDrafter:
         self._probing = False  # the latest step is a costly drafter's probe
         self._shadow: tuple[Candidate, int] | None = None
 
+    def with_candidate(self, candidate: Candidate) -> "AdaptiveDrafter":
+        """This drafter with one more candidate, consulted first (a Predicted Output for one
+        reply): the others and the cost curve are shared, so what it learns stays learnt."""
+        combined = AdaptiveDrafter(self.costs.measured, [candidate])
+        combined.costs = self.costs
+        combined.candidates += self.candidates
+        return combined
+
+    def chose(self, drafter: Drafter) -> bool:
+        """Whether the step that just ran drafted with `drafter`."""
+        return self._chosen is not None and self._chosen.drafter is drafter
+
     def lengths(self, limit: int) -> list[int]:
         """Draft lengths γ ≤ limit whose pass (γ + 1 tokens) was timed at load. Between timed
         points a pass's cost is not linear (llama.cpp's CPU kernels take the batch in blocks:

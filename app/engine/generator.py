@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Literal
 
 import numpy as np
 
-from app.engine.adaptive import AdaptiveDrafter, Candidate
+from app.engine.adaptive import AcceptanceModel, AdaptiveDrafter, Candidate
 from app.engine.backend import LanguageModel, sync_cache
 from app.engine.chat_template import ChatTemplate
 from app.engine.compat import Compatibility, check_compatible
@@ -271,7 +271,18 @@ class Engine:
         stats.prefill_seconds = time.perf_counter() - started
         last = prompt[-1]
         predicted: PredictionDrafter | None = None
-        if prediction:
+        if prediction and isinstance(drafter, AdaptiveDrafter):
+            # Auto: the prediction is one more free candidate, its draft length chosen like
+            # n-gram lookup's, from its match length and the acceptance auto learns.
+            predicted = PredictionDrafter(target.tokenize(prediction, add_bos=False), len(prompt),
+                                          draft_tokens=draft_length, scale_by_match=False)
+            # It starts from what prompt lookup has learnt (both copy text the reply may
+            # repeat, and are judged by the length of the match), then learns on its own.
+            lookup = next((c.model for c in drafter.candidates if c.drafter is self.ngram),
+                          AcceptanceModel())
+            learnt = AcceptanceModel(list(lookup.hits), list(lookup.trials))
+            drafter = drafter.with_candidate(Candidate(predicted, 0.0, draft_length, learnt))
+        elif prediction:
             own = self.prediction_tokens()
             predicted = PredictionDrafter(target.tokenize(prediction, add_bos=False), len(prompt),
                                           draft_tokens=own, fallback=drafter,
@@ -299,6 +310,9 @@ class Engine:
                 if learner is not None:
                     learner.observe(step.drafted, len(step.accepted), step.token,
                                     step.verify_seconds, step.draft_seconds)
+                if isinstance(learner, AdaptiveDrafter) and learner.chose(predicted):
+                    predicted.drafted += step.drafted  # (counted by its own observe otherwise)
+                    predicted.accepted += len(step.accepted)
                 if predicted is not None:
                     stats.prediction_drafted = predicted.drafted
                     stats.prediction_accepted = predicted.accepted

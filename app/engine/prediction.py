@@ -6,7 +6,8 @@ generated so far in it and proposes what follows the best match, as n-gram looku
 prompt; before anything is generated it proposes the guess's beginning. Where the reply leaves the
 guess (the edit itself) nothing matches, and the mode's own drafter drafts instead, until the
 reply's tail is found in the guess again. A draft is as long as the match behind it (up to the
-engine's length), so it grows while the reply copies and starts short after an edit. The target
+engine's length), so it grows while the reply copies and starts short after an edit; in auto mode
+it is one more candidate instead, and auto chooses the length (generator.py). The target
 verifies every token as usual (speculative.py), so the reply is plain decoding's (greedy) or
 drawn from its distribution (sampled) whatever the guess says.
 """
@@ -35,8 +36,11 @@ class PredictionDrafter:
 
     def __init__(self, prediction: Sequence[int], start: int, *, draft_tokens: int = 8,
                  fallback: Drafter | None = None, fallback_tokens: int = 0, max_ngram: int = 4,
-                 min_ngram: int = 2) -> None:
+                 min_ngram: int = 2, scale_by_match: bool = True) -> None:
         self.prediction = list(prediction)
+        # Whether a draft is only as long as the match behind it; False where auto mode chooses
+        # the length itself, from the match length and what it learnt (adaptive.py).
+        self.scale_by_match = scale_by_match
         self.start = start
         self.draft_tokens = draft_tokens  # the longest draft taken from the prediction
         self.fallback = fallback
@@ -93,7 +97,9 @@ class PredictionDrafter:
             # As long as the evidence: a match of m tokens drafts m (at least min_ngram), so
             # after an edit drafts start short and double while the reply keeps copying; a
             # long draft that fails costs v(γ+1) passes for one token on a CPU.
-            gamma = min(max_tokens, self.draft_tokens, max(length, self.min_ngram))
+            gamma = min(max_tokens, self.draft_tokens)
+            if self.scale_by_match:
+                gamma = min(gamma, max(length, self.min_ngram))
             return Draft(self.prediction[position:position + gamma], None, length)
         if self.fallback is not None and self.fallback_tokens > 0:
             return self.fallback.propose(context, min(max_tokens, self.fallback_tokens), params,
