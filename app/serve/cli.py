@@ -19,7 +19,8 @@ def add_serve_parser(commands) -> None:
         "serve", help="serve the model over the OpenAI API on localhost",
         description="Serve the target over an OpenAI-compatible API (GET /v1/models, POST "
                     "/v1/chat/completions, streamed or not), speculating as the app does. A "
-                    "request's `prediction` (Predicted Outputs) drafts first. Ctrl-C stops.")
+                    "request's `prediction` (Predicted Outputs) drafts wherever the reply "
+                    "follows it. Ctrl-C stops.")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default: %(default)s, this machine only)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT,
