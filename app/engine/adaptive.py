@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+from collections import deque
 from dataclasses import dataclass, field
 
 from app.engine.costs import BatchCosts, OnlineCosts
@@ -12,8 +14,10 @@ PROBE_EVERY = 32  # a costly drafter left idle this many steps drafts one token 
 # probe also catches the draft up with everything said since (a batch over those tokens), so
 # a draft that never pays costs at most 1/PROBE_PATIENCE of the time (here 2%).
 PROBE_PATIENCE = 50
-# Weight of the latest step in a costly drafter's measured cost per drafted token.
-COST_LEARNING_RATE = 0.25
+# A costly drafter's cost per drafted token is the median of its latest this many steps, the
+# load-time figure counting twice at first: one step that caught up with a long prompt (on a GPU
+# too) must not rule the drafter out for the rest of the session.
+COST_WINDOW = 9
 # Streak buckets: how many tokens in a row the drafter has guessed right just before this one.
 BUCKET_EDGES = (0, 1, 2, 3, 5, 8, 12, 16, 24, 32)
 # P(right | bucket) before anything is observed: n-gram hit rates measured over the project's
@@ -110,6 +114,7 @@ class Candidate:
     idle_seconds: float = 0.0  # target time since this drafter last drafted or probed
     probe_seconds: float = 0.0  # what its latest probe cost (draft time)
     evidence: int = 0  # match length of the latest n-gram guess
+    measured_costs: deque = field(default_factory=lambda: deque(maxlen=COST_WINDOW))
 
     @property
     def free(self) -> bool:
@@ -262,8 +267,11 @@ class AdaptiveDrafter:
             if self._probing:
                 chosen.probe_seconds = draft_seconds
             elif drafted and self.costs.token_seconds > 0:
-                c = draft_seconds / drafted / self.costs.token_seconds
-                chosen.cost_per_token += COST_LEARNING_RATE * (c - chosen.cost_per_token)
+                costs = chosen.measured_costs
+                if not costs:
+                    costs.extend([chosen.cost_per_token] * 2)
+                costs.append(draft_seconds / drafted / self.costs.token_seconds)
+                chosen.cost_per_token = statistics.median(costs)
         for candidate in self.candidates:
             if candidate is not chosen and not candidate.free:
                 candidate.idle_seconds += verify_seconds + (draft_seconds or 0.0)
