@@ -4,7 +4,8 @@ DURATION seconds, to the resting tint of its run length.
 The flash is an overlay (QTextEdit extra selections), never a change to the document or to the
 stored text: the resting tint is the run's own character format, and the overlay's alpha goes
 from opaque to nothing over it. One FlashDriver per chat view owns the one timer; it runs only
-while some run is fading, and each message view repaints its own fading runs on a tick.
+while some run is fading, and each message's FlashOverlay repaints its own fading runs on a
+tick.
 """
 
 from __future__ import annotations
@@ -45,43 +46,43 @@ def fade_colour(flash: tuple[int, int, int], rest: tuple[float, ...], alpha: int
 
 
 class FlashDriver(QObject):
-    """Ticks the views that have fading runs; stops when none has."""
+    """Ticks the message overlays that have fading runs; stops when none has."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.clock = time.monotonic  # tests may set their own, to grab a frame at a set age
         self.ticks = 0
-        self._views: list = []  # MessageViews with fading runs, each has paint_flashes(now)
+        self._overlays: list = []  # FlashOverlays with fading runs (flash_overlay.py)
         self._timer = QTimer(self)
         self._timer.setInterval(INTERVAL_MS)
         self._timer.timeout.connect(self.tick)
 
     @property
     def active(self) -> bool:
-        return bool(self._views)
+        return bool(self._overlays)
 
     def now(self) -> float:
         return self.clock()
 
-    def watch(self, view) -> None:
-        if view not in self._views:
-            self._views.append(view)
+    def watch(self, overlay) -> None:
+        if overlay not in self._overlays:
+            self._overlays.append(overlay)
         if not self._timer.isActive():
             self._timer.start()
 
-    def forget(self, view) -> None:
-        if view in self._views:
-            self._views.remove(view)
+    def forget(self, overlay) -> None:
+        if overlay in self._overlays:
+            self._overlays.remove(overlay)
 
     def tick(self) -> None:
         now = self.clock()
         self.ticks += 1
-        for view in list(self._views):
+        for overlay in list(self._overlays):
             # A view that painted its flashes moments ago (new text arrived) skips this frame:
             # every paint is GUI-thread time taken from generation on a busy CPU.
-            if now - view.flash_painted_at < SKIP_AFTER_PAINT:
+            if now - overlay.painted_at < SKIP_AFTER_PAINT:
                 continue
-            if not view.paint_flashes(now):
-                self._views.remove(view)
-        if not self._views:
+            if not overlay.paint(now):
+                self._overlays.remove(overlay)
+        if not self._overlays:
             self._timer.stop()

@@ -15,11 +15,11 @@ import time
 from PySide6.QtCore import QTimer, QUrl, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QPalette, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBrowser,
-                               QTextEdit, QToolButton, QVBoxLayout, QWidget)
+                               QToolButton, QVBoxLayout, QWidget)
 
 from app.ui import highlight
-from app.ui.flash import INTERVAL_MS, MAX_FLASHING, fade_colour, flash_alpha, resting_colour
-from app.ui.palette import DEFAULT, Scheme, bucket
+from app.ui.flash_overlay import FlashOverlay
+from app.ui.palette import DEFAULT, Scheme
 from app.ui.passes import from_table, passes_of
 from app.ui.strip import AcceptanceStrip
 from app.ui.modes import mode_label
@@ -73,10 +73,7 @@ class MessageView(QFrame):
         self.streaming = streaming
         self.highlights = highlights
         self.scheme = scheme
-        self.flasher = flasher  # a FlashDriver, or None: no flashes
-        self._flashes: dict[int, float] = {}  # run index -> when it arrived (flasher's clock)
-        self.flash_painted_at = -math.inf  # when paint_flashes last ran (flasher's clock)
-        self._flash_cursors: dict[tuple[int, int], QTextCursor] = {}  # span -> its selection
+        self.flash = FlashOverlay(self, flasher)  # flasher: a FlashDriver, or None
         self._spans: dict[int, list[tuple[int, int]]] = {}  # run index -> document spans
         self.code_blocks: list[str] = []
         self.message_id: int | None = None  # its row in the history, once saved
@@ -154,7 +151,7 @@ class MessageView(QFrame):
         self._shown = len(self.text)
         if self.role == "assistant" and not self.streaming:
             self.strip.set_passes(passes_of(self.text, self.runs, self.stats), self.text)
-        self._repaint_flashes()
+        self.flash.repaint()
         self._update_footer()
 
     def stream_update(self, text: str, runs: list[list[int]]) -> None:
@@ -169,7 +166,7 @@ class MessageView(QFrame):
             self._spans.pop(index, None)
         if self._may_render_blocks():
             self._render_streaming(highlight.complete_blocks_end(text, self._md_end))
-            self._repaint_flashes()
+            self.flash.repaint()
         else:
             highlight.append_plain(self.document, text, offset, runs, self.highlights,
                                    self.scheme)
@@ -179,7 +176,8 @@ class MessageView(QFrame):
                     highlight.format_spans(self.document, self.run_spans(index),
                                            runs[index][2], self.highlights, self.scheme)
         self._shown = len(text)
-        self._flash(arrived)
+        if self.highlights:
+            self.flash.start(arrived)
 
     def _may_render_blocks(self) -> bool:
         """Whether one more block is complete and re-rendering now keeps within RERENDER_SHARE;
@@ -196,7 +194,7 @@ class MessageView(QFrame):
     def _catch_up(self) -> None:
         if self.streaming and self._may_render_blocks():
             self._render_streaming(highlight.complete_blocks_end(self.text, self._md_end))
-            self._repaint_flashes()
+            self.flash.repaint()
 
     def _render_markdown(self, doc, text: str, spans_by_run: dict) -> None:
         """Render `text` as Markdown into `doc`, recording where each run's spans landed."""
@@ -206,10 +204,6 @@ class MessageView(QFrame):
                                                      self.scheme, spans)
         for start, end, index in spans:
             spans_by_run.setdefault(index, []).append((start, end))
-
-    def _repaint_flashes(self) -> None:
-        if self._flashes and self.flasher is not None:
-            self.paint_flashes(self.flasher.now())  # the same runs, at their new places
 
     def _render_streaming(self, md_end: int) -> None:
         """The document anew: text[:md_end] as Markdown, the rest as plain text after it."""
@@ -226,23 +220,6 @@ class MessageView(QFrame):
         self._shown = len(self.text)
         cost = time.perf_counter() - started
         self._next_render = time.perf_counter() + cost / RERENDER_SHARE
-
-    def _flash(self, indices: list[int]) -> None:
-        """Runs `indices` just arrived: start their flash (now, on the driver's clock)."""
-        if indices and self.highlights and self.flasher is not None:
-            now = self.flasher.now()
-            for index in indices:
-                self._flashes.pop(index, None)
-                self._flashes[index] = now
-            # Faster than anyone can follow (a burst of hundreds of runs a second), the oldest
-            # flashes end early: painting hundreds of selections a frame would slow the GUI.
-            for index in list(self._flashes)[:-MAX_FLASHING]:
-                del self._flashes[index]
-            # At most one paint per frame: text arriving within a frame of the last paint
-            # flashes on the next tick (≤ INTERVAL_MS later), not in a paint of its own.
-            if now - self.flash_painted_at >= INTERVAL_MS / 1000:
-                self.paint_flashes(now)
-            self.flasher.watch(self)
 
     def set_live_passes(self, table: list[list[int]]) -> None:
         """The strip while streaming, from the passes seen so far."""
@@ -274,7 +251,8 @@ class MessageView(QFrame):
         self.streaming = False
         self._render_later.stop()
         self.render()
-        self._flash(unseen)
+        if self.highlights:
+            self.flash.start(unseen)
 
     def set_highlights_visible(self, visible: bool) -> None:
         if visible != self.highlights:
@@ -288,7 +266,7 @@ class MessageView(QFrame):
         self.strip.set_scheme(scheme)
         highlight.restyle(self.document, self.highlights, scheme)
 
-    # --- the flash ----------------------------------------------------------------------------
+    # --- where runs are ---------------------------------------------------------------------
 
     def run_spans(self, index: int) -> list[tuple[int, int]]:
         """Where run `index` is in the document (several spans once Markdown split it)."""
@@ -311,49 +289,8 @@ class MessageView(QFrame):
         return [(self._tail_at + to(tail[:start - self._md_end]),
                  self._tail_at + to(tail[:end - self._md_end]))]
 
-    def paint_flashes(self, now: float) -> bool:
-        """Draw each fading run at its age; returns whether any still fades."""
-        self.flash_painted_at = now
-        selections = []
-        rest: dict[int, tuple[float, ...]] = {}  # resting colour per run-length bucket
-        base = self.palette().color(QPalette.Window).getRgb()[:3]
-        flash = self.scheme.flash_colour().getRgb()[:3]
-        cursors: dict[tuple[int, int], QTextCursor] = {}
-        for index, born in list(self._flashes.items()):
-            alpha = flash_alpha(now - born)
-            if alpha <= 0 or index >= len(self.runs):
-                del self._flashes[index]
-                continue
-            tokens = self.runs[index][2]
-            key = bucket(tokens)
-            if key not in rest:
-                rest[key] = resting_colour(base, self.scheme.tint(tokens))
-            colour = fade_colour(flash, rest[key], alpha)
-            for span in self.run_spans(index):
-                selection = QTextEdit.ExtraSelection()
-                selection.cursor = cursors[span] = self._span_cursor(span)
-                selection.format.setBackground(colour)
-                selections.append(selection)
-        self._flash_cursors = cursors
-        self.body.setExtraSelections(selections)
-        return bool(self._flashes)
-
-    def _span_cursor(self, span: tuple[int, int]) -> QTextCursor:
-        """A cursor selecting `span`, kept from the last frame when it still does (appended
-        text leaves it in place; a re-render moves it, and then it is made anew)."""
-        cursor = self._flash_cursors.get(span)
-        start, end = span
-        if cursor is None or (cursor.selectionStart(), cursor.selectionEnd()) != span:
-            cursor = QTextCursor(self.document)
-            cursor.setPosition(start)
-            cursor.setPosition(end, QTextCursor.KeepAnchor)
-        return cursor
-
     def stop_flashes(self) -> None:
-        self._flashes.clear()
-        self.body.setExtraSelections([])
-        if self.flasher is not None:
-            self.flasher.forget(self)
+        self.flash.stop()
 
     def _update_title(self) -> None:
         if self.role == "user":
