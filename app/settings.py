@@ -40,6 +40,7 @@ class Settings:
     show_highlights: bool = True  # colour accepted draft runs
     flash_drafts: bool = True  # accepted runs arrive in a bright colour that fades to their tint
     palette: str = "default"  # highlight colours: "default", "colourblind" or "contrast"
+    serve_port: int = 8080  # File > Serve on localhost listens on 127.0.0.1 here; 0 = any free
 
     def effective_mode(self) -> str:
         return self.mode or "auto"
@@ -52,6 +53,8 @@ class Settings:
             raise ValueError("n_threads must be >= 0")
         if self.target_gpu_layers < -1 or self.draft_gpu_layers < -1:
             raise ValueError("GPU layers must be >= -1")
+        if not 0 <= self.serve_port <= 65535:
+            raise ValueError("the server port must be between 0 and 65535")
         if self.palette not in ("default", "colourblind", "contrast"):
             raise ValueError("palette must be default, colourblind or contrast")
         self.sampling_params().validate()

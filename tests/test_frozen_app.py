@@ -57,7 +57,7 @@ def test_bundle_carries_model_catalogue_and_native_libraries(frozen_app):
     assert list((internal / "PySide6" / "Qt" / "plugins" / "platforms").glob("*qoffscreen*"))
     assert list((internal / "PySide6" / "Qt" / "plugins" / "platforms").glob("*qxcb*"))
     # What the spec leaves out on purpose.
-    for unwanted in ("llm", "openai", "pydantic", "matplotlib", "tkinter", "PIL"):
+    for unwanted in ("llm", "openai", "matplotlib", "tkinter", "PIL"):
         assert not (internal / unwanted).exists(), unwanted
 
 
@@ -65,6 +65,41 @@ def test_version(frozen_app, tmp_path):
     result = run_frozen(frozen_app, tmp_path, "--version", timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"draftlight {__version__}"
+
+
+def test_the_frozen_app_serves_the_openai_api(frozen_app, tmp_path):
+    """`draftlight serve` from the bundle: the HTTP stack (FastAPI, uvicorn, pydantic) is in it."""
+    import json
+    import re
+    import urllib.request
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env.update(DRAFTLIGHT_HOME=str(tmp_path), HF_HUB_OFFLINE="1")
+    log = tmp_path / "serve.log"
+    with log.open("w") as stderr:
+        server = subprocess.Popen([str(frozen_app / "draftlight"), "serve", "--port", "0",
+                                   "--mode", "ngram", "--ctx", "512"], cwd=tmp_path, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        deadline = time.monotonic() + 300
+        while not (found := re.search(r"at (http://\S+/v1)", log.read_text())):
+            assert server.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        url = found.group(1)
+        with urllib.request.urlopen(f"{url}/models", timeout=60) as answer:
+            model = json.load(answer)["data"][0]["id"]
+        body = json.dumps({"model": model, "max_tokens": 8, "temperature": 0, "messages": [
+            {"role": "user", "content": "Say hello."}]}).encode()
+        request = urllib.request.Request(f"{url}/chat/completions", data=body,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            reply = json.load(answer)
+        assert reply["choices"][0]["message"]["content"]
+        assert reply["usage"]["completion_tokens"] <= 8
+    finally:
+        server.terminate()
+        server.wait(60)
 
 
 def test_screenshot_of_a_reply_from_the_bundled_model(frozen_app, tmp_path):

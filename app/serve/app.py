@@ -26,7 +26,9 @@ from app.serve.worker import EngineWorker, Finished, Job, Piece
 RETRY_AFTER_SECONDS = 2
 
 
-def create_app(worker: EngineWorker, model_id: str, *, api_key: str | None = None) -> FastAPI:
+def create_app(worker: EngineWorker, *, api_key: str | None = None) -> FastAPI:
+    """The routes over `worker`: serve's own engine thread, or the window's (its model may
+    change while it serves, so its id is read per request)."""
     app = FastAPI(title="Draftlight", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.exception_handler(ApiError)
@@ -61,17 +63,18 @@ def create_app(worker: EngineWorker, model_id: str, *, api_key: str | None = Non
     @app.get("/v1/models")
     async def models(request: Request) -> dict:
         authorise(request)
-        return {"object": "list", "data": [{"id": model_id, "object": "model", "created": 0,
-                                            "owned_by": "draftlight"}]}
+        return {"object": "list", "data": [{"id": worker.model_id, "object": "model",
+                                            "created": 0, "owned_by": "draftlight"}]}
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request):
         authorise(request)
+        model_id = worker.model_id
         chat = parse_chat_request(await request.body(), model_id=model_id,
                                   default_max_tokens=worker.n_ctx)
         loop = asyncio.get_running_loop()
         items: asyncio.Queue = asyncio.Queue()
-        job = Job(chat, lambda item: loop.call_soon_threadsafe(items.put_nowait, item))
+        job = Job(chat, _deliver_to(loop, items))
         try:
             worker.submit(job)
         except queue.Full:
@@ -99,6 +102,18 @@ def create_app(worker: EngineWorker, model_id: str, *, api_key: str | None = Non
         return JSONResponse(reply.completion(item))
 
     return app
+
+
+def _deliver_to(loop: asyncio.AbstractEventLoop, items: asyncio.Queue):
+    """The job's `deliver`, called on the engine's thread: hands each item to this request's
+    queue on the server's loop. Once the server has stopped (its loop closed) nobody waits, and
+    the item is dropped."""
+    def deliver(item) -> None:
+        try:
+            loop.call_soon_threadsafe(items.put_nowait, item)
+        except RuntimeError:
+            pass
+    return deliver
 
 
 class ClientGone(Exception):

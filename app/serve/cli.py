@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 from pathlib import Path
 
+from app.serve.background import bind, http_stack, url_of
 from app.store.cli import default_target_in_terminal
 from app.user_messages import UserError, note
 
@@ -39,13 +39,7 @@ def add_serve_parser(commands) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    try:  # the standalone app leaves the HTTP stack out (packaging/draftlight.spec)
-        import uvicorn
-
-        from app.serve.app import create_app
-    except ImportError as exc:
-        raise UserError(f"draftlight serve needs fastapi, uvicorn and sse-starlette ({exc}); "
-                        "install Draftlight with pip to serve") from None
+    uvicorn, create_app = http_stack()
     from app.engine.generator import Engine
     from app.engine.llama_backend import LoadOptions
     from app.serve.worker import EngineWorker
@@ -64,7 +58,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UserError("--queue-size must be at least 1")
     if args.api_key is not None and not args.api_key.strip():
         raise UserError("--api-key is empty")
-    listener = _bind(args.host, args.port)  # a port in use fails now, not after loading
+    listener = bind(args.host, args.port)  # a port in use fails now, not after loading
     target = default_target_in_terminal(args.target)
     check_models_fit(target, args.draft, n_ctx=n_ctx)
     options = LoadOptions(n_ctx=n_ctx, n_threads=settings.n_threads)
@@ -75,18 +69,17 @@ def run_serve(args: argparse.Namespace) -> int:
             engine.prepare_auto()  # times the model now (or reads the cache), not on a request
         return engine
 
-    worker = EngineWorker(load, args.mode, args.queue_size)
+    model_id = Path(target).name.removesuffix(".gguf")
+    worker = EngineWorker(load, args.mode, args.queue_size, model_id)
     worker.start()
     worker.ready.wait()
     if worker.load_error is not None:
         listener.close()
         raise worker.load_error
-    model_id = Path(target).name.removesuffix(".gguf")
-    app = create_app(worker, model_id, api_key=args.api_key)
-    host, port = listener.getsockname()[:2]
+    app = create_app(worker, api_key=args.api_key)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2,
                             lifespan="off")
-    print(f"draftlight: serving {model_id} at http://{_url_host(host)}:{port}/v1 "
+    print(f"draftlight: serving {model_id} at {url_of(listener)} "
           f"(mode {args.mode}{', API key required' if args.api_key else ''}); Ctrl-C stops",
           file=sys.stderr, flush=True)
     try:
@@ -96,17 +89,3 @@ def run_serve(args: argparse.Namespace) -> int:
         listener.close()
         print("draftlight: server stopped", file=sys.stderr, flush=True)
     return 0
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    if not 0 <= port <= 65535:
-        raise UserError("--port must be between 0 and 65535")
-    try:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        return socket.create_server((host, port), family=family, backlog=128)
-    except OSError as exc:
-        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-
-
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host

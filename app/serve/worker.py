@@ -50,7 +50,7 @@ class Finished:
     prompt_tokens: int
 
 
-@dataclass
+@dataclass(eq=False)  # each job is itself: kept in sets by the window's server
 class Job:
     request: ChatRequest
     deliver: Callable[[object], None]
@@ -59,11 +59,16 @@ class Job:
 
 class EngineWorker(threading.Thread):
     """Loads the engine with `load()` on its own thread; `ready` is set when it has loaded (or
-    failed: `load_error`). `submit` raises queue.Full when `queue_size` jobs already wait."""
+    failed: `load_error`). `submit` raises queue.Full when `queue_size` jobs already wait.
 
-    def __init__(self, load: Callable[[], object], mode: str, queue_size: int) -> None:
+    What the routes need of it (app.py), and of the window's bridge likewise: `submit(job)`,
+    `n_ctx` (the default max_tokens) and `model_id` (the one model served)."""
+
+    def __init__(self, load: Callable[[], object], mode: str, queue_size: int,
+                 model_id: str = "") -> None:
         super().__init__(name="draftlight-engine", daemon=True)
         self._load = load
+        self.model_id = model_id
         self.mode = mode
         self.jobs: queue.Queue[Job | None] = queue.Queue(maxsize=queue_size)
         self.ready = threading.Event()
@@ -91,7 +96,7 @@ class EngineWorker(threading.Thread):
                     continue
                 self.current = job
                 try:
-                    self._run(job)
+                    run_job(self.engine, job, self.mode)
                 finally:
                     self.current = None
         finally:
@@ -118,52 +123,57 @@ class EngineWorker(threading.Thread):
         self.jobs.put(None)
         self.join(timeout)
 
-    def _run(self, job: Job) -> None:
-        engine, request = self.engine, job.request
-        try:
-            prompt_tokens = len(engine.tokenize_chat(request.messages))
-        except EngineError as exc:  # e.g. a chat template that refuses these roles
-            job.deliver(ApiError(400, str(exc), param="messages"))
-            return
-        reserve = engine.reserve(request.params)
-        if prompt_tokens + reserve > self.n_ctx:
-            job.deliver(ApiError(
-                400, f"the messages are {prompt_tokens:,} tokens long; with room for a reply "
-                     f"({reserve:,} tokens) they do not fit the {self.n_ctx:,}-token context",
-                code="context_length_exceeded", param="messages"))
-            return
-        job.deliver(Started(prompt_tokens))
-        events = engine.generate(request.messages, request.params, self.mode,
-                                 prediction=request.prediction)
-        stops: StopFilter[tuple[str, int]] = StopFilter(request.stop)
-        sent: list[str] = []
-        stats = Stats(mode=self.mode)
 
-        def send(pieces) -> None:
-            for text, (source, step) in pieces:
-                sent.append(text)
-                job.deliver(Piece(text, source, step))
+def run_job(engine, job: Job, mode: str) -> None:
+    """Answer `job` with `engine` on the calling thread (the one that owns the engine),
+    delivering Started, Pieces and Finished, or one ApiError. Also the window's server
+    (app/ui/serve_switch.py) runs its jobs with it, on the window's engine thread."""
+    request = job.request
+    n_ctx = engine.target.n_ctx
+    try:
+        prompt_tokens = len(engine.tokenize_chat(request.messages))
+    except EngineError as exc:  # e.g. a chat template that refuses these roles
+        job.deliver(ApiError(400, str(exc), param="messages"))
+        return
+    reserve = engine.reserve(request.params)
+    if prompt_tokens + reserve > n_ctx:
+        job.deliver(ApiError(
+            400, f"the messages are {prompt_tokens:,} tokens long; with room for a reply "
+                 f"({reserve:,} tokens) they do not fit the {n_ctx:,}-token context",
+            code="context_length_exceeded", param="messages"))
+        return
+    job.deliver(Started(prompt_tokens))
+    events = engine.generate(request.messages, request.params, mode,
+                             prediction=request.prediction)
+    stops: StopFilter[tuple[str, int]] = StopFilter(request.stop)
+    sent: list[str] = []
+    stats = Stats(mode=mode)
 
-        try:
-            for event in events:
-                if job.cancelled.is_set():
-                    return
-                if isinstance(event, TextPiece) and event.text:
-                    send(stops.feed(event.text, (event.source, event.step)))
-                elif isinstance(event, Progress):
-                    stats = event.stats
-                    if stops.stopped:  # the pass that held the stop sequence is counted
-                        stats.stop_reason = "stop"
-                        break
-                elif isinstance(event, Done):
-                    stats = event.stats
-            send(stops.flush())
-            job.deliver(Finished("".join(sent), stats.stop_reason, stats, prompt_tokens))
-        except EngineError as exc:
-            job.deliver(ApiError(400, str(exc)))
-        except Exception:  # noqa: BLE001 - one request fails, the server goes on
-            log.exception("generation failed")
-            job.deliver(ApiError(500, "generation failed; see the server's log",
-                                 type="server_error", code="internal_error"))
-        finally:
-            events.close()
+    def send(pieces) -> None:
+        for text, (source, step) in pieces:
+            sent.append(text)
+            job.deliver(Piece(text, source, step))
+
+    try:
+        for event in events:
+            if job.cancelled.is_set():
+                return
+            if isinstance(event, TextPiece) and event.text:
+                send(stops.feed(event.text, (event.source, event.step)))
+            elif isinstance(event, Progress):
+                stats = event.stats
+                if stops.stopped:  # the pass that held the stop sequence is counted
+                    stats.stop_reason = "stop"
+                    break
+            elif isinstance(event, Done):
+                stats = event.stats
+        send(stops.flush())
+        job.deliver(Finished("".join(sent), stats.stop_reason, stats, prompt_tokens))
+    except EngineError as exc:
+        job.deliver(ApiError(400, str(exc)))
+    except Exception:  # noqa: BLE001 - one request fails, the server goes on
+        log.exception("generation failed")
+        job.deliver(ApiError(500, "generation failed; see the server's log",
+                             type="server_error", code="internal_error"))
+    finally:
+        events.close()

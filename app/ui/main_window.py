@@ -26,6 +26,7 @@ from app.ui.model_loader import ModelLoader
 from app.ui.model_bar import NGRAM, NONE as NO_DRAFT, ModelBar
 from app.ui.modes import NEEDS_DRAFT_MODEL, mode_label
 from app.ui.palette import scheme_named
+from app.ui.serve_switch import ServeSwitch
 from app.ui.speed_meter import SpeedMeter
 from app.ui.worker import EngineThread
 
@@ -46,6 +47,7 @@ class MainWindow(QMainWindow):
         self._pending_mode: str | None = None  # chosen with a draft that is still loading
 
         self.engine = EngineThread(factory, self)
+        self.serve_switch = ServeSwitch(self.engine, settings.serve_port, self)
         self.models = ModelLoader(self.engine, EngineSpec.from_settings(settings),
                                   (settings.effective_mode(),), self)
         self.setWindowTitle("Draftlight")
@@ -117,6 +119,7 @@ class MainWindow(QMainWindow):
         self.stats_label = QLabel()
         self.stats_label.setObjectName("live-stats")
         status.addWidget(self.status_label, 1)
+        status.addPermanentWidget(self.serve_switch.label)
         status.addPermanentWidget(self.stats_label)
 
     def _build_toolbar_and_menu(self) -> None:
@@ -158,7 +161,8 @@ class MainWindow(QMainWindow):
         self.models_action.setVisible(importlib.util.find_spec("app.ui.picker") is not None)
         self.quit_action = QAction("Quit", self, shortcut=QKeySequence.Quit)
         menu = self.menuBar().addMenu("&File")
-        for action in (self.new_action, self.settings_action, self.models_action):
+        for action in (self.new_action, self.settings_action, self.models_action,
+                       self.serve_switch.action):
             menu.addAction(action)
         menu.addSeparator()
         menu.addAction(self.quit_action)
@@ -177,6 +181,7 @@ class MainWindow(QMainWindow):
         models.failed.connect(self._on_load_failed)
         models.problem.connect(self.banner.show_message)
         models.about_to_change.connect(self.session.stop)
+        self.serve_switch.problem.connect(self.banner.show_message)
         session = self.session
         session.busy_changed.connect(self._update_actions)
         session.conversations_changed.connect(self.conversations.refresh)
@@ -229,6 +234,7 @@ class MainWindow(QMainWindow):
         index = self.mode_box.findData(wanted)
         self.mode_box.setCurrentIndex(max(index, 0))
         self.mode_box.blockSignals(False)
+        self.serve_switch.set_mode(self.current_mode())
 
     def current_mode(self) -> str:
         return self.mode_box.currentData() or ""
@@ -240,6 +246,7 @@ class MainWindow(QMainWindow):
 
     def _on_mode_chosen(self, _index: int) -> None:
         self.settings.mode = self.current_mode()
+        self.serve_switch.set_mode(self.current_mode())
         self._save_settings()
 
     # --- model loading ---------------------------------------------------------------------
@@ -280,6 +287,7 @@ class MainWindow(QMainWindow):
     def _on_loaded(self, target: str) -> None:
         self.session.plain_rate = 0.0  # a new target: its plain speed is not known yet
         self.setWindowTitle(f"Draftlight — {target}")
+        self.serve_switch.set_model(target.removesuffix(".gguf"), self.settings.n_ctx)
         self.model_ready.emit()
 
     def _on_load_failed(self, message: str) -> None:
@@ -335,6 +343,7 @@ class MainWindow(QMainWindow):
         self.session.settings = new
         self.chat.set_flash(new.flash_drafts)
         self.set_palette(new.palette)
+        self.serve_switch.port = new.serve_port  # from the server's next start
         self._save_settings()
         self.models.apply(EngineSpec.from_settings(new))
 
@@ -404,6 +413,7 @@ class MainWindow(QMainWindow):
             return
         self._closed = True
         self.session.save_partial()
+        self.serve_switch.shutdown()  # its requests end before the engine closes
         self.engine.shutdown()
         picker = sys.modules.get("app.ui.picker")  # downloads run only if it was opened
         if picker is not None:

@@ -1,4 +1,5 @@
-"""Settings: models, context, threads, GPU layers, sampling and the system prompt."""
+"""Settings: models, context, threads, GPU layers, sampling, display, the local server's port
+and the system prompt."""
 
 from __future__ import annotations
 
@@ -131,6 +132,14 @@ class SettingsDialog(QDialog):
         form.addRow("Highlight colours:", self.palette_box)
         layout.addWidget(display)
 
+        server = QGroupBox("Serve on localhost")
+        form = QFormLayout(server)
+        self.serve_port = _spin(0, 65535, settings.serve_port, "any free port")
+        self.serve_port.setToolTip("File ▸ Serve on localhost answers OpenAI API requests at "
+                                   "http://127.0.0.1:PORT/v1; takes effect when it next starts")
+        form.addRow("Port:", self.serve_port)
+        layout.addWidget(server)
+
         layout.addWidget(QLabel("System prompt:"))
         self.system_prompt = QPlainTextEdit(settings.system_prompt)
         self.system_prompt.setMaximumHeight(90)
@@ -151,5 +160,5 @@ class SettingsDialog(QDialog):
             top_p=self.top_p.value(), min_p=self.min_p.value(),
             seed=None if self.random_seed.isChecked() else self.seed.value(),
             max_tokens=self.max_tokens.value(), flash_drafts=self.flash_drafts.isChecked(),
-            palette=self.palette_box.currentData(),
+            palette=self.palette_box.currentData(), serve_port=self.serve_port.value(),
             system_prompt=self.system_prompt.toPlainText().strip())

@@ -45,6 +45,7 @@ class EngineWorker(QObject):
     compare_piece = Signal(int, str, str, str)  # request, side, text, source
     compared = Signal(int, object)  # request, app.engine.compare.Comparison
     failed = Signal(int, str)  # request, one-line error
+    served = Signal(object)  # an app.serve.worker.Job from the local server has ended
     closed = Signal()
 
     PROGRESS_INTERVAL = 0.1  # seconds between live statistics
@@ -209,6 +210,24 @@ class EngineWorker(QObject):
             if events is not None:
                 events.close()
 
+    @Slot(object, str)
+    def serve(self, job, mode: str) -> None:
+        """A request from the window's local server (serve_switch.py), answered between the
+        window's own replies exactly as `draftlight serve` answers it."""
+        from app.serve.schema import ApiError
+        from app.serve.worker import run_job
+        try:
+            if self.stop_upto == STOP_ALL or job.cancelled.is_set():
+                job.deliver(ApiError(503, "the server was stopped", type="server_error",
+                                     code="shutting_down"))
+            elif self.engine is None:
+                job.deliver(ApiError(503, "no model is loaded in the window", type="server_error",
+                                     code="model_not_loaded"))
+            else:
+                run_job(self.engine, job, mode)
+        finally:
+            self.served.emit(job)
+
     @Slot()
     def shutdown(self) -> None:
         try:
@@ -229,6 +248,7 @@ class EngineThread(QObject):
     _change_draft = Signal(object)
     _generate = Signal(int, object, object, str)
     _compare = Signal(int, object, object, str)
+    _serve = Signal(object, str)
     _shutdown = Signal()
 
     def __init__(self, factory=None, parent: QObject | None = None) -> None:
@@ -241,6 +261,7 @@ class EngineThread(QObject):
         self._change_draft.connect(self.worker.change_draft)
         self._generate.connect(self.worker.generate)
         self._compare.connect(self.worker.compare)
+        self._serve.connect(self.worker.serve)
         self._shutdown.connect(self.worker.shutdown)
         self._next_request = 0
         self.thread.start()
@@ -260,6 +281,10 @@ class EngineThread(QObject):
         self._next_request += 1
         self._compare.emit(self._next_request, messages, params, mode)
         return self._next_request
+
+    def serve(self, job, mode: str) -> None:
+        """Thread-safe: queue a local server's job behind the window's own requests."""
+        self._serve.emit(job, mode)
 
     def stop(self, request_id: int) -> None:
         self.worker.request_stop(request_id)
