@@ -26,7 +26,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
+from app.bench.report import speedup_interval
 from app.bench.runner import DEFAULT_QUESTIONS, load_questions
 from app.engine.events import Done
 from app.engine.sampling import SamplingParams
@@ -62,16 +64,26 @@ def run_engine(engine, prompts, params, repeats):
     return rows
 
 
-def report_engine(rows) -> bool:
+def report_engine(rows, prompts: int) -> bool:
+    """Print tokens/s per mode, its ratio to plain with a 95% bootstrap interval over the
+    prompts (report.speedup_interval: what the figure could be on other code edits), and
+    whether every reply is plain decoding's."""
     plain = rows["plain"]
     rate = {name: sum(r[1] for r in rs) / sum(r[2] for r in rs) for name, rs in rows.items()}
-    print(f"{'mode':<16} {'tok/s':>7} {'vs plain':>9} {'identical':>10} {'accepted pred.':>15}")
+
+    def turns(rs):  # rows run prompt after prompt, repeat after repeat
+        return [SimpleNamespace(question_id=i % prompts, new_tokens=r[1], decode_seconds=r[2])
+                for i, r in enumerate(rs)]
+
+    print(f"{'mode':<16} {'tok/s':>7} {'vs plain':>9} {'95% interval':>14} {'identical':>10} "
+          f"{'accepted pred.':>15}")
     identical_all = True
     for name, rs in rows.items():
         same = sum(a[0] == b[0] for a, b in zip(rs, plain))
         identical_all &= same == len(rs)
+        low, high = speedup_interval(turns(rs), turns(plain)) or (float("nan"),) * 2
         print(f"{name:<16} {rate[name]:>7.1f} {rate[name] / rate['plain']:>8.2f}x "
-              f"{same:>5}/{len(rs):<4} {sum(r[4] for r in rs):>15}")
+              f"{f'{low:.2f}-{high:.2f}':>14} {same:>5}/{len(rs):<4} {sum(r[4] for r in rs):>15}")
     return identical_all
 
 
@@ -169,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = run_engine(engine, prompts, params, args.repeats)
     finally:
         engine.close()
-    identical = report_engine(rows)
+    identical = report_engine(rows, len(prompts))
     print(json.dumps({"identical": identical}))
     if args.serve:
         serve_overhead(Path(target), prompts, params, args.repeats, rows["plain"])
