@@ -23,7 +23,8 @@ from PySide6.QtCore import QByteArray, QRectF, Qt  # noqa: E402
 from PySide6.QtGui import QFont, QFontMetricsF, QGuiApplication, QImage, QPainter  # noqa: E402
 from PySide6.QtSvg import QSvgRenderer  # noqa: E402
 
-from app.ui.highlight import BUCKETS, run_colour  # noqa: E402
+from app.ui.highlight import run_colour  # noqa: E402
+from app.ui.palette import BUCKETS  # noqa: E402
 
 ASSETS = ROOT / "assets"
 ICON_SVG = ASSETS / "draftlight.svg"

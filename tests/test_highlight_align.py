@@ -1,5 +1,5 @@
 """Highlights after Markdown: a run of the raw reply lights up exactly the rendered characters
-that came from it (app.ui.highlight.align, through render_markdown).
+that came from it (app.ui.markdown_render.align, through render_markdown).
 
 Each expected range is found by the test itself: the rendered substrings that must be lit,
 looked up in order in the document's plain text and counted in UTF-16 code units (QTextDocument
@@ -15,6 +15,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtGui import QColor, QTextDocument  # noqa: E402
 
 from app.ui import highlight  # noqa: E402
+from app.ui import markdown_render  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -32,7 +33,7 @@ def lit_ranges(raw: str, runs: list[list[int]]) -> tuple[str, list[tuple[int, in
     """Render `raw` as the reply view does; the document's plain text and the (start, end)
     positions of each stretch of characters that carries one run's format."""
     doc = QTextDocument()
-    highlight.render_markdown(doc, raw, runs, True, QColor("blue"))
+    markdown_render.render_markdown(doc, raw, runs, True, QColor("blue"))
     ranges: list[tuple[int, int]] = []
     block = doc.begin()
     while block.isValid():

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QTextCursor
 
 from app.settings import Settings
-from app.ui import highlight
+from app.ui import highlight, markdown_render
 from tests.test_ui_window import ScriptedFactory, open_window  # noqa: F401
 
 HEAD = [("# Flash notes\n\n", "target", 0),
@@ -109,11 +109,11 @@ def _lit_texts(view):
 
 def test_complete_blocks_end_stops_before_an_open_fence_and_the_block_being_written():
     text = "# T\n\npara\n\n```py\nx = 1\n\ny = 2\n"
-    assert highlight.complete_blocks_end(text) == text.index("```")
+    assert markdown_render.complete_blocks_end(text) == text.index("```")
     text += "```\nmore"
-    assert highlight.complete_blocks_end(text) == text.index("more")
-    assert highlight.complete_blocks_end(text, text.index("para")) == text.index("more")
-    assert highlight.complete_blocks_end("one line, no newline") == 0
+    assert markdown_render.complete_blocks_end(text) == text.index("more")
+    assert markdown_render.complete_blocks_end(text, text.index("para")) == text.index("more")
+    assert markdown_render.complete_blocks_end("one line, no newline") == 0
 
 
 def test_flash_spans_follow_runs_into_rendered_blocks_and_the_plain_tail(qtbot, open_window):

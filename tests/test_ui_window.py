@@ -19,7 +19,7 @@ from app.engine.errors import ModelLoadError
 from app.engine.events import Done, Stats, TextPiece
 from app.settings import Settings, load_settings
 from app.store.history import INTERRUPTED, History
-from app.ui import highlight
+from app.ui import highlight, markdown_render
 from app.ui.main_window import MainWindow
 from app.ui.settings_dialog import SettingsDialog
 from tests.real_window import window_opener
@@ -172,7 +172,7 @@ def test_markdown_code_block_keeps_highlights_and_has_a_copy_link(qtbot, open_wi
     assert "**" not in doc.toPlainText() and "this" in doc.toPlainText()
     assert ("print(1)", 2, True) in spans_with_text(view)
     code = next(b for b in _blocks(doc) if b.text() == "print(1)")
-    assert highlight.is_code_block(code)
+    assert markdown_render.is_code_block(code)
     assert code.begin().fragment().charFormat().fontFixedPitch()
     assert view.code_blocks == ["print(1)"]
     view.body.anchorClicked.emit(QUrl("copy-code:0"))

@@ -3,7 +3,7 @@
 A reply is rendered as Markdown while it streams: its complete blocks as Markdown, re-rendered
 when one more is complete, and the block being written as plain text with its draft runs
 highlighted (cheap to append); once finished, the whole reply. Text above the block being
-written never moves, so nothing jumps at the end; see app.ui.highlight. Runs that arrive while
+written never moves, so nothing jumps at the end; see app.ui.markdown_render. Runs that arrive while
 it streams flash (app.ui.flash): an overlay of extra selections, never a change to the text.
 """
 
@@ -17,7 +17,7 @@ from PySide6.QtGui import QGuiApplication, QPalette, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBrowser,
                                QToolButton, QVBoxLayout, QWidget)
 
-from app.ui import highlight
+from app.ui import highlight, markdown_render
 from app.ui.flash_overlay import FlashOverlay
 from app.ui.palette import DEFAULT, Scheme
 from app.ui.passes import from_table, passes_of
@@ -141,7 +141,7 @@ class MessageView(QFrame):
         self._md_end = self._tail_at = 0
         self._md_spans = {}
         if self.role == "assistant" and self.streaming:
-            self._render_streaming(highlight.complete_blocks_end(self.text, self._md_end))
+            self._render_streaming(markdown_render.complete_blocks_end(self.text, self._md_end))
         elif self.role == "assistant":
             self._render_markdown(doc, self.text, self._spans)
         else:
@@ -165,7 +165,7 @@ class MessageView(QFrame):
             arrived.append(index)
             self._spans.pop(index, None)
         if self._may_render_blocks():
-            self._render_streaming(highlight.complete_blocks_end(text, self._md_end))
+            self._render_streaming(markdown_render.complete_blocks_end(text, self._md_end))
             self.flash.repaint()
         else:
             highlight.append_plain(self.document, text, offset, runs, self.highlights,
@@ -182,7 +182,7 @@ class MessageView(QFrame):
     def _may_render_blocks(self) -> bool:
         """Whether one more block is complete and re-rendering now keeps within RERENDER_SHARE;
         if it is too soon, a timer catches up (the last blocks must not wait for the end)."""
-        if highlight.complete_blocks_end(self.text, self._md_end) <= self._md_end:
+        if markdown_render.complete_blocks_end(self.text, self._md_end) <= self._md_end:
             return False
         wait = self._next_render - time.perf_counter()
         if wait <= 0:
@@ -193,13 +193,13 @@ class MessageView(QFrame):
 
     def _catch_up(self) -> None:
         if self.streaming and self._may_render_blocks():
-            self._render_streaming(highlight.complete_blocks_end(self.text, self._md_end))
+            self._render_streaming(markdown_render.complete_blocks_end(self.text, self._md_end))
             self.flash.repaint()
 
     def _render_markdown(self, doc, text: str, spans_by_run: dict) -> None:
         """Render `text` as Markdown into `doc`, recording where each run's spans landed."""
         spans: list[tuple[int, int, int]] = []
-        self.code_blocks = highlight.render_markdown(doc, text, self.runs, self.highlights,
+        self.code_blocks = markdown_render.render_markdown(doc, text, self.runs, self.highlights,
                                                      self.palette().color(QPalette.Link),
                                                      self.scheme, spans)
         for start, end, index in spans:
@@ -215,7 +215,7 @@ class MessageView(QFrame):
         else:
             doc.clear()
         self._md_end = md_end
-        self._tail_at = highlight.start_tail(doc)
+        self._tail_at = markdown_render.start_tail(doc)
         highlight.append_plain(doc, self.text, md_end, self.runs, self.highlights, self.scheme)
         self._shown = len(self.text)
         cost = time.perf_counter() - started
@@ -317,7 +317,7 @@ class MessageView(QFrame):
         self.copied.emit("Message copied")
 
     def _link_clicked(self, url: QUrl) -> None:
-        if url.scheme() == highlight.CODE_LINK_SCHEME:
+        if url.scheme() == markdown_render.CODE_LINK_SCHEME:
             index = int(url.path() or -1)
             if 0 <= index < len(self.code_blocks):
                 QGuiApplication.clipboard().setText(self.code_blocks[index])
