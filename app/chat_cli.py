@@ -71,6 +71,8 @@ def run_chat(args: argparse.Namespace) -> int:
     check_models_fit(target, draft, n_ctx=n_ctx)  # refuses, with the numbers, before loading
     engine = Engine.load(target, draft, LoadOptions(n_ctx=n_ctx, n_threads=settings.n_threads))
     try:
+        if getattr(engine.target, "load_note", ""):
+            note(engine.target.load_note)
         if engine.template.is_fallback:
             note(FALLBACK_NOTICE.format(name=Path(target).name))
         printer = JsonPrinter() if args.json else TextPrinter(colour, args.stats)

@@ -14,6 +14,7 @@ from app.user_messages import UserError
 
 EXIT_USAGE = 2
 QUANTIZE_CHILD = "_quantize-child"  # hidden: app.store.convert.CHILD_COMMAND
+CPU_CHECK_CHILD = "_cpu-check-child"  # hidden: app.engine.cpu_check.CHILD_COMMAND
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         from app.store.convert import quantize_child
         source, temp, weights, threads = argv[1:5]
         return quantize_child(source, temp, weights, int(threads))
+    if argv[:1] == [CPU_CHECK_CHILD]:  # ... and its CPU check's child (app.engine.cpu_check)
+        from app.engine.cpu_check_child import child
+        return child(*argv[1:3])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -15,7 +15,7 @@ import ctypes
 import os
 from collections import deque
 from contextlib import ExitStack, closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -24,6 +24,7 @@ import numpy as np
 import llama_cpp
 from llama_cpp import _internals
 
+from app.engine import cpu_check
 from app.engine.errors import ModelLoadError
 
 GGUF_MAGIC = b"GGUF"
@@ -67,6 +68,18 @@ class LoadOptions:
     # 0.9 here) and greedy speculation drift from plain decoding. A q8_0 cache takes one path
     # for both (bit-identical logits, tested), is as fast, and halves the cache's memory.
     kv_type: int | None = llama_cpp.GGML_TYPE_Q8_0
+    # llama.cpp's extra buffer types: repacked weights for its batched CPU kernels (and AMX
+    # tiles where compiled in). Off only where they crash this CPU (cpu_check.py), which the
+    # first load finds out in a child process unless check_cpu is False.
+    extra_buffers: bool = True
+    check_cpu: bool = True
+
+
+def _extra_buffers_usable(path: Path) -> bool:
+    """cpu_check.extra_buffers_usable, trying the bundled model (or this one) once per machine."""
+    from app import paths
+    return cpu_check.extra_buffers_usable(paths.bundled_model_path() or path,
+                                          paths.cache_dir() / "cpu_check.json")
 
 
 def check_gguf_file(path: Path) -> None:
@@ -87,12 +100,17 @@ class LlamaBackend:
     def __init__(self, path: str | Path, options: LoadOptions = LoadOptions()) -> None:
         self.path = Path(path)
         check_gguf_file(self.path)
+        self.load_note = ""  # what the user should know about how it was loaded
+        if options.extra_buffers and options.check_cpu and not _extra_buffers_usable(self.path):
+            options = replace(options, extra_buffers=False)
+            self.load_note = cpu_check.NOTE
         self.options = options
         self._stack = ExitStack()
         _recent_log.clear()
         try:
             model_params = llama_cpp.llama_model_default_params()
             model_params.n_gpu_layers = options.n_gpu_layers
+            model_params.use_extra_bufts = options.extra_buffers
             self._model = self._stack.enter_context(closing(
                 _internals.LlamaModel(path_model=str(self.path), params=model_params,
                                       verbose=False)))

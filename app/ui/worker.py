@@ -109,12 +109,17 @@ class EngineWorker(QObject):
         return replace(spec, target_path=path), [note] if note else []
 
     def _notices(self, spec: EngineSpec) -> list[str]:
-        """What the user should know about the loaded target (a missing chat template)."""
+        """What the user should know about the loaded target (how it was loaded, a missing
+        chat template)."""
         from app.engine.chat_template import FALLBACK_NOTICE
+        notices = []
+        load_note = getattr(getattr(self.engine, "target", None), "load_note", "")
+        if load_note:  # e.g. loaded without repacked weights where they crash this CPU
+            notices.append(load_note)
         template = getattr(self.engine, "template", None)
         if template is not None and template.is_fallback:
-            return [FALLBACK_NOTICE.format(name=spec.target_name)]
-        return []
+            notices.append(FALLBACK_NOTICE.format(name=spec.target_name))
+        return notices
 
     @Slot(object)
     def change_draft(self, spec: EngineSpec) -> None:
