@@ -148,6 +148,22 @@ def test_prediction_drafts_its_start_then_follows_the_reply_through_an_edit():
     assert capped.propose(prompt + [10, 11, 12, 13], 8, GREEDY, RNG).tokens == [14, 15, 16]
 
 
+def test_one_token_where_the_prediction_expects_it_drafts_one():
+    prediction = [10, 11, 12, 13, 14, 15, 16, 17]
+    # A preamble (a code fence: 90 91), then the prediction's first token: its second is drafted
+    # at once, one token (one token of evidence), not after a two-token n-gram.
+    drafter = PredictionDrafter(prediction, start=0)
+    assert drafter.propose([90, 91, 10], 8, GREEDY, RNG).tokens == [11]
+    # The reply copied 11 12, inserted 95 96 and came back to 13: 14 is drafted.
+    assert drafter.propose([90, 91, 10, 11, 12, 95, 96, 13], 8, GREEDY, RNG).tokens == [14]
+    # It replaced 14 by 99 and went on with 15: 16 is drafted.
+    assert drafter.propose([90, 91, 10, 11, 12, 95, 96, 13, 99, 15], 8, GREEDY,
+                           RNG).tokens == [16]
+    # A token the prediction has, but not where the reply is: nothing.
+    assert PredictionDrafter(prediction, start=0).propose([90, 91, 15], 8, GREEDY,
+                                                          RNG).tokens == []
+
+
 def test_prediction_prefers_the_longest_match_and_then_the_next_occurrence():
     #             0  1  2  3  4  5  6  7  8  9
     prediction = [5, 1, 2, 8, 6, 1, 2, 9, 1, 2, 4]

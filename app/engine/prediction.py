@@ -5,7 +5,8 @@ The guess is tokenised once and indexed by n-grams. Each step looks up the tail 
 generated so far in it and proposes what follows the best match, as n-gram lookup does over the
 prompt; before anything is generated it proposes the guess's beginning. Where the reply leaves the
 guess (the edit itself) nothing matches, and the mode's own drafter drafts instead, until the
-reply's tail is found in the guess again. A draft is as long as the match behind it (up to the
+reply's tail is found in the guess again, or its last token is the one the guess has where the
+reply left it (or one further): then one token is drafted (match_at_anchor). A draft is as long as the match behind it (up to the
 engine's length), so it grows while the reply copies and starts short after an edit; in auto mode
 it is one more candidate instead, and auto chooses the length (generator.py). The target
 verifies every token as usual (speculative.py), so the reply is plain decoding's (greedy) or
@@ -55,6 +56,9 @@ class PredictionDrafter:
             self._index[n] = table
         self.from_prediction = False  # whether the latest proposal came from the prediction
         self._cursor = 0  # just past where the latest match continued
+        # (position in the prediction, length of the reply) of the latest proposal from it:
+        # where the reply was expected to go on (match_at_anchor)
+        self._anchor = (0, 0)
         self.drafted = 0
         self.accepted = 0
 
@@ -76,6 +80,27 @@ class PredictionDrafter:
                 return self._common_suffix(p, reply), p >= self._cursor, -p
             best = max(positions[:self.MAX_CANDIDATES], key=rank)
             return best, self._common_suffix(best, reply)
+        return self.match_at_anchor(reply)
+
+    def match_at_anchor(self, reply: Sequence[int]) -> tuple[int, int]:
+        """A match shorter than an n-gram, where the reply is expected to go on: the tokens of
+        the reply since the latest proposal from the prediction either all followed it (a match
+        of that many tokens), or left it at some point, and the reply's last token is the one
+        the prediction has there or one further (the reply went back to it after an inserted
+        line, or skipped one token). At the reply's start this is its first token equal to the
+        prediction's (after a preamble such as a code fence). One token where the guess says
+        it should be is evidence enough for a one-token draft (propose)."""
+        position, length = self._anchor
+        followed = reply[length:]
+        same = 0
+        while (same < len(followed) and position + same < len(self.prediction)
+               and self.prediction[position + same] == followed[same]):
+            same += 1
+        if followed and same == len(followed):
+            return position + same, same
+        for q in (position + same, position + same + 1):
+            if len(followed) > same and q < len(self.prediction) and self.prediction[q] == reply[-1]:
+                return q + 1, 1
         return -1, 0
 
     def _common_suffix(self, end: int, reply: Sequence[int]) -> int:
@@ -91,15 +116,17 @@ class PredictionDrafter:
         self.from_prediction = False
         if max_tokens <= 0:
             return Draft([])
-        position, length = self.match(context[self.start:])
+        reply = context[self.start:]
+        position, length = self.match(reply)
         if position >= 0:
             self.from_prediction, self._cursor = True, position + 1
-            # As long as the evidence: a match of m tokens drafts m (at least min_ngram), so
-            # after an edit drafts start short and double while the reply keeps copying; a
-            # long draft that fails costs v(γ+1) passes for one token on a CPU.
+            self._anchor = (position, len(reply))
+            # As long as the evidence: a match of m tokens drafts m (min_ngram before the reply
+            # has begun), so after an edit drafts start short and double while the reply keeps
+            # copying; a long draft that fails costs v(γ+1) passes for one token on a CPU.
             gamma = min(max_tokens, self.draft_tokens)
             if self.scale_by_match:
-                gamma = min(gamma, max(length, self.min_ngram))
+                gamma = min(gamma, length or self.min_ngram)
             return Draft(self.prediction[position:position + gamma], None, length)
         if self.fallback is not None and self.fallback_tokens > 0:
             return self.fallback.propose(context, min(max_tokens, self.fallback_tokens), params,
