@@ -1,0 +1,277 @@
+"""Auto's n-gram policy replayed on recorded answers, under any cost curve, in seconds.
+
+Greedy decoding on a target whose batches are exact (Q4_0/Q4_1/Q8_0 on llama.cpp's CPU kernels)
+gives the same answer in every mode, and whether an n-gram guess is accepted depends only on
+that answer. So once the plain answers are recorded (prompt and answer tokens of every turn),
+auto's whole run can be replayed without the model: each step asks the real AdaptiveDrafter
+for a draft, accepts its longest prefix that matches the answer, and charges the step v(k) of
+the chosen cost curve (fed back to auto as the pass's time, as the engine does). The replay's
+speedup, answer tokens / Σ v(k), is in the same units as the n-gram ceiling (ceiling.py), so
+auto's share of the ceiling is measured exactly, for a policy change, on curves of machines
+this one is not (another CPU, a GPU), without timing noise.
+
+    python -m app.bench.replay record --out answers.jsonl.gz [--target PATH] [--limit N]
+    python -m app.bench.replay run answers.jsonl.gz [--curve NAME|k=v,...]
+
+What it leaves out: time outside the target's passes (auto's bookkeeping, about 1% of a pass
+on the bundled model), the passes' own noise, and draft models (their acceptance depends on
+the draft, not only on the answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.bench.ceiling import ngram_oracle_cost
+from app.engine.adaptive import AdaptiveDrafter, Candidate
+from app.engine.costs import MEASURED_K, BatchCosts
+from app.engine.drafters import NgramDrafter
+from app.engine.generator import SpeculationConfig
+
+# Cost curves v(k) measured on this project's machines (docs/bench-cpu.md), and a flat one.
+CURVES: dict[str, dict[int, float]] = {
+    "smollm2-q8-xeon": {2: 1.48, 4: 1.94, 8: 4.42, 12: 5.26, 16: 6.98},
+    "smollm2-q8-epyc": {2: 1.94, 4: 2.69, 8: 4.77, 16: 8.16},
+    "smollm2-q4_1-epyc": {2: 1.72, 4: 2.43, 8: 4.23, 16: 9.40},
+    "qwen1.5b-q4km-xeon": {2: 1.60, 4: 2.18, 8: 2.73, 16: 4.52},
+    "qwen1.5b-q4km-epyc": {2: 1.76, 3: 2.38, 4: 2.61, 5: 3.44, 8: 6.34, 16: 8.64},
+    "gpu-like": {2: 1.02, 4: 1.05, 8: 1.1, 16: 1.2},
+}
+
+
+def curve(points: dict[int, float]) -> BatchCosts:
+    """A BatchCosts over MEASURED_K (the lengths auto may draft), interpolated from `points`."""
+    given = BatchCosts({1: 1.0, **points}, token_seconds=0.01)
+    return BatchCosts({k: round(given(k), 4) for k in MEASURED_K}, token_seconds=0.01)
+
+
+def parse_curve(text: str) -> BatchCosts:
+    if text in CURVES:
+        return curve(CURVES[text])
+    try:
+        points = {int(k): float(v) for k, v in (p.split("=") for p in text.split(","))}
+    except ValueError:
+        raise SystemExit(f"--curve: a name ({', '.join(CURVES)}) or k=v,k=v,... not {text!r}")
+    return curve(points)
+
+
+@dataclass
+class Replayed:
+    category: str
+    tokens: int
+    passes: float  # Σ v(k) of auto's steps, in one-token passes
+    oracle: float  # the same for the n-gram oracle
+
+    @property
+    def speedup(self) -> float:
+        return self.tokens / self.passes
+
+
+def replay(records: list[dict], costs: BatchCosts,
+           config: SpeculationConfig = SpeculationConfig(),
+           step_overhead: float = 0.0) -> list[Replayed]:
+    """Auto (n-gram lookup only) over every record in order, learning across them as in one
+    bench run. `step_overhead`: time outside the pass per drafting step, in one-token passes."""
+    ngram = NgramDrafter(config.ngram_max, config.ngram_min)
+    auto = AdaptiveDrafter(costs, [Candidate(ngram, 0.0, config.auto_max_tokens)])
+    out = []
+    for record in records:
+        prompt, answer = record["prompt"], record["answer"]
+        context, position, passes = list(prompt), 0, 0.0
+        while position < len(answer):
+            budget = len(answer) - position - 1
+            gamma = max(0, min(config.auto_max_tokens, budget))
+            draft = auto.propose(context, gamma, None, None).tokens[:gamma] if gamma else []
+            right = 0
+            while right < len(draft) and draft[right] == answer[position + right]:
+                right += 1
+            seconds = costs(len(draft) + 1) * costs.token_seconds
+            passes += costs(len(draft) + 1) + (step_overhead if draft else 0.0)
+            auto.observe(len(draft), right, answer[position + right], seconds, 0.0)
+            context += answer[position:position + right + 1]
+            position += right + 1
+        oracle = ngram_oracle_cost(prompt, answer, costs, config.auto_max_tokens,
+                                   NgramDrafter(config.ngram_max, config.ngram_min))
+        out.append(Replayed(record["category"], len(answer), passes, oracle))
+    return out
+
+
+def hindsight(records: list[dict], costs: BatchCosts,
+              config: SpeculationConfig = SpeculationConfig()) -> list[Replayed]:
+    """The best fixed rule from match length to draft length, chosen per category after seeing
+    its answers: a bound on what any policy can make of the evidence auto has (the n-gram
+    match length), where the ceiling also knows where each copy ends.
+
+    For each category and match length m (24 and more pooled), γ*(m) maximises
+    (1 + mean min(r, γ)) / v(γ + 1) over every position with such a match, r being how many
+    of its guesses the answer then follows; the rule is then run over the answers."""
+    lengths = [0] + [k - 1 for k in sorted(costs.v) if 2 <= k <= config.auto_max_tokens + 1]
+
+    def guesses(record):  # per answer position: (match length, right guesses, guessed) | None
+        answer, drafter = record["answer"], NgramDrafter(config.ngram_max, config.ngram_min)
+        context, out = list(record["prompt"]), []
+        for position in range(len(answer)):
+            room = min(config.auto_max_tokens, len(answer) - position - 1)
+            guess = drafter.propose(context, room).tokens if room else []
+            right = 0
+            while right < len(guess) and guess[right] == answer[position + right]:
+                right += 1
+            match = min(drafter.propose(context, room).match_length, 24) if guess else 0
+            out.append((match, right, len(guess)) if guess else None)
+            context.append(answer[position])
+        return out
+
+    by_category: dict[str, list[tuple[dict, list]]] = {}
+    for record in records:
+        by_category.setdefault(record["category"], []).append((record, guesses(record)))
+    out = []
+    for items in by_category.values():
+        seen: dict[int, list[tuple[int, int]]] = {}
+        for _, positions in items:
+            for g in filter(None, positions):
+                seen.setdefault(g[0], []).append((g[1], g[2]))
+        rule = {m: max(lengths, key=lambda k: (1 + sum(min(r, k, n) for r, n in rows) / len(rows))
+                       / costs(k + 1))
+                for m, rows in seen.items()}
+        for record, positions in items:
+            answer, position, passes = record["answer"], 0, 0.0
+            while position < len(answer):
+                g = positions[position]
+                gamma = min(rule[g[0]], g[2]) if g else 0
+                passes += costs(gamma + 1)
+                position += (min(g[1], gamma) if g else 0) + 1
+            oracle = ngram_oracle_cost(record["prompt"], answer, costs, config.auto_max_tokens,
+                                       NgramDrafter(config.ngram_max, config.ngram_min))
+            out.append(Replayed(record["category"], len(answer), passes, oracle))
+    return out
+
+
+def summarise(rows: list[Replayed], seed: int = 0, resamples: int = 2000
+              ) -> dict[str, dict[str, float]]:
+    """Per category and overall: auto's speedup (tokens / passes, pooled), the ceiling, auto's
+    share of it, and a 95% bootstrap interval of the speedup over the category's turns."""
+    rng = random.Random(seed)
+    groups: dict[str, list[Replayed]] = {}
+    for row in rows:
+        groups.setdefault(row.category, []).append(row)
+    groups["overall"] = rows
+    table = {}
+    for name, group in groups.items():
+        def pooled(sample):
+            return sum(r.tokens for r in sample) / sum(r.passes for r in sample)
+        boots = sorted(pooled([rng.choice(group) for _ in group]) for _ in range(resamples))
+        speed = pooled(group)
+        ceiling = sum(r.tokens for r in group) / sum(r.oracle for r in group)
+        table[name] = {"auto": speed, "lo": boots[int(0.025 * resamples)],
+                       "hi": boots[int(0.975 * resamples) - 1], "ceiling": ceiling,
+                       "share": speed / ceiling}
+    return table
+
+
+def format_table(table: dict[str, dict[str, float]], policy: str = "auto") -> str:
+    lines = [f"| category | {policy} (95% interval) | n-gram ceiling | {policy} / ceiling |",
+             "|---|---|---|---|"]
+    for name, row in table.items():
+        lines.append(f"| {name} | {row['auto']:.2f}x ({row['lo']:.2f}–{row['hi']:.2f}) | "
+                     f"{row['ceiling']:.2f}x | {row['share']:.2f} |")
+    return "\n".join(lines)
+
+
+def load_records(path: Path) -> list[dict]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def record(target: Path | None, questions_path: Path, out: Path, max_tokens: int,
+           limit: int | None) -> int:
+    """Plain greedy answers of every turn (later turns follow plain's answers, as in bench)."""
+    from app.bench.runner import ProgressBar, load_questions
+    from app.engine.events import Done, TextPiece
+    from app.engine.generator import Engine
+    from app.engine.llama_backend import LoadOptions
+    from app.engine.sampling import SamplingParams
+    from app.store.cli import default_target_in_terminal
+
+    questions = load_questions(questions_path)
+    if limit:  # the first `limit` questions of each category, as bench --limit
+        kept, seen = [], {}
+        for q in questions:
+            seen[q["category"]] = seen.get(q["category"], 0) + 1
+            if seen[q["category"]] <= limit:
+                kept.append(q)
+        questions = kept
+    params = SamplingParams(temperature=0.0, max_tokens=max_tokens, seed=0)
+    engine = Engine.load(default_target_in_terminal(target), None, LoadOptions(n_ctx=4096))
+    progress, total = ProgressBar(), sum(len(q["turns"]) for q in questions)
+    rows = []
+    try:
+        for question in questions:
+            history: list[dict[str, str]] = []
+            for turn, user_text in enumerate(question["turns"]):
+                messages = history + [{"role": "user", "content": user_text}]
+                prompt, _ = engine.fit_prompt(messages, engine.reserve(params))
+                tokens, text = [], ""
+                for event in engine.generate(messages, params, "off"):
+                    if isinstance(event, TextPiece) and event.token >= 0:
+                        tokens.append(event.token)
+                    elif isinstance(event, Done):
+                        text = event.text
+                rows.append({"category": question["category"],
+                             "question_id": question["question_id"], "turn": turn,
+                             "prompt": prompt, "answer": tokens})
+                history = messages + [{"role": "assistant", "content": text}]
+                progress(len(rows), total, f"{question['category']} #{question['question_id']}")
+        rows[0]["target"] = getattr(engine.target, "description", "")
+    finally:
+        engine.close()
+    with gzip.open(out, "wt", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, separators=(",", ":")) + "\n")
+    print(f"{len(rows)} turns written to {out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from app.bench.runner import DEFAULT_QUESTIONS
+
+    parser = argparse.ArgumentParser(prog="python -m app.bench.replay", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    rec = commands.add_parser("record", help="record plain greedy answers")
+    rec.add_argument("--target", type=Path)
+    rec.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS)
+    rec.add_argument("--out", type=Path, required=True)
+    rec.add_argument("--max-tokens", type=int, default=128)
+    rec.add_argument("--limit", type=int)
+    run = commands.add_parser("run", help="replay auto on recorded answers")
+    run.add_argument("records", type=Path, nargs="+")
+    run.add_argument("--curve", action="append",
+                     help=f"a name ({', '.join(CURVES)}) or k=v,...; repeatable (default: all)")
+    run.add_argument("--overhead", type=float, default=0.01,
+                     help="time outside the pass per drafting step, in passes (0.01)")
+    run.add_argument("--hindsight", action="store_true",
+                     help="also the best fixed match-length rule per category, in hindsight")
+    args = parser.parse_args(argv)
+    if args.command == "record":
+        return record(args.target, args.questions, args.out, args.max_tokens, args.limit)
+    for path in args.records:
+        records = load_records(path)
+        for name in args.curve or list(CURVES):
+            costs = parse_curve(name)
+            print(f"\n## {path.name}, curve {name}: auto\n")
+            print(format_table(summarise(replay(records, costs, step_overhead=args.overhead))))
+            if args.hindsight:
+                print(f"\n## {path.name}, curve {name}: best fixed rule in hindsight\n")
+                print(format_table(summarise(hindsight(records, costs)), "hindsight"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

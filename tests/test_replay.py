@@ -1,0 +1,59 @@
+"""Auto's policy replayed on the bundled model's recorded greedy answers (app/bench/replay.py),
+under the cost curves measured on this project's machines: the promise "never slower", checked
+without a model and without timing noise, and the replay itself checked against the engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.bench.replay import CURVES, curve, load_records, replay, summarise
+from app.engine.drafters import NgramDrafter
+
+RECORDED = Path(__file__).parents[1] / "app" / "bench" / "recorded"
+BUNDLED = RECORDED / "smollm2-135m-q8_0.jsonl.gz"
+CPU_CURVES = [name for name in CURVES if name != "gpu-like"]
+
+
+@pytest.fixture(scope="module")
+def records():
+    return load_records(BUNDLED)
+
+
+def test_the_recorded_answers_cover_every_category(records):
+    categories = {r["category"] for r in records}
+    assert len(categories) == 9 and len(records) >= 63
+    assert all(r["prompt"] and r["answer"] for r in records)
+
+
+def test_auto_takes_most_of_the_ceiling_where_passes_are_cheap_and_never_beats_it(records):
+    flat = summarise(replay(records, curve(CURVES["gpu-like"])), resamples=50)
+    assert flat["overall"]["share"] > 0.95  # on a GPU the cost of caution is small
+    for name in CPU_CURVES:
+        for category, row in summarise(replay(records, curve(CURVES[name])),
+                                       resamples=50).items():
+            assert row["share"] <= 1.0 + 1e-9, (name, category)
+
+
+def test_the_replay_charges_what_the_engine_would(records):
+    """One answer replayed by hand: every step's draft is checked against the answer and paid
+    v(k); the tokens come out in order and the passes add up."""
+    record = next(r for r in records if r["category"] == "code_editing")
+    costs = curve({2: 1.5, 4: 2.0, 8: 3.0, 16: 5.0})
+    [row] = replay([record], costs)
+    assert row.tokens == len(record["answer"])
+    assert len(record["answer"]) / row.passes == pytest.approx(row.speedup)
+    # Plain decoding would pay one pass per token; copying code pays less.
+    assert row.passes < 0.8 * row.tokens
+    # And no better than the oracle that drafts exactly the guesses that will be accepted.
+    assert row.passes >= row.oracle - 1e-9
+
+
+def test_a_drafter_that_never_guesses_right_costs_nothing(records):
+    """Answers that share nothing with their prompts: auto never drafts and pays 1 per token."""
+    scrambled = [{"category": "noise", "prompt": list(range(1000, 1300)),
+                  "answer": [2000 + (i * 7919) % 5000 for i in range(128)]}]
+    [row] = replay(scrambled, curve(CURVES["smollm2-q8-epyc"]), step_overhead=0.01)
+    assert row.passes == pytest.approx(128.0)
+    assert NgramDrafter().propose(scrambled[0]["prompt"], 8).tokens == []
