@@ -395,3 +395,27 @@ def test_a_costly_drafter_is_charged_what_it_really_costs_and_probed_within_budg
     for _ in range(20):
         auto.observe(4, 3, token=1, verify_seconds=0.04, draft_seconds=0.03)
     assert fresh.cost_per_token == pytest.approx(0.5)
+
+
+def test_a_change_of_text_lowers_the_estimate_at_once_and_luck_never_raises_it():
+    """A session of copying taught auto that a 4-token match is right 80% of the time; the text
+    then turns to arithmetic, where such matches fail. A handful of misses stops the drafts
+    (the session's counts alone would need hundreds), and a run of lucky hits in a bucket does
+    not lift the estimate above the session's."""
+    from app.engine.adaptive import BUCKET_EDGES, AcceptanceModel, AdaptiveDrafter, Candidate
+    auto = AdaptiveDrafter(cpu_like_costs(), [Candidate(NgramDrafter(), 0.0, 16)])
+    ngram = auto.candidates[0]
+    ngram.model.hits = [0.8 * 500] * len(BUCKET_EDGES)
+    ngram.model.trials = [500.0] * len(BUCKET_EDGES)
+    ngram.evidence = 4
+    assert auto.rate(ngram, 16)[1] >= 1  # copying: drafting pays
+    for _ in range(6):  # arithmetic: every guess after a 4-token match is wrong
+        ngram.model.record(0, rejected=True, evidence=4)
+    assert ngram.model.session_mean(4) > 0.78  # the session's counts have hardly moved...
+    assert ngram.model.mean(4) < 0.45  # ... the recent ones have
+    assert auto.rate(ngram, 16) == (1.0, 0)
+    lucky = AcceptanceModel([0.5 * 500] * len(BUCKET_EDGES), [500.0] * len(BUCKET_EDGES))
+    for _ in range(20):
+        lucky.record(3, rejected=False, evidence=4)  # right every time lately
+        lucky.streak = 0
+    assert lucky.mean(4) == lucky.session_mean(4) < 0.6
