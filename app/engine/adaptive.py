@@ -36,9 +36,9 @@ CAUTION = 1.0
 # lower the estimate: a model that copied documents all session and now writes arithmetic
 # (where a 4-token match is right half as often) stops drafting after a few misses instead of
 # after hundreds, while a burst of lucky guesses on free text never raises it above what the
-# session as a whole supports. Replayed on recorded answers (app/bench/replay.py) this raises
-# the slowest category from 0.96-0.98x to 0.99-1.01x plain on five machines' cost curves and
-# leaves the overall speedup where it was.
+# session as a whole supports. Replayed on the bundled model's recorded answers under five CPU
+# cost curves (app/bench/replay.py, docs/replay.md) this raises the slowest category (math) from
+# 0.96-0.98x to 0.99-1.01x plain and leaves the overall speedup where it was.
 RECENT_DECAY = 0.95
 RECENT_WEIGHT = 4.0
 
