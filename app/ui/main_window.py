@@ -11,7 +11,7 @@ import sys
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMainWindow, QPushButton, QSizePolicy, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMainWindow, QPushButton, QSizePolicy, QSplitter, QVBoxLayout, QWidget)
 
 from app.settings import Settings, save_settings
 from app.store.history import History
@@ -24,7 +24,7 @@ from app.ui.engine_factory import EngineSpec
 from app.ui.legend import Legend
 from app.ui.model_loader import ModelLoader
 from app.ui.model_bar import NGRAM, NONE as NO_DRAFT, ModelBar
-from app.ui.modes import NEEDS_DRAFT_MODEL, mode_label
+from app.ui.modes import ModeBox
 from app.ui.palette import scheme_named
 from app.ui.serve_switch import ServeSwitch
 from app.ui.speed_meter import SpeedMeter
@@ -132,9 +132,7 @@ class MainWindow(QMainWindow):
         toolbar.addWidget(self.model_bar)
         toolbar.addSeparator()
         toolbar.addWidget(QLabel(" Speculation: "))
-        self.mode_box = QComboBox()
-        self.mode_box.setToolTip("How tokens are guessed before the target model checks them; "
-                                 "takes effect from the next message")
+        self.mode_box = ModeBox()
         toolbar.addWidget(self.mode_box)
         toolbar.addSeparator()
         self.highlight_action = QAction("Highlights", self, checkable=True)
@@ -216,33 +214,17 @@ class MainWindow(QMainWindow):
     def _fill_modes(self) -> None:
         wanted = (self._pending_mode or self.current_mode()
                   or self.settings.effective_mode())
-        self.mode_box.blockSignals(True)
-        self.mode_box.clear()
-        for mode in self.models.modes:
-            self.mode_box.addItem(mode_label(mode), mode)
-            if mode in NEEDS_DRAFT_MODEL and not self.draft_name:
-                item = self.mode_box.model().item(self.mode_box.count() - 1)
-                item.setEnabled(False)
-                item.setToolTip("Choose a draft model in Settings first")
-        usable = [self.mode_box.itemData(i) for i in range(self.mode_box.count())
-                  if self.mode_box.model().item(i).isEnabled()]
-        if wanted == self._pending_mode and wanted in usable:
-            self._pending_mode = None
+        self.mode_box.fill(self.models.modes, bool(self.draft_name), wanted)
+        if wanted == self._pending_mode and wanted in self.mode_box.usable():
+            self._pending_mode = None  # the draft it waited for is in
             self.settings.mode = wanted
-        if wanted not in usable:
-            wanted = "ngram" if "ngram" in usable else (usable[0] if usable else wanted)
-        index = self.mode_box.findData(wanted)
-        self.mode_box.setCurrentIndex(max(index, 0))
-        self.mode_box.blockSignals(False)
         self.serve_switch.set_mode(self.current_mode())
 
     def current_mode(self) -> str:
-        return self.mode_box.currentData() or ""
+        return self.mode_box.current_mode()
 
     def set_mode(self, mode: str) -> None:
-        index = self.mode_box.findData(mode)
-        if index >= 0:
-            self.mode_box.setCurrentIndex(index)
+        self.mode_box.select(mode)
 
     def _on_mode_chosen(self, _index: int) -> None:
         self.settings.mode = self.current_mode()
