@@ -67,3 +67,54 @@ def test_a_drafter_that_never_guesses_right_costs_nothing(records):
     [row] = replay(scrambled, curve(CURVES["smollm2-q8-epyc"]), step_overhead=0.01)
     assert row.passes == pytest.approx(128.0)
     assert NgramDrafter().propose(scrambled[0]["prompt"], 8).tokens == []
+
+
+def test_record_writes_what_plain_decoding_says_and_later_turns_follow_it(bundled_model,
+                                                                           tmp_path):
+    """The recorder on the real bundled model: each turn's prompt is the chat template's tokens
+    and its answer plain decoding's, the second turn built on the first turn's answer."""
+    import json
+
+    from app.bench.replay import record
+    from app.engine.generator import Engine
+    from app.engine.llama_backend import LoadOptions
+    from app.engine.sampling import SamplingParams
+    from tests.test_engine_real import run
+
+    question = {"question_id": 1, "category": "code_editing",
+                "turns": ["Rename x to count: def f(x): return x + 1", "Now add a docstring."]}
+    questions = tmp_path / "one.jsonl"
+    questions.write_text(json.dumps(question) + "\n")
+    out = tmp_path / "answers.jsonl.gz"
+    assert record(bundled_model, questions, out, max_tokens=12, limit=None) == 0
+    first, second = load_records(out)
+    params = SamplingParams(temperature=0.0, max_tokens=12)
+    engine = Engine.load(bundled_model, None, LoadOptions(n_ctx=4096))
+    try:
+        messages = [{"role": "user", "content": question["turns"][0]}]
+        assert first["prompt"] == engine.tokenize_chat(messages)
+        tokens, _, done = run(engine, messages, "off", params)
+        assert first["answer"] == tokens
+        messages += [{"role": "assistant", "content": done.text},
+                     {"role": "user", "content": question["turns"][1]}]
+        assert second["prompt"] == engine.tokenize_chat(messages)
+        assert second["answer"] == run(engine, messages, "off", params)[0]
+    finally:
+        engine.close()
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_bad_records_and_curves_are_refused_in_one_line(tmp_path):
+    from app.bench.replay import parse_curve
+    for text, reason in (("{not json\n", "cannot read"), ('{"a": 1}\n', "not a recorded turn"),
+                         ("\n", "no recorded answers")):
+        path = tmp_path / "bad.jsonl"
+        path.write_text(text)
+        with pytest.raises(SystemExit, match=reason):
+            load_records(path)
+    with pytest.raises(SystemExit, match="cannot read"):
+        load_records(tmp_path / "missing.jsonl.gz")
+    for text in ("fast", "2=0.5", "1=1.0", "2=x"):
+        with pytest.raises(SystemExit, match="--curve"):
+            parse_curve(text)
+    assert parse_curve("2=1.5,8=4").v[4] == pytest.approx(1.5 + 2 * (4 - 1.5) / 6, abs=1e-4)

@@ -32,6 +32,7 @@ from app.bench.ceiling import ngram_oracle_cost
 from app.engine.adaptive import AdaptiveDrafter, Candidate
 from app.engine.costs import MEASURED_K, BatchCosts
 from app.engine.drafters import NgramDrafter
+from app.engine.events import Done, TextPiece
 from app.engine.generator import SpeculationConfig
 
 # Cost curves v(k) measured on this project's machines (docs/bench-cpu.md), and a flat one.
@@ -58,6 +59,9 @@ def parse_curve(text: str) -> BatchCosts:
         points = {int(k): float(v) for k, v in (p.split("=") for p in text.split(","))}
     except ValueError:
         raise SystemExit(f"--curve: a name ({', '.join(CURVES)}) or k=v,k=v,... not {text!r}")
+    if any(k < 2 or v < 1.0 for k, v in points.items()):
+        raise SystemExit(f"--curve {text!r}: each k must be 2 or more and each v(k) at least 1 "
+                         "(a pass over k tokens costs no less than one over a single token)")
     return curve(points)
 
 
@@ -184,22 +188,44 @@ def format_table(table: dict[str, dict[str, float]], policy: str = "auto") -> st
 
 
 def load_records(path: Path) -> list[dict]:
+    """The turns `record` wrote; SystemExit with the reason for a file that is not one."""
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    records = []
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                row = json.loads(line)
+                if not (isinstance(row, dict) and isinstance(row.get("category"), str)
+                        and isinstance(row.get("prompt"), list) and row["prompt"]
+                        and isinstance(row.get("answer"), list)):
+                    raise ValueError(f"line {number} is not a recorded turn (category, prompt, "
+                                     "answer)")
+                records.append(row)
+    except (OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
+        raise SystemExit(f"{path}: cannot read recorded answers: {exc}") from None
+    if not records:
+        raise SystemExit(f"{path}: no recorded answers in it")
+    return records
 
 
 def record(target: Path | None, questions_path: Path, out: Path, max_tokens: int,
            limit: int | None) -> int:
-    """Plain greedy answers of every turn (later turns follow plain's answers, as in bench)."""
+    """Plain greedy answers of every turn (later turns follow plain's answers, as in bench),
+    written as they come to `out`.partial, renamed to `out` when all are in."""
     from app.bench.runner import ProgressBar, load_questions
-    from app.engine.events import Done, TextPiece
+    from app.engine.errors import EngineError
     from app.engine.generator import Engine
     from app.engine.llama_backend import LoadOptions
     from app.engine.sampling import SamplingParams
     from app.store.cli import default_target_in_terminal
+    from app.user_messages import UserError
 
-    questions = load_questions(questions_path)
+    try:
+        questions = load_questions(questions_path)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"{questions_path}: {exc}") from None
     if limit:  # the first `limit` questions of each category, as bench --limit
         kept, seen = [], {}
         for q in questions:
@@ -208,34 +234,51 @@ def record(target: Path | None, questions_path: Path, out: Path, max_tokens: int
                 kept.append(q)
         questions = kept
     params = SamplingParams(temperature=0.0, max_tokens=max_tokens, seed=0)
-    engine = Engine.load(default_target_in_terminal(target), None, LoadOptions(n_ctx=4096))
-    progress, total = ProgressBar(), sum(len(q["turns"]) for q in questions)
-    rows = []
+    partial = out.with_name(out.name + ".partial")
     try:
-        for question in questions:
-            history: list[dict[str, str]] = []
-            for turn, user_text in enumerate(question["turns"]):
-                messages = history + [{"role": "user", "content": user_text}]
-                prompt, _ = engine.fit_prompt(messages, engine.reserve(params))
-                tokens, text = [], ""
-                for event in engine.generate(messages, params, "off"):
-                    if isinstance(event, TextPiece) and event.token >= 0:
-                        tokens.append(event.token)
-                    elif isinstance(event, Done):
-                        text = event.text
-                rows.append({"category": question["category"],
-                             "question_id": question["question_id"], "turn": turn,
-                             "prompt": prompt, "answer": tokens})
-                history = messages + [{"role": "assistant", "content": text}]
-                progress(len(rows), total, f"{question['category']} #{question['question_id']}")
-        rows[0]["target"] = getattr(engine.target, "description", "")
+        handle = gzip.open(partial, "wt", encoding="utf-8")
+    except OSError as exc:
+        raise SystemExit(f"{out}: cannot write there: {exc}") from None
+    try:
+        with handle:
+            try:
+                engine = Engine.load(default_target_in_terminal(target), None,
+                                     LoadOptions(n_ctx=4096))
+            except (EngineError, UserError) as exc:
+                raise SystemExit(str(exc)) from None
+            try:
+                written = _record_turns(engine, questions, params, handle, ProgressBar())
+            finally:
+                engine.close()
+        partial.replace(out)
     finally:
-        engine.close()
-    with gzip.open(out, "wt", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, separators=(",", ":")) + "\n")
-    print(f"{len(rows)} turns written to {out}")
+        partial.unlink(missing_ok=True)
+    print(f"{written} turns written to {out}")
     return 0
+
+
+def _record_turns(engine, questions, params, handle, progress) -> int:
+    total, written = sum(len(q["turns"]) for q in questions), 0
+    for question in questions:
+        history: list[dict[str, str]] = []
+        for turn, user_text in enumerate(question["turns"]):
+            messages = history + [{"role": "user", "content": user_text}]
+            prompt, _ = engine.fit_prompt(messages, engine.reserve(params))
+            tokens, text = [], ""
+            for event in engine.generate(messages, params, "off"):
+                if isinstance(event, TextPiece) and event.token >= 0:
+                    tokens.append(event.token)
+                elif isinstance(event, Done):
+                    text = event.text
+            row = {"category": question["category"], "question_id": question["question_id"],
+                   "turn": turn, "prompt": prompt, "answer": tokens}
+            if not written:
+                row["target"] = getattr(engine.target, "description", "")
+            handle.write(json.dumps(row, separators=(",", ":")) + "\n")
+            written += 1
+            history = messages + [{"role": "assistant", "content": text}]
+            progress(written, total, f"{question['category']} #{question['question_id']}")
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:
