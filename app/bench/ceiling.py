@@ -24,12 +24,18 @@ def ngram_oracle_cost(prompt: list[int], answer: list[int], costs: Callable[[int
     while position < len(answer):
         room = min(max_draft, len(answer) - position - 1)
         guess = drafter.propose(context, room).tokens if room > 0 else []
-        right = 0
-        while right < len(guess) and guess[right] == answer[position + right]:
-            right += 1
+        right = followed(guess, answer, position)
         if right and (right + 1) / costs(right + 1) < 1.0:
             right = 0  # too short a run to pay for its pass
         total += costs(right + 1)
         context += answer[position:position + right + 1]
         position += right + 1
     return total
+
+
+def followed(guess: list[int], answer: list[int], position: int) -> int:
+    """How many of `guess`'s tokens the answer has from `position` on (the accepted prefix)."""
+    right = 0
+    while right < len(guess) and guess[right] == answer[position + right]:
+        right += 1
+    return right

@@ -44,7 +44,8 @@ def add_bench_parser(commands) -> None:
 def run_bench(args: argparse.Namespace) -> int:
     from app.bench.lcp_pld import PromptLookupPeer
     from app.bench.report import write_reports
-    from app.bench.runner import ProgressBar, load_questions, run_benchmark
+    from app.bench.runner import (ProgressBar, first_of_each_category, load_questions,
+                                  run_benchmark)
     from app.engine.generator import Engine
     from app.engine.llama_backend import LoadOptions
     from app.engine.sampling import SamplingParams
@@ -69,13 +70,7 @@ def run_bench(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         raise UserError(str(exc)) from exc
     if args.limit:
-        seen: dict[str, int] = {}
-        kept = []
-        for q in questions:
-            seen[q["category"]] = seen.get(q["category"], 0) + 1
-            if seen[q["category"]] <= args.limit:
-                kept.append(q)
-        questions = kept
+        questions = first_of_each_category(questions, args.limit)
     params = SamplingParams(temperature=args.temp, max_tokens=args.max_tokens, seed=0)
     try:
         params.validate()

@@ -28,7 +28,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.bench.ceiling import ngram_oracle_cost
+from app.bench.ceiling import followed, ngram_oracle_cost
 from app.engine.adaptive import AdaptiveDrafter, Candidate
 from app.engine.costs import MEASURED_K, BatchCosts
 from app.engine.drafters import NgramDrafter
@@ -92,9 +92,7 @@ def replay(records: list[dict], costs: BatchCosts,
             budget = len(answer) - position - 1
             gamma = max(0, min(config.auto_max_tokens, budget))
             draft = auto.propose(context, gamma, None, None).tokens[:gamma] if gamma else []
-            right = 0
-            while right < len(draft) and draft[right] == answer[position + right]:
-                right += 1
+            right = followed(draft, answer, position)
             seconds = costs(len(draft) + 1) * costs.token_seconds
             passes += costs(len(draft) + 1) + (step_overhead if draft else 0.0)
             auto.observe(len(draft), right, answer[position + right], seconds, 0.0)
@@ -122,12 +120,9 @@ def hindsight(records: list[dict], costs: BatchCosts,
         context, out = list(record["prompt"]), []
         for position in range(len(answer)):
             room = min(config.auto_max_tokens, len(answer) - position - 1)
-            guess = drafter.propose(context, room).tokens if room else []
-            right = 0
-            while right < len(guess) and guess[right] == answer[position + right]:
-                right += 1
-            match = min(drafter.propose(context, room).match_length, 24) if guess else 0
-            out.append((match, right, len(guess)) if guess else None)
+            guess = drafter.propose(context, room) if room else None
+            out.append((min(guess.match_length, 24), followed(guess.tokens, answer, position),
+                        len(guess.tokens)) if guess and guess.tokens else None)
             context.append(answer[position])
         return out
 
@@ -214,7 +209,7 @@ def record(target: Path | None, questions_path: Path, out: Path, max_tokens: int
            limit: int | None) -> int:
     """Plain greedy answers of every turn (later turns follow plain's answers, as in bench),
     written as they come to `out`.partial, renamed to `out` when all are in."""
-    from app.bench.runner import ProgressBar, load_questions
+    from app.bench.runner import ProgressBar, first_of_each_category, load_questions
     from app.engine.errors import EngineError
     from app.engine.generator import Engine
     from app.engine.llama_backend import LoadOptions
@@ -226,13 +221,8 @@ def record(target: Path | None, questions_path: Path, out: Path, max_tokens: int
         questions = load_questions(questions_path)
     except (OSError, ValueError) as exc:
         raise SystemExit(f"{questions_path}: {exc}") from None
-    if limit:  # the first `limit` questions of each category, as bench --limit
-        kept, seen = [], {}
-        for q in questions:
-            seen[q["category"]] = seen.get(q["category"], 0) + 1
-            if seen[q["category"]] <= limit:
-                kept.append(q)
-        questions = kept
+    if limit:
+        questions = first_of_each_category(questions, limit)
     params = SamplingParams(temperature=0.0, max_tokens=max_tokens, seed=0)
     partial = out.with_name(out.name + ".partial")
     try:

@@ -69,6 +69,16 @@ def load_questions(path: Path) -> list[dict]:
     return questions
 
 
+def first_of_each_category(questions: list[dict], limit: int) -> list[dict]:
+    """The first `limit` questions of each category, in their order (bench --limit)."""
+    kept, seen = [], {}
+    for question in questions:
+        seen[question["category"]] = seen.get(question["category"], 0) + 1
+        if seen[question["category"]] <= limit:
+            kept.append(question)
+    return kept
+
+
 def current_rss_mb() -> float:
     try:
         with open("/proc/self/statm") as handle:
