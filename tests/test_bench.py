@@ -262,3 +262,10 @@ def test_the_flat_cost_projection_counts_passes_and_draft_model_cost():
     from app.bench.report import markdown
     text = markdown(report, "draftlight bench")
     assert "v(2)=1.50, v(4)=2.20" in text and "2.50x" in text
+
+
+def test_limit_keeps_the_first_questions_of_each_category_in_order():
+    from app.bench.runner import first_of_each_category
+    questions = [{"category": c, "question_id": i} for i, c in enumerate("aabacbb")]
+    kept = first_of_each_category(questions, 2)
+    assert [q["question_id"] for q in kept] == [0, 1, 2, 4, 5]
