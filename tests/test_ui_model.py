@@ -190,8 +190,8 @@ def test_compare_shows_both_answers_identical_with_the_speedup(qtbot, open_windo
     save_settings(Settings(max_tokens=40, mode="ngram", temperature=0.8))
     window = open_window()
     send_and_wait(qtbot, window)
-    assert window.compare_action.isEnabled()
-    window.compare_action.trigger()
+    assert window.toolbar.compare_action.isEnabled()
+    window.toolbar.compare_action.trigger()
     dialog = window.compare_dialog
     qtbot.waitUntil(lambda: dialog.result is not None, timeout=120_000)
     plain = dialog.views["plain"].toPlainText()

@@ -18,7 +18,7 @@ def looks(window, view) -> tuple[QColor, QColor, QColor]:
     """(behind the first run, the strip cell of its pass, the legend's '2' swatch)."""
     strip = view.strip.grab().toImage()
     left, right = cells(view.strip)[1]
-    swatch = window.legend.swatches[1]
+    swatch = window.toolbar.legend.swatches[1]
     image = swatch.grab().toImage()
     return (run_background(view, 0), QColor.fromRgb(strip.pixel((left + right) // 2, 4)),
             QColor.fromRgb(image.pixel(2, image.height() // 2)))

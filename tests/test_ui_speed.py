@@ -44,7 +44,7 @@ def test_meter_text():
 
 def test_meter_shows_rate_now_plain_speed_and_ratio_while_streaming(qtbot, open_window):
     window = open_window(TimedFactory())
-    meter = window.speed_meter
+    meter = window.toolbar.speed_meter
     assert meter.isHidden()
     window.send("go")
     qtbot.waitUntil(lambda: "× plain" in meter.text(), timeout=5000)

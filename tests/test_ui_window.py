@@ -189,10 +189,10 @@ def _blocks(doc):
 def test_modes_switch_between_messages_without_reloading(qtbot, open_window):
     factory = ScriptedFactory(modes=("off", "draft", "ngram", "auto"))
     window = open_window(factory)
-    labels = [window.mode_box.itemText(i) for i in range(window.mode_box.count())]
+    labels = [window.toolbar.mode_box.itemText(i) for i in range(window.toolbar.mode_box.count())]
     assert labels == ["Off", "Draft model", "N-gram", "Auto"]
     assert window.current_mode() == "auto"  # the default
-    draft_item = window.mode_box.model().item(window.mode_box.findData("draft"))
+    draft_item = window.toolbar.mode_box.model().item(window.toolbar.mode_box.findData("draft"))
     assert not draft_item.isEnabled()  # no draft model
     send_and_wait(qtbot, window, "one")
     window.set_mode("off")
@@ -239,7 +239,7 @@ def test_close_and_reopen_brings_back_conversation_highlights_and_settings(qtbot
     window = open_window()
     send_and_wait(qtbot, window, "remember me")
     window.set_mode("off")
-    window.highlight_action.setChecked(False)
+    window.toolbar.highlight_action.setChecked(False)
     window.close()
     assert not window.engine.thread.isRunning()
 
@@ -247,7 +247,7 @@ def test_close_and_reopen_brings_back_conversation_highlights_and_settings(qtbot
     assert message is None and settings.mode == "off" and settings.show_highlights is False
     window = open_window(settings=settings)
     assert window.current_mode() == "off"
-    assert not window.highlight_action.isChecked()
+    assert not window.toolbar.highlight_action.isChecked()
     items = window.conversations.list
     assert items.count() == 1 and items.item(0).text() == "remember me"
     qtbot.mouseClick(items.viewport(), Qt.LeftButton,
@@ -255,7 +255,7 @@ def test_close_and_reopen_brings_back_conversation_highlights_and_settings(qtbot
     assert [v.role for v in window.chat.messages] == ["user", "assistant"]
     reply = window.chat.messages[1]
     assert spans_with_text(reply) == [(" world", 2, False), (" Bye", 1, False)]
-    window.highlight_action.setChecked(True)
+    window.toolbar.highlight_action.setChecked(True)
     assert spans_with_text(reply) == [(" world", 2, True), (" Bye", 1, True)]
     assert "accepted 3/3" in reply.footer.text()
 
@@ -309,7 +309,7 @@ def test_changing_the_draft_swaps_it_without_reloading_the_target(qtbot, open_wi
     window.apply_settings(Settings(**{**current.__dict__, "draft_path": "/m/draft.gguf"}))
     qtbot.waitUntil(lambda: window.draft_name == "draft.gguf", timeout=5000)
     assert factory.drafts == ["/m/draft.gguf"] and len(factory.loads) == 1
-    assert window.mode_box.model().item(window.mode_box.findData("draft")).isEnabled()
+    assert window.toolbar.mode_box.model().item(window.toolbar.mode_box.findData("draft")).isEnabled()
     window.set_mode("draft")
     send_and_wait(qtbot, window)
     assert factory.calls[-1][1] == "draft"

@@ -1,7 +1,8 @@
 """The main window: conversations on the left, the chat and the composer on the right, the
 speculation mode and the highlight switch in the toolbar, load progress and live statistics in
-the status bar. It only wires widgets together; the chat logic is in ChatSession, which models
-are loaded in ModelLoader, the models themselves in the worker thread."""
+the status bar. It only wires widgets together (the toolbar is MainToolbar, the chat column
+ChatPane); the chat logic is in ChatSession, which models are loaded in ModelLoader, the models
+themselves in the worker thread."""
 
 from __future__ import annotations
 
@@ -11,23 +12,19 @@ import sys
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMainWindow, QPushButton, QSizePolicy, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 
 from app.settings import Settings, save_settings
 from app.store.history import History
-from app.ui.banner import Banner
+from app.ui.chat_pane import ChatPane
 from app.ui.chat_session import ChatSession
-from app.ui.chat_view import ChatView
-from app.ui.composer import Composer
 from app.ui.conversation_list import ConversationList
 from app.ui.engine_factory import EngineSpec
-from app.ui.legend import Legend
 from app.ui.model_loader import ModelLoader
 from app.ui.model_bar import NGRAM, NONE as NO_DRAFT, ModelBar
-from app.ui.modes import ModeBox
+from app.ui.main_toolbar import MainToolbar
 from app.ui.palette import scheme_named
 from app.ui.serve_switch import ServeSwitch
-from app.ui.speed_meter import SpeedMeter
 from app.ui.worker import EngineThread
 
 
@@ -81,29 +78,10 @@ class MainWindow(QMainWindow):
 
     def _build_widgets(self) -> None:
         self.conversations = ConversationList(self.history)
-        right = QWidget()
-        column = QVBoxLayout(right)
-        column.setContentsMargins(0, 6, 6, 6)
-        self.banner = Banner()
-        column.addWidget(self.banner)
-        self.chat = ChatView()
-        self.chat.highlights = self.settings.show_highlights
-        self.chat.flash = self.settings.flash_drafts
-        self.chat.scheme = scheme_named(self.settings.palette)
-        column.addWidget(self.chat, 1)
-        row = QHBoxLayout()
-        self.composer = Composer()
-        row.addWidget(self.composer, 1)
-        buttons = QVBoxLayout()
-        self.send_button = QPushButton("Send")
-        self.stop_button = QPushButton("Stop")
-        self.regenerate_button = QPushButton("Regenerate")
-        self.stop_button.setToolTip("Stop the reply (Esc)")
-        for button in (self.send_button, self.stop_button, self.regenerate_button):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        row.addLayout(buttons)
-        column.addLayout(row)
+        right = ChatPane(self.settings)
+        self.banner, self.chat, self.composer = right.banner, right.chat, right.composer
+        self.send_button, self.stop_button = right.send_button, right.stop_button
+        self.regenerate_button = right.regenerate_button
 
         splitter = QSplitter()
         splitter.addWidget(self.conversations)
@@ -123,49 +101,20 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.stats_label)
 
     def _build_toolbar_and_menu(self) -> None:
-        toolbar = self.addToolBar("Main")
-        toolbar.setObjectName("main-toolbar")
-        toolbar.setMovable(False)
-        self.new_action = QAction("New chat", self, shortcut=QKeySequence.New)
-        toolbar.addAction(self.new_action)
-        toolbar.addSeparator()
-        toolbar.addWidget(self.model_bar)
-        toolbar.addSeparator()
-        toolbar.addWidget(QLabel(" Speculation: "))
-        self.mode_box = ModeBox()
-        toolbar.addWidget(self.mode_box)
-        toolbar.addSeparator()
-        self.highlight_action = QAction("Highlights", self, checkable=True)
-        self.highlight_action.setChecked(self.settings.show_highlights)
-        self.highlight_action.setToolTip("Colour the tokens that came from accepted drafts")
-        toolbar.addAction(self.highlight_action)
-        self.legend = Legend()
-        self.legend.set_scheme(self.chat.scheme)
-        toolbar.addWidget(self.legend)
-        toolbar.addSeparator()
-        self.compare_action = QAction("Compare", self)
-        self.compare_action.setToolTip("Answer the last message again, greedily, with speculation "
-                                       "off and on, side by side")
-        toolbar.addAction(self.compare_action)
-        self.speed_meter = SpeedMeter()
-        toolbar.addWidget(self.speed_meter)
-        spacer = QWidget()
-        spacer.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
-        toolbar.addWidget(spacer)
-        self.settings_action = QAction("Settings…", self, shortcut=QKeySequence.Preferences)
-        toolbar.addAction(self.settings_action)
-
+        self.toolbar = MainToolbar(self, self.model_bar, self.chat.scheme,
+                                   self.settings.show_highlights)
+        self.addToolBar(self.toolbar)
         self.models_action = QAction("Models…", self)
         self.models_action.setVisible(importlib.util.find_spec("app.ui.picker") is not None)
         self.quit_action = QAction("Quit", self, shortcut=QKeySequence.Quit)
         menu = self.menuBar().addMenu("&File")
-        for action in (self.new_action, self.settings_action, self.models_action,
+        for action in (self.toolbar.new_action, self.toolbar.settings_action, self.models_action,
                        self.serve_switch.action):
             menu.addAction(action)
         menu.addSeparator()
         menu.addAction(self.quit_action)
         view = self.menuBar().addMenu("&View")
-        view.addAction(self.highlight_action)
+        view.addAction(self.toolbar.highlight_action)
         self.stop_action = QAction("Stop", self, shortcut=QKeySequence(Qt.Key_Escape))
         self.addAction(self.stop_action)
         self._fill_modes()
@@ -187,7 +136,7 @@ class MainWindow(QMainWindow):
         session.error.connect(self.banner.show_message)
         session.info.connect(self.show_status)
         session.live_stats.connect(self.stats_label.setText)
-        session.speed.connect(self.speed_meter.show_rates)
+        session.speed.connect(self.toolbar.speed_meter.show_rates)
         self.chat.copied.connect(self.show_status)
         self.conversations.opened.connect(self._open_conversation)
         self.conversations.new_requested.connect(self.new_conversation)
@@ -199,13 +148,13 @@ class MainWindow(QMainWindow):
         self.stop_button.clicked.connect(self.session.stop)
         self.stop_action.triggered.connect(self.session.stop)
         self.regenerate_button.clicked.connect(self.regenerate)
-        self.compare_action.triggered.connect(self.compare)
-        self.new_action.triggered.connect(self.new_conversation)
-        self.settings_action.triggered.connect(self.open_settings)
+        self.toolbar.compare_action.triggered.connect(self.compare)
+        self.toolbar.new_action.triggered.connect(self.new_conversation)
+        self.toolbar.settings_action.triggered.connect(self.open_settings)
         self.models_action.triggered.connect(self.open_models)
         self.quit_action.triggered.connect(self.close)
-        self.highlight_action.toggled.connect(self.set_highlights_visible)
-        self.mode_box.currentIndexChanged.connect(self._on_mode_chosen)
+        self.toolbar.highlight_action.toggled.connect(self.set_highlights_visible)
+        self.toolbar.mode_box.currentIndexChanged.connect(self._on_mode_chosen)
         self.model_bar.target_chosen.connect(self.choose_target)
         self.model_bar.draft_chosen.connect(self.choose_draft)
 
@@ -214,17 +163,17 @@ class MainWindow(QMainWindow):
     def _fill_modes(self) -> None:
         wanted = (self._pending_mode or self.current_mode()
                   or self.settings.effective_mode())
-        self.mode_box.fill(self.models.modes, bool(self.draft_name), wanted)
-        if wanted == self._pending_mode and wanted in self.mode_box.usable():
+        self.toolbar.mode_box.fill(self.models.modes, bool(self.draft_name), wanted)
+        if wanted == self._pending_mode and wanted in self.toolbar.mode_box.usable():
             self._pending_mode = None  # the draft it waited for is in
             self.settings.mode = wanted
         self.serve_switch.set_mode(self.current_mode())
 
     def current_mode(self) -> str:
-        return self.mode_box.current_mode()
+        return self.toolbar.mode_box.current_mode()
 
     def set_mode(self, mode: str) -> None:
-        self.mode_box.select(mode)
+        self.toolbar.mode_box.select(mode)
 
     def _on_mode_chosen(self, _index: int) -> None:
         self.settings.mode = self.current_mode()
@@ -296,7 +245,7 @@ class MainWindow(QMainWindow):
     def set_highlights_visible(self, visible: bool) -> None:
         self.settings.show_highlights = visible
         self.chat.set_highlights_visible(visible)
-        self.legend.setEnabled(visible)
+        self.toolbar.legend.setEnabled(visible)
         self._save_settings()
 
     def set_palette(self, name: str) -> None:
@@ -305,7 +254,7 @@ class MainWindow(QMainWindow):
         self.settings.palette = name
         scheme = scheme_named(name)
         self.chat.set_scheme(scheme)
-        self.legend.set_scheme(scheme)
+        self.toolbar.legend.set_scheme(scheme)
 
     def open_settings(self) -> None:
         from app.ui.settings_dialog import SettingsDialog
@@ -367,7 +316,8 @@ class MainWindow(QMainWindow):
         self.stop_button.setEnabled(streaming)
         self.regenerate_button.setEnabled(self.ready and not self.loading
                                           and self.session.can_regenerate())
-        self.compare_action.setEnabled(can_send and bool(self.session.messages_to_compare()))
+        self.toolbar.compare_action.setEnabled(can_send
+                                               and bool(self.session.messages_to_compare()))
 
     def compare(self) -> None:
         from app.ui.compare_dialog import CompareDialog
