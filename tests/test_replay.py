@@ -31,18 +31,17 @@ def test_the_recorded_answers_cover_every_category(records):
 def test_auto_is_never_slower_than_plain_in_any_category(records, name):
     """≥ 0.98x in every category (the bench's floor) on every machine's curve, with 1% of a
     pass charged for each drafting step's bookkeeping; and a real gain overall."""
-    table = summarise(replay(records, curve(CURVES[name]), step_overhead=0.01), resamples=50)
+    table = summarise(replay(records, curve(CURVES[name]), step_overhead=0.01))
     slow = {k: round(v["auto"], 3) for k, v in table.items() if v["auto"] < 0.98}
     assert not slow, f"auto below 0.98x plain on {name}: {slow}"
     assert table["overall"]["auto"] > 1.1
 
 
 def test_auto_takes_most_of_the_ceiling_where_passes_are_cheap_and_never_beats_it(records):
-    flat = summarise(replay(records, curve(CURVES["gpu-like"])), resamples=50)
+    flat = summarise(replay(records, curve(CURVES["gpu-like"])))
     assert flat["overall"]["share"] > 0.95  # on a GPU the cost of caution is small
     for name in CPU_CURVES:
-        for category, row in summarise(replay(records, curve(CURVES[name])),
-                                       resamples=50).items():
+        for category, row in summarise(replay(records, curve(CURVES[name]))).items():
             assert row["share"] <= 1.0 + 1e-9, (name, category)
 
 

@@ -23,16 +23,16 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import random
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from app.bench.ceiling import followed, ngram_oracle_cost
+from app.bench.report import speedup_interval
+from app.bench.runner import RunLog, TurnResult, run_engine_turn
 from app.engine.adaptive import AdaptiveDrafter, Candidate
 from app.engine.costs import MEASURED_K, BatchCosts
 from app.engine.drafters import NgramDrafter
-from app.engine.events import Done, TextPiece
 from app.engine.generator import SpeculationConfig
 
 # Cost curves v(k) measured on this project's machines (docs/bench-cpu.md), and a flat one.
@@ -68,6 +68,7 @@ def parse_curve(text: str) -> BatchCosts:
 @dataclass
 class Replayed:
     category: str
+    question_id: object
     tokens: int
     passes: float  # Σ v(k) of auto's steps, in one-token passes
     oracle: float  # the same for the n-gram oracle
@@ -100,7 +101,8 @@ def replay(records: list[dict], costs: BatchCosts,
             position += right + 1
         oracle = ngram_oracle_cost(prompt, answer, costs, config.auto_max_tokens,
                                    NgramDrafter(config.ngram_max, config.ngram_min))
-        out.append(Replayed(record["category"], len(answer), passes, oracle))
+        out.append(Replayed(record["category"], record.get("question_id"), len(answer), passes,
+                            oracle))
     return out
 
 
@@ -147,28 +149,29 @@ def hindsight(records: list[dict], costs: BatchCosts,
                 position += (min(g[1], gamma) if g else 0) + 1
             oracle = ngram_oracle_cost(record["prompt"], answer, costs, config.auto_max_tokens,
                                        NgramDrafter(config.ngram_max, config.ngram_min))
-            out.append(Replayed(record["category"], len(answer), passes, oracle))
+            out.append(Replayed(record["category"], record.get("question_id"), len(answer),
+                                passes, oracle))
     return out
 
 
-def summarise(rows: list[Replayed], seed: int = 0, resamples: int = 2000
-              ) -> dict[str, dict[str, float]]:
+def summarise(rows: list[Replayed]) -> dict[str, dict[str, float | None]]:
     """Per category and overall: auto's speedup (tokens / passes, pooled), the ceiling, auto's
-    share of it, and a 95% bootstrap interval of the speedup over the category's turns."""
-    rng = random.Random(seed)
+    share of it, and the bench's 95% bootstrap interval of the speedup (report.py, resampling
+    whole questions), plain decoding costing one pass per token."""
     groups: dict[str, list[Replayed]] = {}
     for row in rows:
         groups.setdefault(row.category, []).append(row)
     groups["overall"] = rows
     table = {}
     for name, group in groups.items():
-        def pooled(sample):
-            return sum(r.tokens for r in sample) / sum(r.passes for r in sample)
-        boots = sorted(pooled([rng.choice(group) for _ in group]) for _ in range(resamples))
-        speed = pooled(group)
+        def as_turns(seconds):  # TurnResults as the bench's interval reads them
+            return [TurnResult(r.question_id, r.category, 0, "", "", [], r.tokens, seconds(r))
+                    for r in group]
+        interval = speedup_interval(as_turns(lambda r: r.passes), as_turns(lambda r: r.tokens))
+        speed = sum(r.tokens for r in group) / sum(r.passes for r in group)
         ceiling = sum(r.tokens for r in group) / sum(r.oracle for r in group)
-        table[name] = {"auto": speed, "lo": boots[int(0.025 * resamples)],
-                       "hi": boots[int(0.975 * resamples) - 1], "ceiling": ceiling,
+        lo, hi = interval or (None, None)
+        table[name] = {"auto": speed, "lo": lo, "hi": hi, "ceiling": ceiling,
                        "share": speed / ceiling}
     return table
 
@@ -177,7 +180,8 @@ def format_table(table: dict[str, dict[str, float]], policy: str = "auto") -> st
     lines = [f"| category | {policy} (95% interval) | n-gram ceiling | {policy} / ceiling |",
              "|---|---|---|---|"]
     for name, row in table.items():
-        lines.append(f"| {name} | {row['auto']:.2f}x ({row['lo']:.2f}–{row['hi']:.2f}) | "
+        interval = f" ({row['lo']:.2f}–{row['hi']:.2f})" if row["lo"] is not None else ""
+        lines.append(f"| {name} | {row['auto']:.2f}x{interval} | "
                      f"{row['ceiling']:.2f}x | {row['share']:.2f} |")
     return "\n".join(lines)
 
@@ -254,19 +258,14 @@ def _record_turns(engine, questions, params, handle, progress) -> int:
         for turn, user_text in enumerate(question["turns"]):
             messages = history + [{"role": "user", "content": user_text}]
             prompt, _ = engine.fit_prompt(messages, engine.reserve(params))
-            tokens, text = [], ""
-            for event in engine.generate(messages, params, "off"):
-                if isinstance(event, TextPiece) and event.token >= 0:
-                    tokens.append(event.token)
-                elif isinstance(event, Done):
-                    text = event.text
+            done, tokens = run_engine_turn(engine, messages, params, "plain", RunLog())
             row = {"category": question["category"], "question_id": question["question_id"],
                    "turn": turn, "prompt": prompt, "answer": tokens}
             if not written:
                 row["target"] = getattr(engine.target, "description", "")
             handle.write(json.dumps(row, separators=(",", ":")) + "\n")
             written += 1
-            history = messages + [{"role": "assistant", "content": text}]
+            history = messages + [{"role": "assistant", "content": done.text}]
             progress(written, total, f"{question['category']} #{question['question_id']}")
     return written
 
