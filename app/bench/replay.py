@@ -115,7 +115,7 @@ def hindsight(records: list[dict], costs: BatchCosts,
     For each category and match length m (24 and more pooled), γ*(m) maximises
     (1 + mean min(r, γ)) / v(γ + 1) over every position with such a match, r being how many
     of its guesses the answer then follows; the rule is then run over the answers."""
-    lengths = [0] + [k - 1 for k in sorted(costs.v) if 2 <= k <= config.auto_max_tokens + 1]
+    lengths = [0] + AdaptiveDrafter(costs, []).lengths(config.auto_max_tokens)  # as auto's
 
     def guesses(record):  # per answer position: (match length, right guesses, guessed) | None
         answer, drafter = record["answer"], NgramDrafter(config.ngram_max, config.ngram_min)
