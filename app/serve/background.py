@@ -41,7 +41,7 @@ def http_stack():
     try:
         import uvicorn
 
-        from app.serve.app import create_app
+        from app.serve.routes import create_app
     except ImportError as exc:
         raise UserError(f"serving needs fastapi, uvicorn and sse-starlette ({exc}); install "
                         "Draftlight with pip to serve") from None
