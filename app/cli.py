@@ -84,9 +84,20 @@ def _run_gui(args: argparse.Namespace) -> int:
         raise UserError("--record and --screenshot: choose one")
     if not 0 < args.seconds <= 600:
         raise UserError("--seconds must be between 0 and 600")
-    from app.ui.app import run_app
-    return run_app(screenshot=args.screenshot, prompt=args.prompt, record=args.record,
-                   seconds=args.seconds, dark=args.dark)
+    from app.ui.desktop import run_app
+    attach = None
+    if args.record:
+        from app.capture.recording import RecordRun
+        def attach(window):
+            return RecordRun(window, args.record, args.prompt, args.seconds)
+    elif args.screenshot:
+        from app.capture.screenshot import ScreenshotRun
+        def attach(window):
+            return ScreenshotRun(window, args.screenshot, args.prompt)
+    # auto drafts only once it has learnt that drafting pays, which a fresh install has not:
+    # a recording shows n-gram drafting, unless Settings choose a mode
+    return run_app(args.prompt, offscreen=attach is not None, attach=attach,
+                   default_mode="ngram" if args.record else None, dark=args.dark)
 
 
 def gui_main() -> int:

@@ -79,7 +79,7 @@ def render(app, out: Path) -> list[Path]:
     and the RAM (see main)."""
     from app.store.download_queue import DownloadQueue
     from app.store.hub import HubClient, HubRepo
-    from app.ui.picker import PickerDialog
+    from app.ui.picker.dialog import PickerDialog
 
     hub = demo_hub().start()
     queue = DownloadQueue()

@@ -30,7 +30,7 @@ def window_opener(qtbot):
     file (on the real engine unless a factory is given); on leaving, every window is closed,
     its engine thread joined and its history closed."""
     from app.store.history import History
-    from app.ui.main_window import MainWindow
+    from app.ui.chat.main_window import MainWindow
     opened = []
 
     def open_(settings, history=None, factory=None):

@@ -116,16 +116,72 @@ def test_engine_and_store_import_no_qt():
     assert offending_imports(app_files("engine") + app_files("store"), QT) == []
 
 
-def test_only_the_window_imports_qt():
-    # settings, paths, units, the CLIs and the benchmark run without Qt too; so does the reply
-    # model the history stores, though it lives next to the widgets that show it
-    outside = [p for p in app_files() if "ui" not in p.relative_to(APP).parts[:1]]
-    assert offending_imports(outside + [APP / "ui" / "provenance.py"], QT) == []
+# Packages outside app/ui that drive the real window: screenshots and recordings of it, and the
+# benchmark of what the flash costs in it. Everything else runs without Qt.
+DRIVE_THE_WINDOW = {"capture", "bench/flash_cost.py"}
+
+
+def test_only_the_window_and_its_drivers_import_qt():
+    # settings, paths, units, the CLIs and the other benchmarks run without Qt too; so does the
+    # reply model the history stores, though it lives next to the widgets that show it
+    outside = [p for p in app_files()
+               if p.relative_to(APP).parts[0] != "ui"
+               and not {p.relative_to(APP).parts[0], p.relative_to(APP).as_posix()} & DRIVE_THE_WINDOW]
+    provenance = APP / "ui" / "flash" / "provenance.py"
+    assert offending_imports(outside + [provenance], QT) == []
 
 
 def test_ui_imports_neither_llama_cpp_nor_the_hub():
     assert app_files("ui")
     assert offending_imports(app_files("ui"), NOT_IN_THE_WINDOW) == []
+
+
+# The window's rooms (app/ui/ROOM/) and the rooms each may import; imports only go down:
+# the chat window puts together replies (flash), the engine thread and the picker.
+ROOMS_BELOW = {
+    "chat": {"flash", "engine", "picker", "widgets"},
+    "picker": {"widgets"},
+    "engine": set(),
+    "flash": set(),
+    "widgets": set(),
+}
+
+
+def room_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) >= 3 and parts[:2] == ["app", "ui"] and parts[2] in ROOMS_BELOW \
+        else None
+
+
+def room_violations(graph: dict[str, set[str]]) -> list[str]:
+    """'a -> b' for each import from one room of the window into a room it may not import."""
+    return [f"{source} -> {target}"
+            for source, targets in graph.items() if room_of(source) is not None
+            for target in sorted(targets)
+            if room_of(target) not in (None, room_of(source), *ROOMS_BELOW[room_of(source)])]
+
+
+def test_every_module_of_the_window_is_in_a_room():
+    # desktop.py, the app and its event loop, stands above the rooms
+    loose = [name for name in import_graph() if name.startswith("app.ui.")
+             and room_of(name) is None and name != "app.ui.desktop"]
+    assert loose == []
+    assert set(ROOMS_BELOW) == {p.name for p in (APP / "ui").iterdir()
+                                if (p / "__init__.py").exists()}
+
+
+def test_the_rooms_of_the_window_import_only_downwards():
+    assert room_violations(import_graph()) == []
+
+
+def test_the_room_check_finds_an_upward_import():
+    # negative control: the strip (flash) reaching up into the chat window, and the picker into
+    # the engine thread, are both reported
+    graph = {"app.ui.flash.strip": {"app.ui.chat.main_window", "app.ui.flash.palette"},
+             "app.ui.picker.dialog": {"app.ui.engine.worker", "app.ui.widgets.banner"},
+             "app.ui.chat.main_window": {"app.ui.picker.dialog"}}
+    assert room_violations(graph) == ["app.ui.flash.strip -> app.ui.chat.main_window",
+                                      "app.ui.picker.dialog -> app.ui.engine.worker"]
 
 
 def test_the_layer_check_sees_lazy_and_relative_imports(tmp_path, monkeypatch):

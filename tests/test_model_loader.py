@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from app.ui.engine_factory import EngineSpec
-from app.ui.model_loader import ModelLoader
+from app.ui.engine.factory import EngineSpec
+from app.ui.engine.model_loader import ModelLoader
 
 
 class ScriptedWorker(QObject):

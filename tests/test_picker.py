@@ -13,7 +13,7 @@ from app.store.download_queue import DownloadQueue  # noqa: E402
 from app.store.downloads import JobState  # noqa: E402
 from app.store.hub import HubClient  # noqa: E402
 from app.store.installed import list_installed  # noqa: E402
-from app.ui.picker import PickerDialog  # noqa: E402
+from app.ui.picker.dialog import PickerDialog  # noqa: E402
 from tests.conftest_hub import (QUANTS_REPO, SMALL_FILE, SMALL_REPO, SMALL_SIZE,  # noqa: E402,F401
                                 TARGET_FILE, TARGET_REPO, clean_env, closed_port_url, fake_hub)
 

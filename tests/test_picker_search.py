@@ -8,8 +8,8 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from app.store.hub import HubRepo  # noqa: E402
-from app.ui.picker_search import DEBOUNCE_MS  # noqa: E402
-from app.ui.picker_rows import CHIPS_ROLE, SECONDARY_ROLE  # noqa: E402
+from app.ui.picker.search import DEBOUNCE_MS  # noqa: E402
+from app.ui.picker.rows import CHIPS_ROLE, SECONDARY_ROLE  # noqa: E402
 from tests.conftest_hub import clean_env  # noqa: E402,F401
 from tests.hub_server import FakeHub  # noqa: E402
 from tests.test_picker import TIMEOUT_MS, make_dialog  # noqa: E402,F401

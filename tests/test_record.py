@@ -14,7 +14,7 @@ PIL = pytest.importorskip("PIL")
 
 from PIL import Image, ImageSequence  # noqa: E402
 
-from app.ui.palette import DEFAULT  # noqa: E402
+from app.ui.flash.palette import DEFAULT  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMPT = "Repeat after me: the United States of America declared independence in 1776."

@@ -39,8 +39,8 @@ def test_closing_during_a_real_reply_joins_the_engine_thread(qtbot, real_window)
 def test_closing_during_a_download_cancels_and_joins_it(qtbot, clean_env):
     from app.store.downloads import DownloadJob, JobState
     from app.store.hub import HubClient
-    from app.ui import picker
-    from app.ui.main_window import MainWindow
+    from app.ui.picker import dialog as picker
+    from app.ui.chat.main_window import MainWindow
     from tests.test_ui_window import ScriptedFactory
 
     hub = FakeHub()

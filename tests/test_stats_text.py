@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.engine.events import Stats
-from app.ui.stats_text import footer_line
+from app.ui.flash.stats_text import footer_line
 
 
 def test_the_footer_says_when_greedy_identity_is_not_guaranteed():

@@ -15,8 +15,8 @@ from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QTextCursor
 
 from app.settings import Settings
-from app.ui.flash import DURATION
-from app.ui.palette import DEFAULT
+from app.ui.flash.driver import DURATION
+from app.ui.flash.palette import DEFAULT
 from tests.test_ui_model import TickRecorder
 from tests.test_ui_window import ScriptedFactory, open_window, send_and_wait  # noqa: F401
 

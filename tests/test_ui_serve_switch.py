@@ -129,7 +129,7 @@ def test_requests_beyond_the_queue_are_refused_and_ended_ones_make_room(qtbot):
 
     from app.serve.schema import parse_chat_request
     from app.serve.worker import Job
-    from app.ui.serve_switch import QUEUE_SIZE, WindowRunner
+    from app.ui.engine.serve_switch import QUEUE_SIZE, WindowRunner
 
     class Worker(QObject):
         served = Signal(object)

@@ -7,7 +7,7 @@ import time
 from types import SimpleNamespace
 
 from app.engine.events import Done, Progress, Stats, TextPiece
-from app.ui.speed_meter import meter_text
+from app.ui.chat.speed_meter import meter_text
 from tests.test_ui_window import ScriptedEngine, ScriptedFactory, open_window  # noqa: F401
 
 PIECE_SECONDS = 0.01  # about 100 tokens/s (sleep overshoots: a little less)

@@ -19,9 +19,9 @@ from app.engine.errors import ModelLoadError
 from app.engine.events import Done, Stats, TextPiece
 from app.settings import Settings, load_settings
 from app.store.history import INTERRUPTED, History
-from app.ui import highlight, markdown_render
-from app.ui.main_window import MainWindow
-from app.ui.settings_dialog import SettingsDialog
+from app.ui.flash import highlight, markdown_render
+from app.ui.chat.main_window import MainWindow
+from app.ui.chat.settings_dialog import SettingsDialog
 from tests.real_window import window_opener
 
 # "Hello" (target), " wor" + "ld" (one accepted run of 2, step 1), "!" (target, step 1),

@@ -1,11 +1,11 @@
 """The HTTP side of `draftlight serve` on a thread of its own, for a program that already owns an
-engine: the window's "Serve on localhost" switch (app/ui/serve_switch.py).
+engine: the window's "Serve on localhost" switch (app/ui/engine/serve_switch.py).
 
     server = BackgroundServer(runner, port=8080)   # binds now: a port in use fails here
     server.start(); server.url                     # http://127.0.0.1:8080/v1
     server.stop()                                  # waiting and running requests are cancelled
 
-`runner` is what the routes need (app.py): submit(job), n_ctx and model_id. uvicorn installs
+`runner` is what the routes need (routes.py): submit(job), n_ctx and model_id. uvicorn installs
 no signal handlers off the main thread, so the host program keeps its own.
 """
 

@@ -127,7 +127,7 @@ class EngineWorker(threading.Thread):
 def run_job(engine, job: Job, mode: str) -> None:
     """Answer `job` with `engine` on the calling thread (the one that owns the engine),
     delivering Started, Pieces and Finished, or one ApiError. Also the window's server
-    (app/ui/serve_switch.py) runs its jobs with it, on the window's engine thread."""
+    (app/ui/engine/serve_switch.py) runs its jobs with it, on the window's engine thread."""
     request = job.request
     n_ctx = engine.target.n_ctx
     try:

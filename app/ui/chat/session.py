@@ -1,0 +1,284 @@
+"""The current conversation: sending, streaming a reply into its view, stopping, regenerating,
+and keeping the history in step.
+
+Pieces arrive from the worker one signal per token and only go into a ReplyBuilder; a timer
+repaints at most ~30 times a second (FLUSH_INTERVAL_MS), whatever the token rate.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from app.settings import Settings
+from app.store.history import COMPLETE, INTERRUPTED, History, HistoryError
+from app.ui.chat.view import ChatView
+from app.ui.flash.message_view import MessageView
+from app.ui.flash.provenance import ReplyBuilder
+from app.ui.flash.stats_text import live_line
+from app.ui.engine.worker import EngineThread
+
+TITLE_LENGTH = 60
+
+
+@dataclass
+class Stream:
+    """The reply being generated."""
+
+    request_id: int
+    mode: str
+    view: MessageView | None
+    message_id: int | None
+    builder: ReplyBuilder = field(default_factory=ReplyBuilder)
+    live: dict | None = None  # the engine's latest statistics
+    last_saved: float = field(default_factory=time.monotonic)
+    stop_requested_at: float | None = None
+
+
+class ChatSession(QObject):
+    busy_changed = Signal(bool)  # a reply started (True) or ended (False)
+    reply_finished = Signal(object)  # the MessageView of a reply that completed or stopped
+    conversations_changed = Signal()
+    current_changed = Signal(object)  # conversation id or None
+    error = Signal(str)
+    info = Signal(str)
+    live_stats = Signal(str)
+    speed = Signal(float, float)  # tokens/s now, plain tokens/s (0 = unknown); now < 0: ended
+
+    FLUSH_INTERVAL_MS = 33  # ≈30 repaints per second at most
+    CHECKPOINT_SECONDS = 2.0  # how often a streaming reply's text is saved (crash safety)
+
+    def __init__(self, engine: EngineThread, history: History, chat: ChatView,
+                 settings: Settings, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.engine, self.history, self.chat, self.settings = engine, history, chat, settings
+        self.conversation_id: int | None = None
+        self.stream: Stream | None = None
+        self.flush_count = 0
+        self.plain_rate = 0.0  # plain decoding's tokens/s on this target (0 = not measured)
+        self._dirty = False
+        self._timer = QTimer(self)
+        self._timer.setInterval(self.FLUSH_INTERVAL_MS)
+        self._timer.timeout.connect(self.flush)
+        worker = engine.worker
+        worker.piece.connect(self._on_piece)
+        worker.progress.connect(self._on_progress)
+        worker.pass_drafted.connect(self._on_pass_drafted)
+        worker.notice.connect(self._on_notice)
+        worker.finished.connect(self._on_finished)
+        worker.stopped.connect(self._on_stopped)
+        worker.failed.connect(self._on_failed)
+
+    @property
+    def streaming(self) -> bool:
+        return self.stream is not None
+
+    # --- history, failing softly ---------------------------------------------------------------
+
+    def _save(self, write, *args, **kwargs):
+        if self.history.read_only:
+            return None
+        try:
+            return write(*args, **kwargs)
+        except HistoryError as exc:
+            self.error.emit(str(exc))
+            return None
+
+    # --- conversations -------------------------------------------------------------------------
+
+    def new_conversation(self) -> None:
+        self._abandon_stream()
+        self.chat.clear()
+        self.conversation_id = None
+        self.current_changed.emit(None)
+
+    def open_conversation(self, conversation_id: int) -> None:
+        self._abandon_stream()
+        self.chat.clear()
+        self.conversation_id = conversation_id
+        for message in self.history.messages(conversation_id):
+            view = self.chat.add_message(message.role, message.text, runs=message.runs,
+                                         stats=message.stats, status=message.status,
+                                         mode=message.mode)
+            view.message_id = message.id
+        self.current_changed.emit(conversation_id)
+
+    def forget_conversation(self, conversation_id: int) -> None:
+        """It was deleted: if it is on screen, clear the screen."""
+        if conversation_id == self.conversation_id:
+            self.new_conversation()
+
+    # --- sending -------------------------------------------------------------------------------
+
+    def send(self, text: str, mode: str) -> bool:
+        if self.streaming:
+            return False
+        if self.conversation_id is None:
+            title = " ".join(text.split())[:TITLE_LENGTH]
+            self.conversation_id = self._save(self.history.create_conversation, title)
+            self.conversations_changed.emit()
+            self.current_changed.emit(self.conversation_id)
+        view = self.chat.add_message("user", text)
+        if self.conversation_id is not None:
+            view.message_id = self._save(self.history.add_message, self.conversation_id,
+                                         "user", text)
+        self._start_reply(mode)
+        return True
+
+    def can_regenerate(self) -> bool:
+        return not self.streaming and any(v.role == "user" for v in self.chat.messages)
+
+    def regenerate(self, mode: str) -> bool:
+        if not self.can_regenerate():
+            return False
+        last = self.chat.messages[-1]
+        if last.role == "assistant":
+            if last.message_id is not None:
+                self._save(self.history.delete_message, last.message_id)
+            self.chat.remove_message(last)
+        self._start_reply(mode)
+        return True
+
+    def engine_messages(self) -> list[dict[str, str]]:
+        messages = []
+        if self.settings.system_prompt.strip():
+            messages.append({"role": "system", "content": self.settings.system_prompt.strip()})
+        messages += [{"role": v.role, "content": v.text} for v in self.chat.messages
+                     if v.text.strip()]
+        return messages
+
+    def messages_to_compare(self) -> list[dict[str, str]]:
+        """The conversation up to and including its last user message (what Compare answers)."""
+        messages = self.engine_messages()
+        while messages and messages[-1]["role"] != "user":
+            messages.pop()
+        return messages
+
+    def _start_reply(self, mode: str) -> None:
+        messages = self.engine_messages()
+        view = self.chat.add_message("assistant", streaming=True, mode=mode)
+        message_id = None
+        if self.conversation_id is not None:
+            message_id = self._save(self.history.add_message, self.conversation_id,
+                                    "assistant", "", runs=[], status=INTERRUPTED, mode=mode)
+        view.message_id = message_id
+        request_id = self.engine.generate(messages, self.settings.sampling_params(), mode)
+        self.stream = Stream(request_id, mode, view, message_id)
+        self._dirty = False
+        self._timer.start()
+        self.busy_changed.emit(True)
+
+    # --- stopping ------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        if self.stream is not None and self.stream.stop_requested_at is None:
+            self.stream.stop_requested_at = time.perf_counter()
+            self.engine.stop(self.stream.request_id)
+
+    def _abandon_stream(self) -> None:
+        """Leave the reply being written (another conversation is opened): stop it, save it."""
+        if self.stream is not None:
+            self.stop()
+            self._end_stream(INTERRUPTED, self._stopped_stats())
+
+    def save_partial(self) -> None:
+        """The window is closing: keep what arrived, marked interrupted."""
+        self._abandon_stream()
+
+    # --- worker signals ------------------------------------------------------------------------
+
+    def _current(self, request_id: int) -> Stream | None:
+        stream = self.stream
+        return stream if stream is not None and stream.request_id == request_id else None
+
+    def _on_piece(self, request_id: int, text: str, source: str, step: int) -> None:
+        stream = self._current(request_id)
+        if stream is not None and stream.stop_requested_at is None:
+            stream.builder.add(text, source, step)
+            self._dirty = True
+
+    def _on_progress(self, request_id: int, stats: dict) -> None:
+        stream = self._current(request_id)
+        if stream is not None:
+            stream.live = stats
+            if stats.get("plain_token_seconds"):  # auto mode timed a one-token pass
+                self.plain_rate = 1.0 / stats["plain_token_seconds"]
+
+    def _on_pass_drafted(self, request_id: int, step: int, drafted: int) -> None:
+        stream = self._current(request_id)
+        if stream is not None:
+            stream.builder.note_drafted(step, drafted)
+
+    def _on_notice(self, request_id: int, message: str) -> None:
+        if self._current(request_id) is not None:
+            self.info.emit(message)
+
+    def _on_finished(self, request_id: int, done) -> None:
+        stream = self._current(request_id)
+        if stream is None:
+            return
+        if stream.stop_requested_at is not None:  # Stop came first: keep what was shown
+            self._end_stream(INTERRUPTED, self._stopped_stats())
+            return
+        self._end_stream(COMPLETE, done.stats.to_dict())
+
+    def _on_stopped(self, request_id: int) -> None:
+        if self._current(request_id) is not None:
+            self._end_stream(INTERRUPTED, self._stopped_stats())
+
+    def _on_failed(self, request_id: int, message: str) -> None:
+        if self._current(request_id) is not None:
+            self._end_stream(INTERRUPTED, self._stopped_stats())
+            self.error.emit(message)
+
+    def _stopped_stats(self) -> dict | None:
+        stats = dict(self.stream.live) if self.stream and self.stream.live else None
+        if stats is not None:
+            stats["stop_reason"] = "cancelled"
+        return stats
+
+    # --- painting and saving -------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Timer tick: show what arrived since the last tick, refresh the live figures."""
+        stream = self.stream
+        if stream is None:
+            return
+        builder = stream.builder
+        if self._dirty and stream.view is not None:
+            self.flush_count += 1
+            self._dirty = False
+            stream.view.stream_update(builder.text, builder.runs)
+            stream.view.set_live_passes(builder.pass_table)
+            seconds = (builder.last_piece_at or 0) - (builder.first_piece_at or 0)
+            line = live_line(stream.live, builder.tokens, builder.passes, builder.accepted,
+                             seconds)
+            stream.view.set_live_stats(line)
+            self.live_stats.emit(line)
+            self.speed.emit(builder.rate_now(), self.plain_rate)
+        if (stream.message_id is not None
+                and time.monotonic() - stream.last_saved >= self.CHECKPOINT_SECONDS):
+            stream.last_saved = time.monotonic()
+            self._save(self.history.update_message, stream.message_id, builder.text,
+                       runs=builder.runs, status=INTERRUPTED)
+
+    def _end_stream(self, status: str, stats: dict | None) -> None:
+        stream, self.stream = self.stream, None
+        self._timer.stop()
+        builder = stream.builder
+        text, runs = builder.text, builder.runs
+        if stats is not None:  # the strip's cells, exactly (older replies estimate them)
+            stats = {**stats, "passes": [list(row) for row in builder.pass_table]}
+        if stream.message_id is not None:
+            self._save(self.history.update_message, stream.message_id, text, runs=runs,
+                       stats=stats, status=status)
+            self.conversations_changed.emit()
+        if stream.view is not None and stream.view in self.chat.messages:
+            stream.view.finish(text, runs, stats, status)
+        self.live_stats.emit("")
+        self.speed.emit(-1.0, self.plain_rate)
+        self.busy_changed.emit(False)
+        if stream.view is not None:
+            self.reply_finished.emit(stream.view)

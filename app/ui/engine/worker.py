@@ -1,0 +1,305 @@
+"""The one thread that owns the engine, and the GUI-side handle that talks to it.
+
+EngineWorker lives on a QThread. It creates, uses and closes the Engine there (llama.cpp
+objects are not thread-safe), and turns the engine's events into signals, superqt-style: the
+generation loop checks a stop mark between tokens, and closing the event iterator cancels.
+The GUI never calls the engine and never waits on it, except for at most one token when
+the window closes.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from dataclasses import replace
+
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
+
+from app.engine.events import Done, Notice, Progress, TextPiece
+from app.ui.engine.factory import EngineSpec, LlamaEngineFactory
+
+STOP_ALL = sys.maxsize
+
+
+def one_line(exc: BaseException) -> str:
+    from_engine = type(exc).__module__.startswith("app.")
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if from_engine else f"{type(exc).__name__}: {text}"
+
+
+class EngineWorker(QObject):
+    capabilities = Signal(object)  # {"modes": tuple[str, ...], "gpu_offload": bool}
+    loading = Signal(str)  # what is being loaded, in words
+    preparing = Signal(str, int)  # the default model is being converted: words, percent
+    loaded = Signal(object)  # {"target": name, "draft": name or None}
+    load_failed = Signal(str)
+    draft_changed = Signal(object)  # draft file name, or None
+    draft_failed = Signal(str)
+    piece = Signal(int, str, str, int)  # request, text, source, step
+    notice = Signal(int, str)
+    progress = Signal(int, object)  # request, live Stats.to_dict() (+ plain_token_seconds)
+    pass_drafted = Signal(int, int, int)  # request, step, tokens drafted in that target pass
+    finished = Signal(int, object)  # request, Done
+    stopped = Signal(int)  # request: stopped on request, before its end
+    compare_piece = Signal(int, str, str, str)  # request, side, text, source
+    compared = Signal(int, object)  # request, app.engine.compare.Comparison
+    failed = Signal(int, str)  # request, one-line error
+    served = Signal(object)  # an app.serve.worker.Job from the local server has ended
+    closed = Signal()
+
+    PROGRESS_INTERVAL = 0.1  # seconds between live statistics
+
+    def __init__(self, factory=None) -> None:
+        super().__init__()
+        self.factory = factory or LlamaEngineFactory()
+        self.engine = None
+        self._capabilities_sent = False
+        # Requests up to this id are to stop. Written by the GUI thread, read here between
+        # tokens; a plain int assignment is atomic, so no lock is needed.
+        self.stop_upto = 0
+
+    def request_stop(self, request_id: int) -> None:
+        """Thread-safe: the request stops before its next token."""
+        self.stop_upto = max(self.stop_upto, request_id)
+
+    def _close_engine(self) -> None:
+        if self.engine is not None:
+            engine, self.engine = self.engine, None
+            engine.close()
+
+    @Slot(object)
+    def load(self, spec: EngineSpec) -> None:
+        """Load the target, then the draft: a draft that is refused (another vocabulary, too
+        big, gone) is reported on its own and the target stays usable."""
+        try:
+            if not self._capabilities_sent:
+                self.capabilities.emit(self.factory.capabilities())
+                self._capabilities_sent = True
+            self._close_engine()
+            spec, notices = self._resolve_target(spec)
+            self.loading.emit(f"Loading {spec.target_name}…")
+            self.engine = self.factory.load_engine(replace(spec, draft_path=None))
+        except Exception as exc:  # noqa: BLE001 - shown as one line; the app stays usable
+            if not isinstance(exc, (OSError, ImportError)) and "app." not in type(exc).__module__:
+                traceback.print_exc()
+            self.load_failed.emit(one_line(exc))
+            return
+        info = {"target": spec.target_name, "draft": None, "draft_error": None,
+                "notices": notices + self._notices(spec)}
+        if spec.draft_path:
+            try:
+                self.loading.emit(f"Loading draft {spec.draft_name}…")
+                self.engine.attach_draft(self.factory.open_draft(spec))
+                info["draft"] = spec.draft_name
+            except Exception as exc:  # noqa: BLE001
+                info["draft_error"] = one_line(exc)
+        self.loaded.emit(info)
+
+    def _resolve_target(self, spec: EngineSpec) -> tuple[EngineSpec, list[str]]:
+        """A spec without a target means the default model, which the first time is converted
+        from the bundled file here (seconds), with progress for the window."""
+        if spec.target_path:
+            return spec, []
+
+        def report(done: int, total: int, what: str) -> None:
+            self.preparing.emit(what, round(100 * done / total) if total else 0)
+
+        path, note = self.factory.prepare_default(report, lambda: self.stop_upto == STOP_ALL)
+        return replace(spec, target_path=path), [note] if note else []
+
+    def _notices(self, spec: EngineSpec) -> list[str]:
+        """What the user should know about the loaded target (how it was loaded, a missing
+        chat template)."""
+        from app.engine.chat_template import FALLBACK_NOTICE
+        notices = []
+        load_note = getattr(getattr(self.engine, "target", None), "load_note", "")
+        if load_note:  # e.g. loaded without repacked weights where they crash this CPU
+            notices.append(load_note)
+        template = getattr(self.engine, "template", None)
+        if template is not None and template.is_fallback:
+            notices.append(FALLBACK_NOTICE.format(name=spec.target_name))
+        return notices
+
+    @Slot(object)
+    def change_draft(self, spec: EngineSpec) -> None:
+        if self.engine is None:
+            return
+        try:
+            if spec.draft_path:
+                self.loading.emit(f"Loading draft {spec.draft_name}…")
+                self.engine.attach_draft(self.factory.open_draft(spec))
+            else:
+                self.engine.detach_draft()
+        except Exception as exc:  # noqa: BLE001
+            self.draft_failed.emit(one_line(exc))
+            return
+        self.draft_changed.emit(spec.draft_name)
+
+    def _live_stats(self, stats) -> dict:
+        """The engine's statistics, and its measured one-token pass (plain decoding's speed)
+        once auto mode has timed it."""
+        out = stats.to_dict()
+        costs = getattr(self.engine, "costs", None)
+        seconds = getattr(costs, "token_seconds", 0.0) if costs is not None else 0.0
+        if seconds:
+            out["plain_token_seconds"] = seconds
+        return out
+
+    @Slot(int, object, object, str)
+    def generate(self, request_id: int, messages: list, params, mode: str) -> None:
+        if self.stop_upto >= request_id:
+            self.stopped.emit(request_id)
+            return
+        if self.engine is None:
+            self.failed.emit(request_id, "no model is loaded")
+            return
+        last_progress = time.perf_counter()
+        drafted = 0
+        events = None
+        try:
+            events = self.engine.generate(messages, params, mode)
+            for event in events:
+                if self.stop_upto >= request_id:
+                    events.close()
+                    self.stopped.emit(request_id)
+                    return
+                if isinstance(event, TextPiece):
+                    self.piece.emit(request_id, event.text, event.source, event.step)
+                elif isinstance(event, Progress):
+                    # One Progress per target pass: what that pass drafted, for the strip.
+                    if event.stats.drafted != drafted:
+                        self.pass_drafted.emit(request_id, event.stats.target_passes - 1,
+                                               event.stats.drafted - drafted)
+                        drafted = event.stats.drafted
+                    now = time.perf_counter()
+                    if now - last_progress >= self.PROGRESS_INTERVAL:
+                        last_progress = now
+                        self.progress.emit(request_id, self._live_stats(event.stats))
+                elif isinstance(event, Done):
+                    self.finished.emit(request_id, event)
+                    return
+                elif isinstance(event, Notice):
+                    self.notice.emit(request_id, event.message)
+            self.failed.emit(request_id, "the reply ended without its statistics")
+        except Exception as exc:  # noqa: BLE001
+            if "app." not in type(exc).__module__:
+                traceback.print_exc()
+            self.failed.emit(request_id, one_line(exc))
+        finally:
+            if events is not None and hasattr(events, "close"):
+                events.close()
+
+    @Slot(int, object, object, str)
+    def compare(self, request_id: int, messages: list, params, mode: str) -> None:
+        """Plain and speculative greedy answers to the same messages (app.engine.compare)."""
+        from app.engine.compare import Comparison, SidePiece, compare
+        if self.engine is None:
+            self.failed.emit(request_id, "no model is loaded")
+            return
+        events = None
+        try:
+            events = compare(self.engine, messages, params, mode)
+            for event in events:
+                if self.stop_upto >= request_id:
+                    self.stopped.emit(request_id)
+                    return
+                if isinstance(event, SidePiece):
+                    self.compare_piece.emit(request_id, event.side, event.piece.text,
+                                            event.piece.source)
+                elif isinstance(event, Comparison):
+                    self.compared.emit(request_id, event)
+        except Exception as exc:  # noqa: BLE001
+            self.failed.emit(request_id, one_line(exc))
+        finally:
+            if events is not None:
+                events.close()
+
+    @Slot(object, str)
+    def serve(self, job, mode: str) -> None:
+        """A request from the window's local server (serve_switch.py), answered between the
+        window's own replies exactly as `draftlight serve` answers it."""
+        from app.serve.schema import ApiError
+        from app.serve.worker import run_job
+        try:
+            if self.stop_upto == STOP_ALL or job.cancelled.is_set():
+                job.deliver(ApiError(503, "the server was stopped", type="server_error",
+                                     code="shutting_down"))
+            elif self.engine is None:
+                job.deliver(ApiError(503, "no model is loaded in the window", type="server_error",
+                                     code="model_not_loaded"))
+            else:
+                run_job(self.engine, job, mode)
+        finally:
+            self.served.emit(job)
+
+    @Slot()
+    def shutdown(self) -> None:
+        try:
+            self._close_engine()
+        finally:
+            self.closed.emit()
+            # Hand this object back to the main thread so it is not left in a dead thread.
+            app = QCoreApplication.instance()
+            if app is not None:
+                self.moveToThread(app.thread())
+            QThread.currentThread().quit()
+
+
+class EngineThread(QObject):
+    """GUI-side handle: starts the worker's thread and forwards calls to it as queued signals."""
+
+    _load = Signal(object)
+    _change_draft = Signal(object)
+    _generate = Signal(int, object, object, str)
+    _compare = Signal(int, object, object, str)
+    _serve = Signal(object, str)
+    _shutdown = Signal()
+
+    def __init__(self, factory=None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.thread = QThread()
+        self.thread.setObjectName("engine")
+        self.worker = EngineWorker(factory)
+        self.worker.moveToThread(self.thread)
+        self._load.connect(self.worker.load)
+        self._change_draft.connect(self.worker.change_draft)
+        self._generate.connect(self.worker.generate)
+        self._compare.connect(self.worker.compare)
+        self._serve.connect(self.worker.serve)
+        self._shutdown.connect(self.worker.shutdown)
+        self._next_request = 0
+        self.thread.start()
+
+    def load(self, spec: EngineSpec) -> None:
+        self._load.emit(spec)
+
+    def change_draft(self, spec: EngineSpec) -> None:
+        self._change_draft.emit(spec)
+
+    def generate(self, messages: list, params, mode: str) -> int:
+        self._next_request += 1
+        self._generate.emit(self._next_request, messages, params, mode)
+        return self._next_request
+
+    def compare(self, messages: list, params, mode: str) -> int:
+        self._next_request += 1
+        self._compare.emit(self._next_request, messages, params, mode)
+        return self._next_request
+
+    def serve(self, job, mode: str) -> None:
+        """Thread-safe: queue a local server's job behind the window's own requests."""
+        self._serve.emit(job, mode)
+
+    def stop(self, request_id: int) -> None:
+        self.worker.request_stop(request_id)
+
+    def shutdown(self) -> None:
+        """Stop any reply, close the engine on its thread, and wait for the thread to end."""
+        if not self.thread.isRunning():
+            return
+        self.worker.request_stop(STOP_ALL)
+        self._shutdown.emit()
+        # A model that is still loading cannot be interrupted: wait for it, however long.
+        while not self.thread.wait(30_000):
+            print("draftlight: waiting for the model to finish loading…", file=sys.stderr)
