@@ -41,6 +41,7 @@ class Settings:
     flash_drafts: bool = True  # accepted runs arrive in a bright colour that fades to their tint
     palette: str = "default"  # highlight colours: "default", "colourblind" or "contrast"
     serve_port: int = 8080  # File > Serve on localhost listens on 127.0.0.1 here; 0 = any free
+    serve_origins: str = ""  # web pages allowed to call it (CORS), space-separated origins
 
     def effective_mode(self) -> str:
         return self.mode or "auto"

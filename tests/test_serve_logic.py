@@ -23,13 +23,13 @@ HELLO = [{"role": "user", "content": "hi"}]
 
 def parse(**fields):
     body = {"model": MODEL, "messages": HELLO, **fields}
-    return parse_chat_request(json.dumps(body).encode(), model_id=MODEL, default_max_tokens=99)
+    return parse_chat_request(json.dumps(body).encode(), model_id=MODEL, n_ctx=99)
 
 
 def refused(body: bytes | dict, status: int = 400) -> ApiError:
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
     with pytest.raises(ApiError) as caught:
-        parse_chat_request(raw, model_id=MODEL, default_max_tokens=99)
+        parse_chat_request(raw, model_id=MODEL, n_ctx=99)
     assert caught.value.status == status
     error = caught.value.body()["error"]
     assert error["message"] and error["type"]

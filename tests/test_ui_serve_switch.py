@@ -145,7 +145,7 @@ def test_requests_beyond_the_queue_are_refused_and_ended_ones_make_room(qtbot):
     runner = WindowRunner(engine)
     runner.mode = "ngram"
     chat = parse_chat_request(b'{"model": "m", "messages": [{"role": "user", "content": "x"}]}',
-                              model_id="m", default_max_tokens=16)
+                              model_id="m", n_ctx=16)
     for _ in range(QUEUE_SIZE + 1):  # one running, QUEUE_SIZE waiting
         runner.submit(Job(chat, lambda item: None))
     with pytest.raises(queue.Full):

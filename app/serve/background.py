@@ -14,6 +14,7 @@ from __future__ import annotations
 import socket
 import threading
 
+from app.serve.guard import access_for, normal_origin
 from app.user_messages import UserError
 
 GRACE_SECONDS = 2  # how long stopping waits for a response that is still being written
@@ -50,11 +51,17 @@ def http_stack():
 
 class BackgroundServer:
     def __init__(self, runner, *, host: str = "127.0.0.1", port: int = 8080,
-                 api_key: str | None = None) -> None:
+                 api_key: str | None = None, allow_origins: tuple[str, ...] = (),
+                 allow_hosts: tuple[str, ...] = (), send_timeout: float | None = None) -> None:
         uvicorn, create_app = http_stack()
+        allow_origins = [normal_origin(o) for o in allow_origins]  # a bad one fails before binding
         self.listener = bind(host, port)
         self.url = url_of(self.listener)
-        config = uvicorn.Config(create_app(runner, api_key=api_key), log_level="warning",
+        access = access_for(host, self.listener.getsockname()[1], allow_hosts=allow_hosts,
+                            allow_origins=allow_origins)
+        options = {} if send_timeout is None else {"send_timeout": send_timeout}
+        config = uvicorn.Config(create_app(runner, api_key=api_key, access=access, **options),
+                                log_level="warning",
                                 timeout_graceful_shutdown=GRACE_SECONDS, lifespan="off")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run,

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from app.serve.background import bind, http_stack, url_of
+from app.serve.guard import access_for, is_loopback
 from app.store.cli import default_target_in_terminal
 from app.user_messages import UserError, note
 
@@ -30,7 +31,16 @@ def add_serve_parser(commands) -> None:
     serve.add_argument("--mode", choices=["auto", "off", "draft", "ngram"], default="auto",
                        help="speculation when a request has no prediction (default: auto)")
     serve.add_argument("--api-key", metavar="KEY",
-                       help="require 'Authorization: Bearer KEY' on every request")
+                       help="require 'Authorization: Bearer KEY' on every request (needed "
+                            "with a --host other machines can reach)")
+    serve.add_argument("--insecure-no-key", action="store_true",
+                       help="serve a --host other machines can reach without an API key")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME[:PORT]",
+                       help="answer requests sent to this host name too (repeatable); "
+                            "others than this machine's loopback names get 421")
+    serve.add_argument("--allow-origin", action="append", default=[], metavar="URL",
+                       help="let web pages from this origin (as in http://localhost:3000) call "
+                            "the API, CORS preflight included (repeatable); other pages get 403")
     serve.add_argument("--ctx", type=int, help="context window in tokens (default: settings, 4096)")
     serve.add_argument("--queue-size", type=int, default=DEFAULT_QUEUE, metavar="N",
                        help="requests that may wait while one runs; more get 429 (default: "
@@ -58,7 +68,16 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UserError("--queue-size must be at least 1")
     if args.api_key is not None and not args.api_key.strip():
         raise UserError("--api-key is empty")
+    if not is_loopback(args.host):
+        if args.api_key is None and not args.insecure_no_key:
+            raise UserError(f"--host {args.host} can be reached from other machines: give "
+                            "--api-key KEY (or --insecure-no-key to serve without one)")
+        print(f"draftlight: warning: serving on {args.host}: other machines on the network can "
+              "reach the model" + ("" if args.api_key else ", and no API key is asked for"),
+              file=sys.stderr, flush=True)
     listener = bind(args.host, args.port)  # a port in use fails now, not after loading
+    access = access_for(args.host, listener.getsockname()[1], allow_hosts=args.allow_host,
+                        allow_origins=args.allow_origin)
     target = default_target_in_terminal(args.target)
     check_models_fit(target, args.draft, n_ctx=n_ctx)
     options = LoadOptions(n_ctx=n_ctx, n_threads=settings.n_threads)
@@ -76,7 +95,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if worker.load_error is not None:
         listener.close()
         raise worker.load_error
-    app = create_app(worker, api_key=args.api_key)
+    app = create_app(worker, api_key=args.api_key, access=access)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2,
                             lifespan="off")
     print(f"draftlight: serving {model_id} at {url_of(listener)} "

@@ -1,8 +1,10 @@
 """The routes: GET /v1/models, POST /v1/chat/completions (JSON, or server-sent events).
 
 Every error is OpenAI's `{"error": {...}}` with a 4xx (5xx only for the server's own faults).
+Requests pass app.serve.guard first (Host, Origin, content type; CORS for named origins only).
 A request waits in the worker's queue; a full queue answers 429 with Retry-After. A client that
-goes away cancels its job, whether it was waiting, streaming or awaiting a JSON answer.
+goes away cancels its job, whether it was waiting, streaming or awaiting a JSON answer; so does
+one that stops reading a stream for SEND_TIMEOUT_SECONDS.
 """
 
 from __future__ import annotations
@@ -18,18 +20,30 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from sse_starlette.sse import EventSourceResponse
 from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
 
-from app.serve.schema import (ApiError, ChatRequest, chunk, completion, finish_reason,
-                              parse_chat_request, usage)
+from app.serve.guard import CORS_HEADERS, CORS_METHODS, Access, GuardMiddleware, access_for
+from app.serve.schema import (MAX_BODY_BYTES, ApiError, ChatRequest, chunk, completion,
+                              finish_reason, parse_chat_request, usage)
 from app.serve.worker import EngineWorker, Finished, Job, Piece
 
 RETRY_AFTER_SECONDS = 2
+SEND_TIMEOUT_SECONDS = 30  # a stream the client stops reading for this long is cancelled
 
 
-def create_app(worker: EngineWorker, *, api_key: str | None = None) -> FastAPI:
+def create_app(worker: EngineWorker, *, api_key: str | None = None,
+               access: Access | None = None,
+               send_timeout: float = SEND_TIMEOUT_SECONDS) -> FastAPI:
     """The routes over `worker`: serve's own engine thread, or the window's (its model may
-    change while it serves, so its id is read per request)."""
+    change while it serves, so its id is read per request). `access` says which hosts and
+    origins are answered (default: this machine's loopback names on port 8080)."""
     app = FastAPI(title="Draftlight", docs_url=None, redoc_url=None, openapi_url=None)
+    access = access or access_for("127.0.0.1", 8080)
+    if access.origins:  # CORS only for the origins the user named, preflight included
+        app.add_middleware(CORSMiddleware, allow_origins=sorted(access.origins),
+                           allow_methods=list(CORS_METHODS), allow_headers=list(CORS_HEADERS),
+                           max_age=600)
+    app.add_middleware(GuardMiddleware, access=access)  # added last: runs first
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
@@ -70,8 +84,7 @@ def create_app(worker: EngineWorker, *, api_key: str | None = None) -> FastAPI:
     async def chat_completions(request: Request):
         authorise(request)
         model_id = worker.model_id
-        chat = parse_chat_request(await request.body(), model_id=model_id,
-                                  default_max_tokens=worker.n_ctx)
+        chat = parse_chat_request(await _body(request), model_id=model_id, n_ctx=worker.n_ctx)
         loop = asyncio.get_running_loop()
         items: asyncio.Queue = asyncio.Queue()
         job = Job(chat, _deliver_to(loop, items))
@@ -89,7 +102,8 @@ def create_app(worker: EngineWorker, *, api_key: str | None = None) -> FastAPI:
             reply = Reply(chat, model_id, first.prompt_tokens)
             if chat.stream:  # from here sse-starlette watches the client
                 gone.cancel()
-                return EventSourceResponse(_stream(reply, items, job), ping=15)
+                return EventSourceResponse(_stream(reply, items, job), ping=15,
+                                           send_timeout=send_timeout)
             while not isinstance(item := await _next(items, gone), (Finished, ApiError)):
                 pass
         except BaseException:
@@ -102,6 +116,21 @@ def create_app(worker: EngineWorker, *, api_key: str | None = None) -> FastAPI:
         return JSONResponse(reply.completion(item))
 
     return app
+
+
+async def _body(request: Request) -> bytes:
+    """The request body, or 413 once it passes MAX_BODY_BYTES (before all of it is read)."""
+    too_large = ApiError(413, f"the request body is larger than {MAX_BODY_BYTES // 2**20} MiB",
+                         code="request_too_large")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise too_large
+    body = bytearray()
+    async for part in request.stream():
+        body += part
+        if len(body) > MAX_BODY_BYTES:
+            raise too_large
+    return bytes(body)
 
 
 def _deliver_to(loop: asyncio.AbstractEventLoop, items: asyncio.Queue):

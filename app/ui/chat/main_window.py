@@ -44,7 +44,8 @@ class MainWindow(QMainWindow):
         self._pending_mode: str | None = None  # chosen with a draft that is still loading
 
         self.engine = EngineThread(factory, self)
-        self.serve_switch = ServeSwitch(self.engine, settings.serve_port, self)
+        self.serve_switch = ServeSwitch(self.engine, settings.serve_port, self,
+                                        allow_origins=tuple(settings.serve_origins.split()))
         self.models = ModelLoader(self.engine, EngineSpec.from_settings(settings),
                                   (settings.effective_mode(),), self)
         self.setWindowTitle("Draftlight")
@@ -274,7 +275,8 @@ class MainWindow(QMainWindow):
         self.session.settings = new
         self.chat.set_flash(new.flash_drafts)
         self.set_palette(new.palette)
-        self.serve_switch.port = new.serve_port  # from the server's next start
+        self.serve_switch.port = new.serve_port  # both from the server's next start
+        self.serve_switch.allow_origins = tuple(new.serve_origins.split())
         self._save_settings()
         self.models.apply(EngineSpec.from_settings(new))
 

@@ -138,6 +138,12 @@ class SettingsDialog(QDialog):
         self.serve_port.setToolTip("File ▸ Serve on localhost answers OpenAI API requests at "
                                    "http://127.0.0.1:PORT/v1; takes effect when it next starts")
         form.addRow("Port:", self.serve_port)
+        self.serve_origins = QLineEdit(settings.serve_origins)
+        self.serve_origins.setPlaceholderText("none: web pages cannot call it")
+        self.serve_origins.setToolTip("Web pages from these origins (as in http://localhost:3000), "
+                                      "separated by spaces, may call the server from a "
+                                      "browser; pages from anywhere else are refused")
+        form.addRow("Allowed web origins:", self.serve_origins)
         layout.addWidget(server)
 
         layout.addWidget(QLabel("System prompt:"))
@@ -161,4 +167,5 @@ class SettingsDialog(QDialog):
             seed=None if self.random_seed.isChecked() else self.seed.value(),
             max_tokens=self.max_tokens.value(), flash_drafts=self.flash_drafts.isChecked(),
             palette=self.palette_box.currentData(), serve_port=self.serve_port.value(),
+            serve_origins=" ".join(self.serve_origins.text().replace(",", " ").split()),
             system_prompt=self.system_prompt.toPlainText().strip())

@@ -86,9 +86,10 @@ class ServeSwitch(QObject):
 
     problem = Signal(str)
 
-    def __init__(self, engine: EngineThread, port: int, parent: QObject | None = None) -> None:
+    def __init__(self, engine: EngineThread, port: int, parent: QObject | None = None, *,
+                 allow_origins: tuple[str, ...] = ()) -> None:
         super().__init__(parent)
-        self.port = port
+        self.port, self.allow_origins = port, allow_origins  # web origins that may call it
         self.runner = WindowRunner(engine, self)
         self.server = None
         self.action = QAction("Serve on localhost", self, checkable=True)
@@ -121,7 +122,8 @@ class ServeSwitch(QObject):
             from app.serve.background import BackgroundServer
             from app.user_messages import UserError
             try:
-                self.server = BackgroundServer(self.runner, port=self.port)
+                self.server = BackgroundServer(self.runner, port=self.port,
+                                               allow_origins=self.allow_origins)
             except UserError as exc:
                 self._set_checked(False)
                 self.problem.emit(f"Could not serve on localhost: {exc}")
