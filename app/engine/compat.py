@@ -40,7 +40,7 @@ class Vocabulary(Protocol):
 class Compatibility:
     same_vocabulary: bool  # token ids mean the same text: the draft's tokens are the target's
     note: str = ""  # for a cross-vocabulary pair: "different vocabularies: drafting through …"
-    vocab_map: object = field(default=None, repr=False)  # cross_vocab.VocabMap, if cross
+    vocab_map: object = field(default=None, repr=False)  # vocab_map.VocabMap, if cross
 
     @property
     def label(self) -> str:
@@ -52,7 +52,7 @@ def check_compatible(target, draft) -> Compatibility:
     mismatch = vocabulary_mismatch(target, draft)
     if mismatch is None:
         return Compatibility(True)
-    from app.engine.cross_vocab import vocab_map_for
+    from app.engine.vocab_map import vocab_map_for
     vocab_map = vocab_map_for(target, draft)
     needed = MIN_SHARED_FRACTION * vocab_map.smaller
     if vocab_map.shared < needed:

@@ -29,7 +29,8 @@ from app.engine.backend import LanguageModel, sync_cache
 from app.engine.chat_template import ChatTemplate
 from app.engine.compat import Compatibility, check_compatible
 from app.engine.cross_vocab import CrossVocabDrafter
-from app.engine.costs import BatchCosts, cache_key, cached_costs, load_cached, store_cached
+from app.engine.costs import BatchCosts, cached_costs
+from app.engine.disk_cache import cache_key, load_cached, store_cached
 from app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
 from app.engine.errors import EngineError
 from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
