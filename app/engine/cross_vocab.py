@@ -30,7 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
-from app.engine.backend import LanguageModel, sync_cache
+from app.engine.backend import LanguageModel, common_prefix_length, sync_cache
 from app.engine.drafters import Draft
 from app.engine.vocab_map import VocabMap
 
@@ -65,11 +65,7 @@ class CrossVocabDrafter:
 
     def _sync_text(self, context: Sequence[int]) -> int:
         """Make _text the bytes of `context`; return how many leading bytes were unchanged."""
-        old = self._target_tokens
-        keep = 0
-        n = min(len(old), len(context))
-        while keep < n and old[keep] == context[keep]:
-            keep += 1
+        keep = common_prefix_length(self._target_tokens, context)
         kept_bytes = self._target_ends[keep - 1] if keep else 0
         del self._target_tokens[keep:], self._target_ends[keep:], self._text[kept_bytes:]
         for index in range(keep, len(context)):
