@@ -19,9 +19,10 @@ from fastapi.responses import JSONResponse, Response
 from sse_starlette.sse import EventSourceResponse
 from starlette.exceptions import HTTPException
 
+from app.engine.events import TextPiece
 from app.serve.schema import (ApiError, ChatRequest, chunk, completion, finish_reason,
                               parse_chat_request, usage)
-from app.serve.worker import EngineWorker, Finished, Job, Piece
+from app.serve.worker import EngineWorker, Finished, Job
 
 RETRY_AFTER_SECONDS = 2
 
@@ -163,7 +164,7 @@ async def _stream(reply: Reply, items: asyncio.Queue, job: Job):
         yield {"data": reply.chunk({"role": "assistant", "content": ""})}
         while True:
             item = await items.get()
-            if isinstance(item, Piece):
+            if isinstance(item, TextPiece):
                 yield {"data": reply.chunk({"content": item.text},
                                            provenance={"source": item.source, "pass": item.step})}
             elif isinstance(item, Finished):
