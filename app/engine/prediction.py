@@ -30,7 +30,7 @@ class PredictionDrafter:
 
     `start` is the context length when the reply began: context[start:] is the reply so far.
     `drafted` / `accepted` count the prediction's own proposals (the fallback's are not counted),
-    as told by observe() after each step.
+    as told by observe() after each step, or by record() where auto mode chose the prediction.
     """
 
     def __init__(self, prediction: Sequence[int], start: int, *, draft_tokens: int = 8,
@@ -117,12 +117,17 @@ class PredictionDrafter:
                                          rng)
         return Draft([])
 
+    def record(self, drafted: int, accepted: int) -> None:
+        """Count a step that drafted from the prediction: from observe(), or from the engine when
+        auto mode chose the prediction (auto's own observe() learns, and calls no other)."""
+        self.drafted += drafted
+        self.accepted += accepted
+
     def observe(self, drafted: int, accepted: int, token: int,
                 verify_seconds: float | None = None, draft_seconds: float | None = None) -> None:
         """Count the step that just ran; a fallback that learns (auto mode) learns from its own
         steps only, since it did not choose the others."""
         if self.from_prediction:
-            self.drafted += drafted
-            self.accepted += accepted
+            self.record(drafted, accepted)
         elif self.fallback is not None and hasattr(self.fallback, "observe"):
             self.fallback.observe(drafted, accepted, token, verify_seconds, draft_seconds)
