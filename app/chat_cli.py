@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.store.cli import default_target_in_terminal
+from app.store.default_in_terminal import default_target_in_terminal
 from app.user_messages import UserError, note
 
 DRAFT_COLOUR = "\x1b[1;36m"  # bold cyan: tokens a draft guessed and the target accepted

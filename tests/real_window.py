@@ -19,8 +19,8 @@ def cost_cache_file(tmp_path_factory):
 
 @pytest.fixture
 def shared_cost_cache(cost_cache_file, monkeypatch):
-    from app.engine import costs
-    monkeypatch.setattr(costs, "_cache_file", lambda: cost_cache_file)
+    from app.engine import disk_cache
+    monkeypatch.setattr(disk_cache, "_cache_file", lambda: cost_cache_file)
     return cost_cache_file
 
 

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from app.engine import compat
-from app.engine.cross_vocab import (CrossVocabDrafter, build_vocab_map, map_cache_path,
-                                    save_vocab_map, vocab_map_for)
+from app.engine.cross_vocab import CrossVocabDrafter
 from app.engine.drafters import Draft
 from app.engine.errors import IncompatibleDraftError
 from app.engine.generator import Engine
 from app.engine.sampling import SamplingParams
 from app.engine.speculative import speculative_step
+from app.engine.vocab_map import build_vocab_map, map_cache_path, save_vocab_map, vocab_map_for
 from tests.fake_backend import FakeChatModel, FakeWordChatModel, scripted_costs
 from tests.test_lossless_sampling import CHI2_CRITICAL_P001
 

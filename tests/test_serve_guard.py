@@ -15,7 +15,8 @@ import pytest
 from app.cli import main
 from app.serve.guard import access_for, normal_origin
 from app.serve.schema import MAX_BODY_BYTES, MAX_MESSAGES, MAX_PREDICTION_CHARS
-from app.serve.worker import Piece, Started
+from app.engine.events import TextPiece
+from app.serve.worker import Started
 from app.user_messages import UserError
 from tests.serve_loopback import N_CTX, REPLY, chat_body, request, serving
 
@@ -175,7 +176,7 @@ class FloodRunner:
     def _flood(self, job) -> None:
         job.deliver(Started(3))
         while not job.cancelled.wait(0.001):
-            job.deliver(Piece("x" * 65536, "target", 1))
+            job.deliver(TextPiece("x" * 65536, "target", 1))
         self.done.set()
 
 

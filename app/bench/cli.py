@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from app.bench.runner import BENCH_MODES, DEFAULT_QUESTIONS
-from app.store.cli import default_target_in_terminal
+from app.store.default_in_terminal import default_target_in_terminal
 from app.user_messages import UserError
 
 

@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.engine.cross_vocab import build_vocab_map, load_vocab_map, save_vocab_map
+from app.engine.vocab_map import build_vocab_map, load_vocab_map, save_vocab_map
 from app.engine.events import Done
 from app.engine.generator import Engine
 from app.engine.llama_backend import LlamaBackend, LoadOptions

@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from app.engine.generator import Engine
     from app.engine.llama_backend import LoadOptions
-    from app.store.cli import default_target_in_terminal
+    from app.store.default_in_terminal import default_target_in_terminal
 
     prompts = [q["turns"][0] for q in load_questions(args.questions)
                if q["category"] == "code_editing" and code_of(q["turns"][0])][:args.limit]

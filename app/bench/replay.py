@@ -218,7 +218,7 @@ def record(target: Path | None, questions_path: Path, out: Path, max_tokens: int
     from app.engine.generator import Engine
     from app.engine.llama_backend import LoadOptions
     from app.engine.sampling import SamplingParams
-    from app.store.cli import default_target_in_terminal
+    from app.store.default_in_terminal import default_target_in_terminal
     from app.user_messages import UserError
 
     try:

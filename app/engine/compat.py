@@ -40,7 +40,7 @@ class Vocabulary(Protocol):
 class Compatibility:
     same_vocabulary: bool  # token ids mean the same text: the draft's tokens are the target's
     note: str = ""  # for a cross-vocabulary pair: "different vocabularies: drafting through …"
-    vocab_map: object = field(default=None, repr=False)  # cross_vocab.VocabMap, if cross
+    vocab_map: object = field(default=None, repr=False)  # vocab_map.VocabMap, if cross
 
     @property
     def label(self) -> str:
@@ -49,48 +49,40 @@ class Compatibility:
 
 def check_compatible(target, draft) -> Compatibility:
     """How `draft` drafts for `target`; IncompatibleDraftError, in plain words, if it cannot."""
-    mismatch = vocabulary_mismatch(target, draft)
-    if mismatch is None:
+    differences = vocabulary_differences(target, draft)
+    if not differences:
         return Compatibility(True)
-    from app.engine.cross_vocab import vocab_map_for
+    from app.engine.vocab_map import vocab_map_for
     vocab_map = vocab_map_for(target, draft)
     needed = MIN_SHARED_FRACTION * vocab_map.smaller
     if vocab_map.shared < needed:
         raise IncompatibleDraftError(
-            f"the draft model cannot draft for this target: {mismatch}, and their vocabularies "
-            f"share only {vocab_map.shared:,} tokens ({MIN_SHARED_FRACTION:.0%} of the smaller "
-            f"one, {needed:,.0f}, needed to ever pay)")
+            f"the draft model cannot draft for this target: {differences[0]}, and their "
+            f"vocabularies share only {vocab_map.shared:,} tokens ({MIN_SHARED_FRACTION:.0%} of "
+            f"the smaller one, {needed:,.0f}, needed to ever pay)")
     return Compatibility(False, vocab_map.describe(), vocab_map)
 
 
-def vocabulary_mismatch(target: Vocabulary, draft: Vocabulary) -> str | None:
-    """The first way the two vocabularies differ, in plain words; None if they are the same."""
-
-    class Mismatch(Exception):
-        pass
-
-    def fail(what: str) -> None:
-        raise Mismatch(what)
-
-    try:
-        _compare(target, draft, fail)
-    except Mismatch as exc:
-        return str(exc)
-    return None
-
-
-def _compare(target: Vocabulary, draft: Vocabulary, fail) -> None:
+def vocabulary_differences(target: Vocabulary, draft: Vocabulary) -> list[str]:
+    """How the two vocabularies differ, in plain words, the most telling first; [] if they are
+    the same. Token texts are compared only where the headers agree (a 262k vocabulary takes a
+    while), and only up to the first token that differs."""
+    differences = []
     if target.vocab_type != draft.vocab_type:
-        fail(f"their tokenizers differ (target: {VOCAB_TYPE_NAMES.get(target.vocab_type, '?')}, "
-             f"draft: {VOCAB_TYPE_NAMES.get(draft.vocab_type, '?')})")
+        differences.append(
+            f"their tokenizers differ (target: {VOCAB_TYPE_NAMES.get(target.vocab_type, '?')}, "
+            f"draft: {VOCAB_TYPE_NAMES.get(draft.vocab_type, '?')})")
     if abs(target.n_vocab - draft.n_vocab) > MAX_VOCAB_SIZE_DIFFERENCE:
-        fail(f"their vocabulary sizes differ (target: {target.n_vocab:,} tokens, "
-             f"draft: {draft.n_vocab:,})")
+        differences.append(f"their vocabulary sizes differ (target: {target.n_vocab:,} tokens, "
+                           f"draft: {draft.n_vocab:,})")
     for name, t, d in (("beginning-of-text", target.bos, draft.bos),
                        ("end-of-text", target.eos, draft.eos)):
         if t != d:
-            fail(f"their {name} tokens differ (target: {t}, draft: {d})")
+            differences.append(f"their {name} tokens differ (target: {t}, draft: {d})")
+    if differences:
+        return differences
     for token in range(min(target.n_vocab, draft.n_vocab)):
         t_text, d_text = target.token_text(token), draft.token_text(token)
         if t_text != d_text:
-            fail(f"token {token} is {t_text!r} for the target but {d_text!r} for the draft")
+            return [f"token {token} is {t_text!r} for the target but {d_text!r} for the draft"]
+    return []

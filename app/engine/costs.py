@@ -2,31 +2,26 @@
 
 v(k) = time to evaluate k new tokens in one batch / time for 1. On a GPU it stays near 1 for
 small k; on a CPU it grows ~0.3–0.6 per token, which is what decides whether drafting pays.
-Measured once per model and machine (a second or two) and cached in the cache folder.
+Measured once per model and machine (a second or two) and cached in the cache folder
+(disk_cache.py; bump its KEY_VERSION when curves are measured another way).
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
-import os
-import platform
 import statistics
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app import paths
 from app.engine.backend import LanguageModel
+from app.engine.disk_cache import cache_key, load_cached, store_cached
 
 MEASURED_K = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)
 # Measure with a chat-sized context in the cache: every extra query row also attends over it,
 # so v(k) after a few dozen tokens is too optimistic for a real conversation.
 CONTEXT_TOKENS = 384
 REPEATS = 7
-CURVE_VERSION = 3  # part of the cache key: curves measured the old way are not reused
 
 
 @dataclass
@@ -206,48 +201,3 @@ def _probe(probe_tokens: list[int]) -> list[int]:
 def repeat_to(tokens: list[int], length: int) -> list[int]:
     """`tokens` repeated until there are at least `length` of them."""
     return tokens * (1 + length // max(len(tokens), 1))
-
-
-def cache_key(model_path: Path, *parts: object) -> str:
-    """Model file identity + machine + settings that change speed."""
-    stat = model_path.stat()
-    machine = (platform.machine(), platform.processor(), os.cpu_count(), _cpu_model())
-    raw = json.dumps([CURVE_VERSION, str(model_path.resolve()), stat.st_size, stat.st_mtime_ns,
-                      machine, [str(p) for p in parts]])
-    return hashlib.sha256(raw.encode()).hexdigest()[:24]
-
-
-@functools.cache  # every cache key asks; the CPU does not change while the app runs
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return ""
-
-
-def _cache_file() -> Path:
-    return paths.cache_dir() / "batch_costs.json"
-
-
-def load_cached(key: str) -> dict | None:
-    try:
-        return json.loads(_cache_file().read_text()).get(key)
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
-def store_cached(key: str, value: dict) -> None:
-    path = _cache_file()
-    try:
-        data = json.loads(path.read_text()) if path.exists() else {}
-        if not isinstance(data, dict):
-            data = {}
-    except (OSError, ValueError):
-        data = {}
-    data[key] = value
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    os.replace(tmp, path)

@@ -12,6 +12,7 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 
 from app.engine.backend import Backend, sync_cache
+from app.engine.ngram_index import NgramIndex
 from app.engine.sampling import SamplingParams, sample, softmax, to_probs
 
 
@@ -41,38 +42,23 @@ class NgramDrafter:
     (the latest among equals): in a document with repeated phrases that is the passage being
     copied, and the match length it reports is then the best evidence auto mode has.
 
-    The n-grams are indexed incrementally (a dict from n-gram to positions), so a step costs a
-    few dict lookups instead of a scan of the whole context; contexts that do not extend the
-    previous one (a new conversation) rebuild the index.
+    The n-grams are indexed incrementally (ngram_index.NgramIndex), so a step costs a few dict
+    lookups instead of a scan of the whole context; contexts that do not extend the previous one
+    (a new conversation) rebuild the index.
     """
-
-    MAX_MATCH = 64  # how far back a match's length is measured
-    MAX_CANDIDATES = 32  # how many of the latest occurrences are compared
 
     def __init__(self, max_ngram: int = 3, min_ngram: int = 2) -> None:
         self.max_ngram = max_ngram
         self.min_ngram = min_ngram
-        self._tokens: list[int] = []
-        # n -> {n-gram: positions p where tokens[p-n:p] is that n-gram and tokens[p] exists}
-        self._index: dict[int, dict[tuple[int, ...], list[int]]] = {}
-        self._reset()
-
-    def _reset(self) -> None:
-        self._tokens = []
-        self._index = {n: {} for n in range(self.min_ngram, self.max_ngram + 1)}
+        self._index = NgramIndex(min_ngram, max_ngram)
 
     def _sync(self, context: Sequence[int]) -> list[int]:
-        known = len(self._tokens)
-        if len(context) < known or list(context[:known]) != self._tokens:
-            self._reset()
+        known = len(self._index.tokens)
+        if len(context) < known or list(context[:known]) != self._index.tokens:
+            self._index = NgramIndex(self.min_ngram, self.max_ngram)
             known = 0
-        tokens = self._tokens
-        tokens.extend(context[known:])
-        # Position p becomes a continuation once tokens[p] exists: index the n-gram before it.
-        for n, table in self._index.items():
-            for p in range(max(known, n), len(tokens)):
-                table.setdefault(tuple(tokens[p - n:p]), []).append(p)
-        return tokens
+        self._index.extend(context[known:])
+        return self._index.tokens
 
     def propose(self, context, max_tokens, params=None, rng=None) -> Draft:
         if max_tokens <= 0:
@@ -82,26 +68,17 @@ class NgramDrafter:
         for n in range(self.max_ngram, self.min_ngram - 1, -1):
             if size <= n:
                 continue
-            positions = self._index[n].get(tuple(tokens[size - n:]))
+            positions = self._index.positions(tokens[size - n:])
             if not positions:
                 continue
+            # Of the latest MAX_CANDIDATES occurrences, the longest match (the latest of equals)
             best, best_length = -1, -1
-            for start in reversed(positions[-self.MAX_CANDIDATES:]):
-                length = _match_length(tokens, start)
+            for start in reversed(positions[-NgramIndex.MAX_CANDIDATES:]):
+                length = self._index.match_length(start, tokens)
                 if length > best_length:
                     best, best_length = start, length
             return Draft(tokens[best:best + max_tokens], None, best_length)
         return Draft([])
-
-
-def _match_length(tokens: list[int], start: int) -> int:
-    """Length of the common suffix of tokens[:start] and tokens (a long one means copying)."""
-    end = len(tokens)
-    limit = min(start, NgramDrafter.MAX_MATCH)
-    length = 0
-    while length < limit and tokens[start - 1 - length] == tokens[end - 1 - length]:
-        length += 1
-    return length
 
 
 class ModelDrafter:

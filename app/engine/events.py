@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from app.engine.speculative import StepResult
 
 Source = Literal["draft", "target"]
 
@@ -47,6 +50,14 @@ class Stats:
     # Greedy speculation only: the largest change of a logit gap between batched and one-token
     # evaluation, measured at load (invariance.py). 0 = exactly plain decoding.
     batch_drift: float | None = None
+
+    def add_step(self, step: StepResult) -> None:
+        """Count one speculative step: a target pass, what it drafted and kept, and its times."""
+        self.target_passes += 1
+        self.drafted += step.drafted
+        self.accepted += len(step.accepted)
+        self.draft_seconds += step.draft_seconds
+        self.verify_seconds += step.verify_seconds
 
     @property
     def identity_note(self) -> str:

@@ -29,7 +29,8 @@ from app.engine.backend import LanguageModel, sync_cache
 from app.engine.chat_template import ChatTemplate
 from app.engine.compat import Compatibility, check_compatible
 from app.engine.cross_vocab import CrossVocabDrafter
-from app.engine.costs import BatchCosts, cache_key, cached_costs, load_cached, store_cached
+from app.engine.costs import BatchCosts, cached_costs
+from app.engine.disk_cache import cache_key, load_cached, store_cached
 from app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
 from app.engine.errors import EngineError
 from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
@@ -302,17 +303,13 @@ class Engine:
                 budget = params.max_tokens - stats.new_tokens - 1  # the step adds one token itself
                 gamma = max(0, min(draft_length, budget, room - 1))
                 step = speculative_step(target, drafter, last, gamma, params, rng)
-                stats.target_passes += 1
-                stats.drafted += step.drafted
-                stats.accepted += len(step.accepted)
-                stats.draft_seconds += step.draft_seconds
-                stats.verify_seconds += step.verify_seconds
+                stats.add_step(step)
                 if learner is not None:
                     learner.observe(step.drafted, len(step.accepted), step.token,
                                     step.verify_seconds, step.draft_seconds)
                 if isinstance(learner, AdaptiveDrafter) and learner.chose(predicted):
-                    predicted.drafted += step.drafted  # (counted by its own observe otherwise)
-                    predicted.accepted += len(step.accepted)
+                    # Auto learns for its candidates and calls no observe() of theirs
+                    predicted.record(step.drafted, len(step.accepted))
                 if predicted is not None:
                     stats.prediction_drafted = predicted.drafted
                     stats.prediction_accepted = predicted.accepted

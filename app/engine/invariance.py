@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.engine import costs
+from app.engine import costs, disk_cache
 from app.engine.backend import LanguageModel
 
 PROBE_CONTEXTS = (40, 300)  # tokens cached before the comparison (fewer in a small window)
@@ -76,11 +76,11 @@ def cached_drift(model: LanguageModel, probe_tokens: list[int]) -> BatchDrift:
     path, options = getattr(model, "path", None), getattr(model, "options", None)
     if path is None or options is None:
         return measure_drift(model, probe_tokens)
-    key = costs.cache_key(path, "batch-drift", options.n_threads, options.n_gpu_layers,
-                          options.n_batch, options.kv_type)
-    cached = costs.load_cached(key)
+    key = disk_cache.cache_key(path, "batch-drift", options.n_threads, options.n_gpu_layers,
+                               options.n_batch, options.kv_type)
+    cached = disk_cache.load_cached(key)
     if cached and isinstance(cached.get("gap_change"), (int, float)):
         return BatchDrift(float(cached["gap_change"]))
     drift = measure_drift(model, probe_tokens)
-    costs.store_cached(key, {"gap_change": drift.gap_change})
+    disk_cache.store_cached(key, {"gap_change": drift.gap_change})
     return drift

@@ -26,8 +26,7 @@ from llama_cpp import _internals
 
 from app.engine import cpu_check
 from app.engine.errors import ModelLoadError
-
-GGUF_MAGIC = b"GGUF"
+from app.store.gguf_info import GGUF_MAGIC
 
 # llama.cpp logs to stderr by default. Keep its recent lines instead: the last error explains a
 # failed load in our one-line message, and the terminal stays clean.

@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from app.engine.drafters import Draft, Drafter
+from app.engine.ngram_index import NgramIndex
 from app.engine.sampling import SamplingParams
 
 
@@ -29,11 +30,8 @@ class PredictionDrafter:
 
     `start` is the context length when the reply began: context[start:] is the reply so far.
     `drafted` / `accepted` count the prediction's own proposals (the fallback's are not counted),
-    as told by observe() after each step.
+    as told by observe() after each step, or by record() where auto mode chose the prediction.
     """
-
-    MAX_MATCH = 64  # how far back a match's length is measured
-    MAX_CANDIDATES = 32  # how many occurrences of an n-gram are compared
 
     def __init__(self, prediction: Sequence[int], start: int, *, draft_tokens: int = 8,
                  fallback: Drafter | None = None, fallback_tokens: int = 0, max_ngram: int = 4,
@@ -47,13 +45,7 @@ class PredictionDrafter:
         self.fallback = fallback
         self.fallback_tokens = fallback_tokens  # the mode's own draft length
         self.max_ngram, self.min_ngram = max_ngram, min_ngram
-        # n -> {n-gram: positions p with prediction[p-n:p] == n-gram and prediction[p] existing}
-        self._index: dict[int, dict[tuple[int, ...], list[int]]] = {}
-        for n in range(min_ngram, max_ngram + 1):
-            table: dict[tuple[int, ...], list[int]] = {}
-            for p in range(n, len(self.prediction)):
-                table.setdefault(tuple(self.prediction[p - n:p]), []).append(p)
-            self._index[n] = table
+        self._index = NgramIndex(min_ngram, max_ngram, self.prediction)
         self.from_prediction = False  # whether the latest proposal came from the prediction
         self._cursor = 0  # just past where the latest match continued
         # (position in the prediction, length of the reply) of the latest proposal from it:
@@ -70,16 +62,16 @@ class PredictionDrafter:
         for n in range(self.max_ngram, self.min_ngram - 1, -1):
             if len(reply) < n:
                 continue
-            positions = self._index[n].get(tuple(reply[-n:]))
+            positions = self._index.positions(reply[-n:])
             if not positions:
                 continue
             # Of several occurrences, the one whose preceding tokens agree with the reply
             # longest; among equals the first after the previous match (a reply follows
             # its guess in order, so a repeated line continues where the last match was).
             def rank(p: int) -> tuple[int, bool, int]:
-                return self._common_suffix(p, reply), p >= self._cursor, -p
-            best = max(positions[:self.MAX_CANDIDATES], key=rank)
-            return best, self._common_suffix(best, reply)
+                return self._index.match_length(p, reply), p >= self._cursor, -p
+            best = max(positions[:NgramIndex.MAX_CANDIDATES], key=rank)
+            return best, self._index.match_length(best, reply)
         return self.match_at_anchor(reply)
 
     def match_at_anchor(self, reply: Sequence[int]) -> tuple[int, int]:
@@ -103,14 +95,6 @@ class PredictionDrafter:
                 return q + 1, 1
         return -1, 0
 
-    def _common_suffix(self, end: int, reply: Sequence[int]) -> int:
-        """Length of the common suffix of prediction[:end] and reply."""
-        limit = min(end, len(reply), self.MAX_MATCH)
-        length = 0
-        while length < limit and self.prediction[end - 1 - length] == reply[-1 - length]:
-            length += 1
-        return length
-
     def propose(self, context: Sequence[int], max_tokens: int, params: SamplingParams,
                 rng: np.random.Generator) -> Draft:
         self.from_prediction = False
@@ -133,12 +117,17 @@ class PredictionDrafter:
                                          rng)
         return Draft([])
 
+    def record(self, drafted: int, accepted: int) -> None:
+        """Count a step that drafted from the prediction: from observe(), or from the engine when
+        auto mode chose the prediction (auto's own observe() learns, and calls no other)."""
+        self.drafted += drafted
+        self.accepted += accepted
+
     def observe(self, drafted: int, accepted: int, token: int,
                 verify_seconds: float | None = None, draft_seconds: float | None = None) -> None:
         """Count the step that just ran; a fallback that learns (auto mode) learns from its own
         steps only, since it did not choose the others."""
         if self.from_prediction:
-            self.drafted += drafted
-            self.accepted += accepted
+            self.record(drafted, accepted)
         elif self.fallback is not None and hasattr(self.fallback, "observe"):
             self.fallback.observe(drafted, accepted, token, verify_seconds, draft_seconds)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from app.serve.background import bind, http_stack, url_of
 from app.serve.guard import access_for, is_loopback
-from app.store.cli import default_target_in_terminal
+from app.store.default_in_terminal import default_target_in_terminal
 from app.user_messages import UserError, note
 
 DEFAULT_PORT = 8080

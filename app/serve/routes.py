@@ -22,10 +22,11 @@ from sse_starlette.sse import EventSourceResponse
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 
+from app.engine.events import TextPiece
 from app.serve.guard import CORS_HEADERS, CORS_METHODS, Access, GuardMiddleware, access_for
 from app.serve.schema import (MAX_BODY_BYTES, ApiError, ChatRequest, chunk, completion,
                               finish_reason, parse_chat_request, usage)
-from app.serve.worker import EngineWorker, Finished, Job, Piece
+from app.serve.worker import EngineWorker, Finished, Job
 
 RETRY_AFTER_SECONDS = 2
 SEND_TIMEOUT_SECONDS = 30  # a stream the client stops reading for this long is cancelled
@@ -192,7 +193,7 @@ async def _stream(reply: Reply, items: asyncio.Queue, job: Job):
         yield {"data": reply.chunk({"role": "assistant", "content": ""})}
         while True:
             item = await items.get()
-            if isinstance(item, Piece):
+            if isinstance(item, TextPiece):
                 yield {"data": reply.chunk({"content": item.text},
                                            provenance={"source": item.source, "pass": item.step})}
             elif isinstance(item, Finished):

@@ -5,8 +5,8 @@ turn and closes it. The HTTP side submits a Job and receives its items through `
 (called on this thread; the server turns it into an asyncio queue):
 
     Started(prompt_tokens)  the request is running (its prompt fits)
-    Piece(text, source, pass) ...
-    Finished(text, finish_reason, stats)
+    TextPiece(text, source, step) ...  the engine's own event, once the stop sequences let it out
+    Finished(text, stats, finish_reason, prompt_tokens)  the engine's Done, and what the API adds
 or one ApiError instead of all of them.
 
 Cancelling a job (client gone) is seen between two yields of the engine's generator, which
@@ -32,22 +32,15 @@ log = logging.getLogger("draftlight.serve")
 
 @dataclass(frozen=True)
 class Started:
+    """Before the engine's first event: the HTTP side answers with the prompt's size."""
     prompt_tokens: int
 
 
 @dataclass(frozen=True)
-class Piece:
-    text: str
-    source: str  # "draft": a drafted token the target accepted; "target": the target's own
-    step: int  # the target pass that produced it
-
-
-@dataclass(frozen=True)
-class Finished:
-    text: str
-    finish_reason: str  # the engine's stop reason, or "stop" for a stop sequence
-    stats: Stats
-    prompt_tokens: int
+class Finished(Done):
+    """The engine's Done, with the text the client was sent (stop sequences cut out)."""
+    finish_reason: str = ""  # the engine's stop reason, or "stop" for a stop sequence
+    prompt_tokens: int = 0
 
 
 @dataclass(eq=False)  # each job is itself: kept in sets by the window's server
@@ -61,7 +54,7 @@ class EngineWorker(threading.Thread):
     """Loads the engine with `load()` on its own thread; `ready` is set when it has loaded (or
     failed: `load_error`). `submit` raises queue.Full when `queue_size` jobs already wait.
 
-    What the routes need of it (app.py), and of the window's bridge likewise: `submit(job)`,
+    What the routes need of it (routes.py), and of the window's bridge likewise: `submit(job)`,
     `n_ctx` (the default max_tokens) and `model_id` (the one model served)."""
 
     def __init__(self, load: Callable[[], object], mode: str, queue_size: int,
@@ -126,7 +119,7 @@ class EngineWorker(threading.Thread):
 
 def run_job(engine, job: Job, mode: str) -> None:
     """Answer `job` with `engine` on the calling thread (the one that owns the engine),
-    delivering Started, Pieces and Finished, or one ApiError. Also the window's server
+    delivering Started, TextPieces and Finished, or one ApiError. Also the window's server
     (app/ui/engine/serve_switch.py) runs its jobs with it, on the window's engine thread."""
     request = job.request
     n_ctx = engine.target.n_ctx
@@ -152,7 +145,8 @@ def run_job(engine, job: Job, mode: str) -> None:
     def send(pieces) -> None:
         for text, (source, step) in pieces:
             sent.append(text)
-            job.deliver(Piece(text, source, step))
+            # A stop filter may join or hold back tokens' text: a piece has no one token (-1)
+            job.deliver(TextPiece(text, source, step))
 
     try:
         for event in events:
@@ -168,7 +162,8 @@ def run_job(engine, job: Job, mode: str) -> None:
             elif isinstance(event, Done):
                 stats = event.stats
         send(stops.flush())
-        job.deliver(Finished("".join(sent), stats.stop_reason, stats, prompt_tokens))
+        job.deliver(Finished("".join(sent), stats, finish_reason=stats.stop_reason,
+                             prompt_tokens=prompt_tokens))
     except EngineError as exc:
         job.deliver(ApiError(400, str(exc)))
     except Exception:  # noqa: BLE001 - one request fails, the server goes on

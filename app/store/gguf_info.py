@@ -7,6 +7,7 @@ All little-endian.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 from math import prod
@@ -22,16 +23,6 @@ _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<
             10: "<Q", 11: "<q", 12: "<d"}
 _STRING, _ARRAY = 8, 9
 _MAX_STRING = 64 << 20  # a chat template is a few KB; anything this long is corruption
-
-# llama.cpp's LLAMA_FTYPE values (general.file_type) -> quantisation names.
-FILE_TYPES = {
-    0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
-    11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S",
-    17: "Q5_K_M", 18: "Q6_K", 19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S", 22: "IQ3_XS",
-    23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL", 26: "IQ3_S", 27: "IQ3_M", 28: "IQ2_S",
-    29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 36: "TQ1_0", 37: "TQ2_0",
-}
-
 
 @dataclass(frozen=True)
 class ArrayValue:
@@ -103,10 +94,26 @@ def weight_type_of(path: str | Path) -> str | None:
                 key = reader.string()
                 value = reader.value(reader.scalar("<I"))
                 if key == "general.file_type" and not isinstance(value, ArrayValue):
-                    return FILE_TYPES.get(int(value))
+                    return file_type_name(int(value))
     except (OSError, GGUFError, ValueError, TypeError):
         return None
     return None
+
+
+def file_type_name(file_type: int) -> str | None:
+    """The weight type a general.file_type value stands for ("Q4_K_M"); None if unknown."""
+    return _file_type_names().get(file_type)
+
+
+@functools.cache
+def _file_type_names() -> dict[int, str]:
+    """llama.cpp's LLAMA_FTYPE values -> the names llama-quantize takes: gguf.LlamaFileType's
+    without its MOSTLY_/ALL_ prefix (MOSTLY_Q4_K_M -> Q4_K_M, ALL_F32 -> F32). GUESSED means
+    the file does not say. Imported on first use: the gguf package brings numpy and yaml,
+    which the window's model lists do not otherwise need."""
+    from gguf import LlamaFileType
+    return {int(t): t.name.removeprefix("MOSTLY_").removeprefix("ALL_")
+            for t in LlamaFileType if t is not LlamaFileType.GUESSED}
 
 
 def _start(stream: BinaryIO, path: Path) -> tuple["_Reader", int, int, int]:
@@ -140,7 +147,7 @@ def _info_from(path: Path, version: int, meta: dict, tensor_params: int) -> GGUF
         path=path, file_size=path.stat().st_size, version=version, architecture=arch,
         name=meta.get("general.name") if isinstance(meta.get("general.name"), str) else None,
         parameter_count=number("general.parameter_count") or tensor_params,
-        quantisation=FILE_TYPES.get(file_type) if file_type is not None else None,
+        quantisation=file_type_name(file_type) if file_type is not None else None,
         context_length=number(f"{arch}.context_length"),
         vocab_size=vocab,
         vocab_type=meta.get("tokenizer.ggml.model") if isinstance(

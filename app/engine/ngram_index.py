@@ -1,0 +1,50 @@
+"""Where each short n-gram of a token list occurs: the lookup behind prompt lookup
+(drafters.NgramDrafter, over the conversation) and Predicted Outputs (prediction.py, over the
+client's guess)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+class NgramIndex:
+    """For n = min_ngram..max_ngram, each n-gram -> the positions p where tokens[p-n:p] is that
+    n-gram and tokens[p] exists (what followed it), in increasing order. `extend` indexes only
+    the new tokens, so a growing context costs a few dict updates per token, not a rescan."""
+
+    MAX_MATCH = 64  # how far back a match's length is measured
+    MAX_CANDIDATES = 32  # how many occurrences of an n-gram are compared
+
+    def __init__(self, min_ngram: int, max_ngram: int, tokens: Sequence[int] = ()) -> None:
+        self.min_ngram, self.max_ngram = min_ngram, max_ngram
+        self.tokens: list[int] = []
+        self._tables: dict[int, dict[tuple[int, ...], list[int]]] = {
+            n: {} for n in range(min_ngram, max_ngram + 1)}
+        self.extend(tokens)
+
+    def extend(self, new: Sequence[int]) -> None:
+        known = len(self.tokens)
+        tokens = self.tokens
+        tokens.extend(new)
+        # Position p becomes a continuation once tokens[p] exists: index the n-gram before it.
+        for n, table in self._tables.items():
+            for p in range(max(known, n), len(tokens)):
+                table.setdefault(tuple(tokens[p - n:p]), []).append(p)
+
+    def positions(self, ngram: Sequence[int]) -> list[int]:
+        """Where what followed `ngram` (of min_ngram..max_ngram tokens) is; [] if nowhere."""
+        return self._tables[len(ngram)].get(tuple(ngram), [])
+
+    def match_length(self, position: int, other: Sequence[int]) -> int:
+        """How many tokens before `position` agree with the end of `other` (at most MAX_MATCH):
+        a long agreement means `other` is copying this passage."""
+        return common_suffix_length(self.tokens, position, other, self.MAX_MATCH)
+
+
+def common_suffix_length(a: Sequence[int], end: int, b: Sequence[int], limit: int) -> int:
+    """Length of the common suffix of a[:end] and b, at most `limit`."""
+    limit = min(end, len(b), limit)
+    length = 0
+    while length < limit and a[end - 1 - length] == b[-1 - length]:
+        length += 1
+    return length
