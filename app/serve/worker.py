@@ -63,7 +63,9 @@ class EngineWorker(threading.Thread):
         self._load = load
         self.model_id = model_id
         self.mode = mode
-        self.jobs: queue.Queue[Job | None] = queue.Queue(maxsize=queue_size)
+        self.queue_size = queue_size
+        self.jobs: queue.Queue[Job | None] = queue.Queue()  # bounded by submit, see there
+        self._submitting = threading.Lock()
         self.ready = threading.Event()
         self.load_error: BaseException | None = None
         self.engine = None
@@ -96,9 +98,19 @@ class EngineWorker(threading.Thread):
             self.engine.close()
 
     def submit(self, job: Job) -> None:
-        if self._stopping.is_set():
-            raise queue.Full
-        self.jobs.put_nowait(job)
+        """Queue `job`, or queue.Full when `queue_size` jobs already wait. A job whose client
+        has left is skipped when its turn comes and holds no place meanwhile: dropped streams
+        must not make the server answer "busy" to the clients still there."""
+        with self._submitting:
+            if self._stopping.is_set() or self.waiting() >= self.queue_size:
+                raise queue.Full
+            self.jobs.put_nowait(job)
+
+    def waiting(self) -> int:
+        """Jobs waiting for the engine whose clients are still there."""
+        with self.jobs.mutex:
+            return sum(1 for job in self.jobs.queue if job is not None
+                       and not job.cancelled.is_set())
 
     def stop(self, timeout: float = 10.0) -> None:
         """Cancel the running job, refuse the waiting ones, close the engine (on its thread)."""

@@ -58,7 +58,8 @@ class WindowRunner(QObject):
 
         served = dataclasses.replace(job, deliver=deliver)  # the same `cancelled` event
         with self._lock:
-            if len(self._jobs) > QUEUE_SIZE:  # one running, QUEUE_SIZE waiting
+            live = sum(1 for waiting in self._jobs if not waiting.cancelled.is_set())
+            if live > QUEUE_SIZE:  # one running, QUEUE_SIZE waiting; clients gone hold none
                 raise queue.Full
             self._jobs.add(served)
         self.changed.emit()
