@@ -1,21 +1,66 @@
-"""Shared fixtures. Real-model tests use the bundled SmolLM2-135M (installed with the project)."""
+"""Shared fixtures. Real-model tests use the bundled SmolLM2-135M (installed with the project).
+
+The suite never reads or writes the user's own folders. Before any test module is imported,
+HOME and the XDG folders point at an empty, read-only folder (tests/user_folders.py) and the
+developer's DRAFTLIGHT_HOME is dropped; each test gets its own DRAFTLIGHT_HOME, and a fixture
+of wider scope that needs one takes `module_home`. Anything that still writes to the user's
+folders (in this process or a child; the mode does not stop root) fails the test it happened
+for, or the run.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from tests.user_folders import remove_folders, writes_to_not_home  # noqa: E402
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Writes after the last test (a module fixture's teardown) fail the run too."""
+    found = writes_to_not_home()
+    if found:
+        print("\nthe suite wrote to the user's folders (HOME, XDG_*):\n  " + "\n  ".join(found),
+              file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    remove_folders()
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path, monkeypatch):
-    """Config, history and downloaded models of each test live in its own folder."""
+    """Config, history and downloaded models of each test live in its own folder. The test fails
+    if the user's folders were written since the previous test ended: by the test, or by a
+    fixture of wider scope set up for it (or torn down just before it)."""
     home = tmp_path / "draftlight-home"
     monkeypatch.setenv("DRAFTLIGHT_HOME", str(home))
-    return home
+    yield home
+    found = writes_to_not_home()
+    if found:
+        pytest.fail("wrote to the user's folders (HOME, XDG_*), not to a DRAFTLIGHT_HOME:\n  "
+                    + "\n  ".join(found[:10]), pytrace=False)
+
+
+@contextmanager
+def draftlight_home(folder: Path):
+    """DRAFTLIGHT_HOME = folder for as long as the block runs."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DRAFTLIGHT_HOME", str(folder))
+        yield folder
+
+
+@pytest.fixture(scope="module")
+def module_home(tmp_path_factory):
+    """A DRAFTLIGHT_HOME for a module-scoped fixture: such fixtures are set up before the first
+    test's own home, and torn down after the last one's (a model loaded there writes its cost
+    curve and vocabulary map to the cache folder)."""
+    with draftlight_home(tmp_path_factory.mktemp("module-home")) as home:
+        yield home
 
 
 @pytest.fixture(scope="session")

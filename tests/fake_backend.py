@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Callable, Sequence
 
 import numpy as np
 
 LogitsFn = Callable[[tuple[int, ...]], np.ndarray]
+
+
+def stable_seed(*parts: int | str) -> int:
+    """A 32-bit seed from ints and strings that is the same in every process. Python's own
+    hash() of a str is salted per process (PYTHONHASHSEED), so seeding from it made each
+    scripted model a different model from one run of the suite to the next."""
+    text = repr(tuple(p if isinstance(p, str) else int(p) for p in parts))  # np.int64 -> int
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "little")
 
 
 class FakeBackend:
@@ -44,7 +53,7 @@ def hashed_logits(n_vocab: int, salt: int = 0) -> LogitsFn:
     """Deterministic pseudo-random logits for each prefix."""
 
     def fn(prefix: tuple[int, ...]) -> np.ndarray:
-        seed = hash((salt,) + prefix[-6:] + (len(prefix),)) & 0xFFFFFFFF
+        seed = stable_seed(salt, *prefix[-6:], len(prefix))
         return np.random.default_rng(seed).normal(size=n_vocab) * 3
 
     return fn
@@ -55,7 +64,7 @@ def markov_logits(n_vocab: int, order: int = 2, salt: int = 0) -> LogitsFn:
     falls into a cycle, which n-gram lookup can then copy."""
 
     def fn(prefix: tuple[int, ...]) -> np.ndarray:
-        seed = hash((salt, "markov") + prefix[-order:]) & 0xFFFFFFFF
+        seed = stable_seed(salt, "markov", *prefix[-order:])
         return np.random.default_rng(seed).normal(size=n_vocab) * 3
 
     return fn
@@ -107,7 +116,7 @@ class FakeChatModel(FakeBackend):
         target = answer[len(written)] if on_script else EOS
         logits = np.zeros(self.n_vocab)
         if self.noise:
-            seed = hash(("noise",) + prefix[-4:] + (len(prefix),)) & 0xFFFFFFFF
+            seed = stable_seed("noise", *prefix[-4:], len(prefix))
             logits += np.random.default_rng(seed).normal(size=self.n_vocab) * self.noise
         logits[target] += self.confidence
         if self.rival_every and on_script and len(written) % self.rival_every == 0:
@@ -120,7 +129,7 @@ class FakeChatModel(FakeBackend):
         rows = super().eval(tokens, n_logits)
         if self.batch_drift and len(tokens) > 1:
             for j in range(len(rows)):
-                seed = hash(("batch", len(self._tokens) - len(rows) + j)) & 0xFFFFFFFF
+                seed = stable_seed("batch", len(self._tokens) - len(rows) + j)
                 rows[j] += np.random.default_rng(seed).uniform(
                     -self.batch_drift, self.batch_drift, self.n_vocab).astype(np.float32)
         return rows
@@ -199,7 +208,7 @@ class FakeWordChatModel(FakeChatModel):
         target = self._encode(answer[len(written):])[0] if on_script else self.eos
         logits = np.zeros(self.n_vocab)
         if self.noise:
-            seed = hash(("noise",) + prefix[-4:] + (len(prefix),)) & 0xFFFFFFFF
+            seed = stable_seed("noise", *prefix[-4:], len(prefix))
             logits += np.random.default_rng(seed).normal(size=self.n_vocab) * self.noise
         logits[target] += self.confidence
         return logits

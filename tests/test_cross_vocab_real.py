@@ -34,7 +34,7 @@ def run(engine, messages, mode):
 
 
 @pytest.fixture(scope="module")
-def gemma_drafts_for_smollm2(bundled_model, gemma_model):
+def gemma_drafts_for_smollm2(bundled_model, gemma_model, module_home):
     engine = Engine.load(bundled_model, gemma_model, OPTIONS)
     yield engine
     engine.close()

@@ -32,7 +32,7 @@ PROMPTS = [
 
 
 @pytest.fixture(scope="module")
-def engine(bundled_model):
+def engine(bundled_model, module_home):
     """SmolLM2 as target and as its own draft (identical vocabularies, ~100% acceptance)."""
     engine = Engine.load(bundled_model, bundled_model, OPTIONS)
     yield engine

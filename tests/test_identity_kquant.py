@@ -2,13 +2,17 @@
 one-token ones on llama.cpp's CPU backend (app/engine/invariance.py): the load-time check finds
 it, every speculative reply says identity is not guaranteed, and the replies that differ from
 plain decoding differ only where the target's top two tokens were nearly tied (a real bug in
-verification would show up as a difference at a clear choice)."""
+verification would show up as a difference at a clear choice). A reply that is a prefix of the
+other is a divergence too: one run chose end-of-text where the other went on, and that choice
+must also have been a near tie."""
 
 from __future__ import annotations
 
 import llama_cpp
+import numpy as np
 import pytest
 
+from app.engine.backend import sync_cache
 from app.engine.compare import explain_divergence
 from app.engine.generator import Engine
 from app.engine.llama_backend import LoadOptions
@@ -48,18 +52,31 @@ def test_the_load_time_check_finds_q4_1_exact_and_q4_k_m_not(bundled_model, smol
 NEAR_TIE = 1.0  # logits; a clear choice is several logits ahead
 
 
+def end_of_text_gap(engine, messages, shorter: list[int], longer: list[int]) -> float:
+    """Where one greedy reply ended and the other went on: the one-token logit of the best
+    end-of-generation token minus that of the longer reply's next token (explain_divergence
+    returns None here, as there is no token of the shorter reply to compare)."""
+    prefix = engine.tokenize_chat(messages) + shorter
+    sync_cache(engine.target, prefix[:-1])
+    logits = engine.target.eval(prefix[-1:], n_logits=1)[0]
+    ends = [int(t) for t in np.argsort(-logits)[:64] if engine.target.is_end_of_generation(int(t))]
+    if not ends:  # no end token anywhere near the top: a clear choice to go on
+        return float("inf")
+    return float(logits[ends[0]] - logits[longer[len(shorter)]])
+
+
 def assert_identical_but_for_near_ties(model_path, prompts, max_tokens, min_identical=0.6, *,
                                        draft_path=None, modes=("ngram", "auto"),
                                        options=OPTIONS) -> list:
     """Returns the Done events of the speculative runs (their statistics)."""
     engine = Engine.load(model_path, draft_path, options)
     params = SamplingParams(temperature=0.0, max_tokens=max_tokens)
-    identical, clear_differences, dones = 0, [], []
+    identical, ended_apart, clear_differences, dones = 0, 0, [], []
     try:
         assert not engine.drift.exact
         for prompt in prompts:
             messages = [{"role": "user", "content": prompt}]
-            plain, _, _ = run(engine, messages, "off", params)
+            plain, _, plain_done = run(engine, messages, "off", params)
             for mode in modes:
                 fast, _, done = run(engine, messages, mode, params)
                 dones.append(done)
@@ -68,10 +85,24 @@ def assert_identical_but_for_near_ties(model_path, prompts, max_tokens, min_iden
                     identical += 1
                     continue
                 divergence = explain_divergence(engine, messages, plain, fast)
-                if divergence is not None and abs(divergence.logit_gap) > NEAR_TIE:
-                    clear_differences.append(f"{mode} {prompt!r}: {divergence.describe()}")
+                if divergence is not None:
+                    if abs(divergence.logit_gap) > NEAR_TIE:
+                        clear_differences.append(f"{mode} {prompt!r}: {divergence.describe()}")
+                    continue
+                # One reply is a prefix of the other: the shorter one stopped at end-of-text.
+                ended_apart += 1
+                shorter, longer, stopped = ((plain, fast, plain_done) if len(plain) < len(fast)
+                                            else (fast, plain, done))
+                assert stopped.stats.stop_reason == "eos", (mode, prompt, stopped.stats)
+                gap = end_of_text_gap(engine, messages, shorter, longer)
+                if abs(gap) > NEAR_TIE:
+                    clear_differences.append(
+                        f"{mode} {prompt!r}: ended after {len(shorter)} tokens where the other "
+                        f"reply went on, end-of-text {gap:+.2f} logits ahead of its next token")
     finally:
         engine.close()
+    print(f"{identical} identical, {ended_apart} ended apart (end-of-text at a near tie), "
+          f"of {len(modes) * len(prompts)} speculative replies")
     assert not clear_differences, "\n".join(clear_differences)
     assert identical >= min_identical * len(modes) * len(prompts)
     return dones

@@ -19,8 +19,8 @@ def reference_to_probs(logits, params):
     probs = softmax(logits / params.temperature)
     for row in probs:
         if params.top_k and params.top_k < row.size:
-            kth = np.partition(row, -params.top_k)[-params.top_k]
-            row[row < kth] = 0.0
+            # Exactly k: a stable sort by descending probability puts tied tokens in id order.
+            row[np.argsort(-row, kind="stable")[params.top_k:]] = 0.0
         if params.top_p < 1.0:
             order = np.argsort(-row, kind="stable")
             cumulative = np.cumsum(row[order])
@@ -72,6 +72,25 @@ def test_agrees_with_the_reference_on_a_large_vocabulary(params):
     logits[:3] *= 2.5
     logits[:3, rng.integers(0, 151_936, 30)] += rng.uniform(6, 14, size=(3, 30)).astype(np.float32)
     assert_same(logits, params)
+
+
+@pytest.mark.parametrize("top_p, min_p", [(1.0, 0.0), (0.99, 0.0), (1.0, 0.01)])
+def test_top_k_keeps_exactly_k_tokens_and_breaks_ties_by_lowest_id(top_p, min_p):
+    """Five tokens tie for second place: top-k = 3 keeps the best one and the two lowest ids of
+    the tied five, not all six (as a `>= k-th value` cut would)."""
+    logits = np.array([[0.0, 2.0, 5.0, 2.0, 2.0, -1.0, 2.0, 2.0]], dtype=np.float32)
+    params = SamplingParams(temperature=1.0, top_k=3, top_p=top_p, min_p=min_p)
+    probs = to_probs(logits, params)[0]
+    assert np.flatnonzero(probs).tolist() == [1, 2, 3]
+    assert probs[1] == probs[3] and np.isclose(probs.sum(), 1.0)
+    # Every row of a batch keeps exactly k, whatever its ties; a flat row keeps ids 0..k-1.
+    rng = np.random.default_rng(5)
+    batch = np.round(rng.standard_normal((50, 30)) * 1.5).astype(np.float32)
+    batch[0] = 0.0
+    for k in (1, 4, 29):
+        kept = to_probs(batch, SamplingParams(temperature=0.7, top_k=k)) > 0
+        assert kept.sum(axis=1).tolist() == [k] * 50
+        assert np.flatnonzero(kept[0]).tolist() == list(range(k))
 
 
 def test_a_sampled_row_follows_its_probabilities():

@@ -15,7 +15,7 @@ import numpy as np
 @dataclass(frozen=True)
 class SamplingParams:
     temperature: float = 0.0  # 0 = greedy (argmax); speculation is then token-identical to plain
-    top_k: int = 0  # keep the k most likely tokens; 0 = off
+    top_k: int = 0  # keep the k most likely tokens (exactly k; ties: lowest ids); 0 = off
     top_p: float = 1.0  # keep the smallest set with this much mass; 1 = off
     min_p: float = 0.0  # drop tokens below min_p * max probability; 0 = off
     seed: int | None = None  # makes a sampled run reproducible
@@ -77,8 +77,9 @@ def _survivors(z: np.ndarray, params: SamplingParams, top_k: int
     Candidates first: tokens at or above a per-row floor that no survivor is below, namely the
     k-th largest z (top-k), max z + ln(min_p) (min-p: p ≥ min_p · p_max), or the smallest z of
     a top-m set already holding the top-p mass. Then the filters run exactly on the candidates,
-    in order: top-k, top-p (the smallest most-likely-first prefix holding top_p of the top-k
-    mass, ties by token id), min-p.
+    in order: top-k (exactly k tokens; of tokens tied at the k-th value, the lowest ids),
+    top-p (the smallest most-likely-first prefix holding top_p of the top-k mass, ties by
+    token id), min-p.
     """
     n_rows, n_vocab = z.shape
     z_max = z.max(axis=1)
@@ -96,7 +97,10 @@ def _survivors(z: np.ndarray, params: SamplingParams, top_k: int
                                        * params.top_p)
             tail = np.where(z < floor[:, None], w_all, 0.0).sum(axis=1, dtype=np.float64)
     flat = np.flatnonzero(z >= floor[:, None])
-    rows, cols = np.divmod(flat, n_vocab)
+    rows, cols = np.divmod(flat, n_vocab)  # by row, then by token id
+    if top_k:
+        keep = _exactly_k(z[rows, cols] > floor[rows], rows, n_rows, top_k)
+        rows, cols = rows[keep], cols[keep]
     w = np.exp(z[rows, cols].astype(np.float64) - z_max[rows].astype(np.float64))
     if params.top_p < 1.0:
         order = np.lexsort((cols, -w, rows))  # by row, most likely first, ties by token id
@@ -112,6 +116,26 @@ def _survivors(z: np.ndarray, params: SamplingParams, top_k: int
         keep = w >= params.min_p  # w = p / p_max
         rows, cols, w = rows[keep], cols[keep], w[keep]
     return rows, cols, w
+
+
+def _exactly_k(above: np.ndarray, rows: np.ndarray, n_rows: int, k: int) -> np.ndarray:
+    """Which top-k candidates to keep so that each row keeps exactly k tokens.
+
+    The candidates (sorted by row, then token id) are the tokens at or above the k-th largest
+    z; `above` marks those strictly above it. Every token above is kept, and of the tokens
+    tied at the k-th value the lowest ids fill the remaining places. llama.cpp also keeps
+    exactly k (llama_sampler_top_k_impl: std::partial_sort by logit, descending, then
+    size = k), but its partial_sort leaves the order of equal logits unspecified (heap order,
+    not stable), so no tie rule can match it everywhere; lowest id first is what a stable
+    sort by descending logit gives, and it is the rule top-p uses below.
+    """
+    tied = ~above
+    n_above = np.bincount(rows, weights=above, minlength=n_rows)
+    seen = np.cumsum(tied)  # tied candidates up to and including this one, over all rows
+    starts = np.searchsorted(rows, np.arange(n_rows))  # every row has at least k candidates
+    before_row = (seen - tied)[starts]
+    tie_rank = seen - 1 - before_row[rows]  # 0 for a row's first tied candidate
+    return above | (tie_rank < (k - n_above)[rows])
 
 
 MIN_P_MARGIN = 1e-3  # candidates a little below the min-p floor, which is then applied exactly
