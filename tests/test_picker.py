@@ -49,6 +49,8 @@ def make_dialog(qtbot):
     for dialog, queue in made:
         queue.close()
         dialog.done(0)
+        # its hub and disk calls end inside this test, whose DRAFTLIGHT_HOME they use
+        dialog._requests.shutdown(wait=True)
 
 
 def show_files(qtbot, dialog, repo_id, count):

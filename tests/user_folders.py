@@ -40,6 +40,18 @@ def _under_not_home(path) -> bool:
         return False
 
 
+def _record(what: str) -> None:
+    """One attempted write, with the thread and the app's frames that made it (so a failure
+    says where to look)."""
+    import threading
+    import traceback
+    frames = [f"{f.filename.rpartition('/work/')[2] or f.filename}:{f.lineno} {f.name}"
+              for f in traceback.extract_stack()[:-3] if "/app/" in f.filename
+              or "/tests/" in f.filename and "user_folders" not in f.filename]
+    _writes.append(f"{what} (thread {threading.current_thread().name}: "
+                   f"{' <- '.join(reversed(frames[-8:])) or 'no app frame'})")
+
+
 def _audit(event: str, args: tuple) -> None:
     """Records attempted writes even where the app catches the error and carries on."""
     if _clearing:
@@ -49,15 +61,15 @@ def _audit(event: str, args: tuple) -> None:
         writing = (any(c in mode for c in "wax+") if isinstance(mode, str)
                    else bool(flags & _WRITE_FLAGS))
         if writing and _under_not_home(path):
-            _writes.append(f"open {path}")
+            _record(f"open {path}")
     elif event in ("os.mkdir", "os.remove", "os.rmdir", "os.truncate", "os.chmod"):
         if _under_not_home(args[0]):
-            _writes.append(f"{event} {args[0]}")
+            _record(f"{event} {args[0]}")
     elif event in ("os.rename", "os.replace", "os.link", "os.symlink"):
         if _under_not_home(args[0]) or _under_not_home(args[1]):
-            _writes.append(f"{event} {args[0]} -> {args[1]}")
+            _record(f"{event} {args[0]} -> {args[1]}")
     elif event == "sqlite3.connect" and _under_not_home(args[0]):
-        _writes.append(f"sqlite3.connect {args[0]}")
+        _record(f"sqlite3.connect {args[0]}")
 
 
 sys.addaudithook(_audit)

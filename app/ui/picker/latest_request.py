@@ -25,6 +25,7 @@ class LatestRequests(QObject):
                                         thread_name_prefix=thread_name_prefix)
         self._numbers = itertools.count(1)
         self._newest: dict[str, int] = {}  # kind of request -> newest request number
+        self._stopped = False  # shut down: answers still queued for this thread are dropped
         # emitted on a worker thread, received on this object's (the GUI) thread: queued
         self._finished.connect(self._deliver)
 
@@ -49,13 +50,16 @@ class LatestRequests(QObject):
     @Slot(int, object, object)
     def _deliver(self, number: int, target, result) -> None:
         kind, on_done, on_error = target
-        if number != self._newest.get(kind):
+        if self._stopped or number != self._newest.get(kind):
             return  # a newer request of this kind superseded it
         if isinstance(result, BaseException):
             on_error(result) if on_error is not None else self.failed.emit(result)
             return
         on_done(result)
 
-    def shutdown(self) -> None:
-        """Answer nothing more; calls already running finish on their own."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    def shutdown(self, wait: bool = False) -> None:
+        """Answer nothing more, not even calls that finished but whose answer has not reached
+        the GUI thread yet; calls already running finish on their own (`wait`: before this
+        returns)."""
+        self._stopped = True
+        self._pool.shutdown(wait=wait, cancel_futures=True)
