@@ -68,6 +68,8 @@ def server(tmp_path_factory, bundled_model):
 def raw(url: str, body: bytes | None = None, key: str | None = KEY) -> tuple[int, Message, dict]:
     """(status, headers, JSON body) of a GET (no body) or POST, without a client library."""
     request = urllib.request.Request(url, data=body, method="GET" if body is None else "POST")
+    if body is not None:
+        request.add_header("Content-Type", "application/json")  # as every client sends
     if key:
         request.add_header("Authorization", f"Bearer {key}")
     try:

@@ -1,7 +1,8 @@
 """`draftlight --record OUT.gif --prompt TEXT`: the chat area as an animated GIF while a reply
 streams, flashes included. The real window runs offscreen (app.ui.desktop.run_app and
-app.capture.screenshot, as for --screenshot); a timer grabs the chat FPS times a second from sending until the reply has
-finished and its last flashes have faded, or until --seconds have passed.
+app.capture.screenshot, as for --screenshot); a timer grabs the chat FPS times a second from
+sending until the reply has finished and its last flashes have faded, or until --seconds have
+passed.
 
 The GIF is kept small: PALETTE_COLOURS colours per frame, no dithering, identical frames merged,
 each frame shown for as long as it really lasted, the last one held so the finished reply can

@@ -281,9 +281,8 @@ class MainWindow(QMainWindow):
         self.models.apply(EngineSpec.from_settings(new))
 
     def open_models(self) -> None:
-        from app.ui.picker import dialog as picker  # written separately; the action is hidden without it
-        dialog = picker.PickerDialog(self, n_ctx=self.settings.n_ctx,
-                                     gpu_offload=self.models.gpu_offload)
+        from app.ui.picker.dialog import PickerDialog  # the action is hidden without it
+        dialog = PickerDialog(self, n_ctx=self.settings.n_ctx, gpu_offload=self.models.gpu_offload)
         dialog.target_chosen.connect(self.choose_target)  # its role buttons load a model here
         dialog.draft_chosen.connect(self.choose_draft)
         dialog.installed_changed.connect(self._fill_model_bar)

@@ -3,8 +3,9 @@
 A reply is rendered as Markdown while it streams: its complete blocks as Markdown, re-rendered
 when one more is complete, and the block being written as plain text with its draft runs
 highlighted (cheap to append); once finished, the whole reply. Text above the block being
-written never moves, so nothing jumps at the end; see app.ui.flash.markdown_render. Runs that arrive while
-it streams flash (app.ui.flash.driver): an overlay of extra selections, never a change to the text.
+written never moves, so nothing jumps at the end; see app.ui.flash.markdown_render. Runs that
+arrive while it streams flash (app.ui.flash.driver): an overlay of extra selections, never a
+change to the text.
 """
 
 from __future__ import annotations

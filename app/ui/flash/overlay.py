@@ -1,6 +1,7 @@
 """The flash of one message: its fading runs painted over its text as QTextEdit extra
-selections, at their age on the FlashDriver's clock (app.ui.flash.driver). The document and the stored
-text never change; a run's resting tint is its own character format, which the fade ends on."""
+selections, at their age on the FlashDriver's clock (app.ui.flash.driver). The document and
+the stored text never change; a run's resting tint is its own character format, which the
+fade ends on."""
 
 from __future__ import annotations
 
