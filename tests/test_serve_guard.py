@@ -125,7 +125,7 @@ def test_an_allowed_host_name_is_answered():
 def test_allowed_origins_and_hosts_are_checked_and_normalised():
     assert normal_origin("HTTP://Tool.Example:8443/") == "http://tool.example:8443"
     for bad in ("*", "localhost:3000", "http://tool.example/app", "ftp://tool.example",
-                "http://user@tool.example", ""):
+                "http://user@tool.example", "", "http://tool.example:99999"):
         with pytest.raises(UserError):
             normal_origin(bad)
     access = access_for("127.0.0.1", 9000, allow_hosts=["box.lan", "other.lan:81"])

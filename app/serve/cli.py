@@ -73,7 +73,8 @@ def run_serve(args: argparse.Namespace) -> int:
             raise UserError(f"--host {args.host} can be reached from other machines: give "
                             "--api-key KEY (or --insecure-no-key to serve without one)")
         print(f"draftlight: warning: serving on {args.host}: other machines on the network can "
-              "reach the model" + ("" if args.api_key else ", and no API key is asked for"),
+              "reach the model" + ("" if args.api_key else ", and no API key is asked for")
+              + "; they must call it by an address or name given with --host or --allow-host",
               file=sys.stderr, flush=True)
     listener = bind(args.host, args.port)  # a port in use fails now, not after loading
     access = access_for(args.host, listener.getsockname()[1], allow_hosts=args.allow_host,

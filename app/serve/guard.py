@@ -57,7 +57,7 @@ def access_for(bound_host: str, port: int, *, allow_hosts=(), allow_origins=()) 
     hosts = set()
     for given in allow_hosts:
         name, given_port = _split_host(given)
-        if not name or not _valid_name(name) or not given_port.isdigit() and given_port:
+        if not name or not _valid_name(name) or (given_port and not given_port.isdigit()):
             raise UserError(f"--allow-host {given!r} is not a host name (as in "
                             f"'my-pc.local' or 'my-pc.local:{port}')")
         if given_port:
@@ -82,7 +82,10 @@ def normal_origin(given: str) -> str:
             or parts.query or parts.fragment or parts.username:
         raise UserError(f"the allowed origin {given!r} is not a web origin: give scheme, "
                         "host and port only, as in 'http://localhost:3000'")
-    port = f":{parts.port}" if parts.port else ""
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # a port that is not a number, or past 65535
+        raise UserError(f"the allowed origin {given!r} has no valid port") from None
     return f"{parts.scheme}://{host_name(parts.hostname)}{port}"
 
 
