@@ -162,3 +162,44 @@ def test_requests_beyond_the_queue_are_refused_and_ended_ones_make_room(qtbot):
     runner.cancel_all()  # switching off: every job still held is told, once
     assert all(job.cancelled.is_set() for job in runner._jobs)
     assert delivered == []  # the refused one was never held
+
+
+def test_the_window_server_refuses_web_pages_except_the_origins_set_in_settings(qtbot):
+    from PySide6.QtCore import QObject, Signal
+
+    from app.ui.chat.settings_dialog import SettingsDialog
+    from app.ui.engine.serve_switch import ServeSwitch
+    from tests.serve_loopback import request
+
+    dialog = SettingsDialog(Settings(), gpu_offload=False)
+    qtbot.addWidget(dialog)
+    dialog.serve_origins.setText("http://localhost:3000,  https://tool.example ")
+    origins = dialog.result_settings().serve_origins
+    assert origins == "http://localhost:3000 https://tool.example"
+
+    class Worker(QObject):
+        served = Signal(object)
+
+    class Engine:  # the window's engine thread: /v1/models needs none of it
+        worker = Worker()
+
+    switch = ServeSwitch(Engine(), 0, allow_origins=tuple(origins.split()))
+    switch.set_model("smol", 512)
+    switch.set_serving(True)
+    try:
+        port = switch.server.listener.getsockname()[1]
+        assert request(switch.server, "GET", "/v1/models")[0] == 200
+        assert request(switch.server, "GET", "/v1/models",
+                       headers={"Host": f"attacker.example:{port}"})[0] == 421
+        status, headers, _ = request(switch.server, "GET", "/v1/models",
+                                     headers={"Origin": "https://tool.example"})
+        assert status == 200 and headers["access-control-allow-origin"] == "https://tool.example"
+        assert request(switch.server, "GET", "/v1/models",
+                       headers={"Origin": "http://attacker.example"})[0] == 403
+    finally:
+        switch.shutdown()
+    switch.allow_origins = ("not an origin",)
+    problems = []
+    switch.problem.connect(problems.append)
+    switch.set_serving(True)
+    assert not switch.serving and "not a web origin" in problems[0]
