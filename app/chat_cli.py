@@ -171,7 +171,10 @@ class JsonPrinter:
 
     def piece(self, piece) -> None:
         if piece.text:
-            self._emit({"type": "token", "text": piece.text, "source": piece.source})
+            line = {"type": "token", "text": piece.text, "source": piece.source}
+            if piece.origin is not None:  # a drafted token: where it was copied or guessed from
+                line["origin"] = piece.origin
+            self._emit(line)
 
     def notice(self, message: str) -> None:
         self._emit({"type": "notice", "message": message})

@@ -81,6 +81,12 @@ def test_bench_smoke_run_writes_the_reports(tmp_path, capsys):
     assert all(value >= 1.0 for value in report["ngram_ceiling"].values())
     assert "n-gram ceiling" in (out / "report.md").read_text()
     assert (out / "report.png").stat().st_size > 1000
+    # the draft model's accepted tokens are its guesses; a quote's copies come from the prompt
+    assert report["overall"]["draft"]["accepted_by_origin"]["model"] == 1.0
+    shares = report["categories"]["document_qa"]["ngram"]["accepted_by_origin"]
+    assert shares and shares["prompt"] + shares["this reply"] == pytest.approx(1.0, abs=0.002)
+    assert report["overall"]["plain"]["accepted_by_origin"] == {}
+    assert "Where the accepted drafts came from" in text
 
 
 def test_ngram_oracle_drafts_exactly_the_accepted_runs_and_only_when_they_pay():

@@ -258,7 +258,7 @@ def _record_turns(engine, questions, params, handle, progress) -> int:
         for turn, user_text in enumerate(question["turns"]):
             messages = history + [{"role": "user", "content": user_text}]
             prompt, _ = engine.fit_prompt(messages, engine.reserve(params))
-            done, tokens = run_engine_turn(engine, messages, params, "plain", RunLog())
+            done, tokens, _ = run_engine_turn(engine, messages, params, "plain", RunLog())
             row = {"category": question["category"], "question_id": question["question_id"],
                    "turn": turn, "prompt": prompt, "answer": tokens}
             if not written:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.bench.runner import RunLog, TurnResult
+from app.bench.runner import ORIGIN_KINDS, RunLog, TurnResult
 
 BOOTSTRAP = 2000  # resamples of the questions for a speedup's 95% interval
 
@@ -28,7 +28,15 @@ def _figures(rows: list[TurnResult], plain_tps: float | None) -> dict:
         "mean_accepted_length": round(tokens / passes, 3) if passes else None,
         "identical_to_plain": (round(sum(compared) / len(compared), 3) if compared
                                else (1.0 if rows and rows[0].mode == "plain" else None)),
+        "accepted_by_origin": _origin_shares(rows),
     }
+
+
+def _origin_shares(rows: list[TurnResult]) -> dict[str, float]:
+    """The share of accepted draft tokens from each origin (runner.ORIGIN_KINDS); {} if none."""
+    counts = {kind: sum(r.origins.get(kind, 0) for r in rows) for kind in ORIGIN_KINDS}
+    total = sum(counts.values())
+    return {kind: round(n / total, 3) for kind, n in counts.items()} if total else {}
 
 
 def build_report(log: RunLog) -> dict:
@@ -169,6 +177,15 @@ def markdown(report: dict, command: str) -> str:
                       "exactly the n-gram guesses the target will accept, priced with the cost "
                       "curve v(k) auto measured and corrected during this run "
                       "(app/bench/ceiling.py)."]
+    shares = [(category, mode, f["accepted_by_origin"]) for category, figures in rows
+              for mode, f in figures.items() if f.get("accepted_by_origin")]
+    if shares:
+        lines += ["", "Where the accepted drafts came from (share of accepted draft tokens):", "",
+                  "| category | mode | " + " | ".join(ORIGIN_KINDS) + " |",
+                  "|---|---|" + "---|" * len(ORIGIN_KINDS)]
+        lines += [f"| {category} | {mode} | " + " | ".join(
+                      f"{100 * share.get(kind, 0):.0f}%" for kind in ORIGIN_KINDS) + " |"
+                  for category, mode, share in shares]
     if report["divergences"]:
         lines += ["", "Greedy runs that differ from plain decoding:", ""]
         lines += [f"- {d['category']} #{d['question_id']} turn {d['turn']} ({d['mode']}): "

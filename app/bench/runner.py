@@ -37,6 +37,8 @@ class TurnResult:
     divergence: str | None = None  # where a greedy run left plain decoding, and the logit gap
     oracle_passes: float | None = None  # plain rows: cost of the n-gram oracle (ceiling.py)
     repeat: int = 0  # which pass over the question set (--repeats)
+    # accepted draft tokens by where they came from (ORIGIN_KINDS)
+    origins: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -90,20 +92,38 @@ def current_rss_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+# Where accepted drafts came from, as the report counts them (app/engine/origins.py's kinds):
+# copied from the user's messages or the template ("prompt"), from an earlier assistant
+# message, from earlier in this reply, from a prediction, or guessed by a draft model.
+ORIGIN_KINDS = ("prompt", "earlier reply", "this reply", "prediction", "model")
+
+
+def origin_kind(origin: dict | None, messages) -> str | None:
+    kind = (origin or {}).get("kind")
+    if kind == "message":
+        return "earlier reply" if messages[origin["message"]]["role"] == "assistant" else "prompt"
+    return {"template": "prompt", "reply": "this reply", "prediction": "prediction",
+            "model": "model"}.get(kind)
+
+
 def run_engine_turn(engine: Engine, messages, params, mode: str, log: RunLog
-                    ) -> tuple[Done, list[int]]:
+                    ) -> tuple[Done, list[int], dict[str, int]]:
+    """(Done, the reply's tokens, accepted draft tokens by ORIGIN_KINDS)."""
     done = None
     tokens = []
+    origins: dict[str, int] = {}
     peak = log.peak_rss_mb.get(mode, 0.0)
     for event in engine.generate(messages, params, ENGINE_MODE[mode]):
         if isinstance(event, TextPiece) and event.token >= 0:
             tokens.append(event.token)
+            if event.source == "draft" and (kind := origin_kind(event.origin, messages)):
+                origins[kind] = origins.get(kind, 0) + 1
             if len(tokens) % 16 == 0:
                 peak = max(peak, current_rss_mb())
         elif isinstance(event, Done):
             done = event
     log.peak_rss_mb[mode] = max(peak, current_rss_mb())
-    return done, tokens
+    return done, tokens, origins
 
 
 def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], params: SamplingParams,
@@ -169,11 +189,12 @@ def _run_one(engine, peer, messages, params, mode, log, question, turn_index) ->
         log.peak_rss_mb[mode] = max(peak, current_rss_mb())
         return TurnResult(**base, text=out.text, tokens=[], new_tokens=max(out.new_tokens - 1, 0),
                           decode_seconds=out.decode_seconds)
-    done, tokens = run_engine_turn(engine, messages, params, mode, log)
+    done, tokens, origins = run_engine_turn(engine, messages, params, mode, log)
     stats = done.stats
     return TurnResult(**base, text=done.text, tokens=tokens, new_tokens=stats.new_tokens,
                       decode_seconds=stats.decode_seconds, drafted=stats.drafted,
-                      accepted=stats.accepted, target_passes=stats.target_passes)
+                      accepted=stats.accepted, target_passes=stats.target_passes,
+                      origins=origins)
 
 
 def _price_the_oracle(engine: Engine, plain_turns) -> None:

@@ -237,7 +237,7 @@ class AdaptiveDrafter:
         self._chosen = chosen
         chosen.idle_steps, chosen.idle_seconds = 0, 0.0
         if guess is not None:
-            return Draft(guess.tokens[:gamma])
+            return Draft(guess.tokens[:gamma], origin=guess.origin)
         return self._draft_with_break_even(chosen, context, gamma, rate, params, rng)
 
     def _draft_with_break_even(self, chosen, context, gamma, rate, params, rng) -> Draft:

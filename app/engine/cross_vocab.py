@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from app.engine.backend import LanguageModel, common_prefix_length, sync_cache
-from app.engine.drafters import Draft
+from app.engine.drafters import Draft, DraftOrigin
 from app.engine.vocab_map import VocabMap
 
 RETOKENIZE_MARGIN = 2  # draft tokens before a change that are tokenised again with it
@@ -170,7 +170,8 @@ class CrossVocabDrafter:
             tokens.append(end)
         tokens = tokens[:max_tokens]
         self.conversions.append(((t1 - t0) + (time.perf_counter() - t2), len(tokens)))
-        return Draft(tokens)
+        proposed = data[:valid].decode("utf-8", "replace")
+        return Draft(tokens, origin=DraftOrigin("model", text=proposed))
 
 
 def _complete_utf8_prefix(data: bytes) -> int:

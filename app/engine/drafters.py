@@ -16,6 +16,17 @@ from app.engine.ngram_index import NgramIndex
 from app.engine.sampling import SamplingParams, sample, softmax, to_probs
 
 
+@dataclass(frozen=True)
+class DraftOrigin:
+    """Where a draft came from, in tokens (app/engine/origins.py turns it into what a reader
+    can follow: a span of a message, of the reply, of the prediction)."""
+    kind: str  # "context": copied from context[start:]; "prediction": from prediction[start:];
+    #            "model": guessed by the draft model
+    start: int = 0
+    p: tuple[float, ...] = ()  # "model": the draft's probability of each token it guessed
+    text: str = ""  # "model" of another vocabulary: the text it proposed
+
+
 @dataclass
 class Draft:
     tokens: list[int]
@@ -25,6 +36,7 @@ class Draft:
     probs: np.ndarray | None = None
     # N-gram lookup: how many tokens before the guess match the earlier occurrence it copies.
     match_length: int = 0
+    origin: DraftOrigin | None = None
 
 
 class Drafter(Protocol):
@@ -77,7 +89,8 @@ class NgramDrafter:
                 length = self._index.match_length(start, tokens)
                 if length > best_length:
                     best, best_length = start, length
-            return Draft(tokens[best:best + max_tokens], None, best_length)
+            return Draft(tokens[best:best + max_tokens], None, best_length,
+                         DraftOrigin("context", best))
         return Draft([])
 
 
@@ -120,6 +133,7 @@ class ModelDrafter:
         token = context[-1]
         tokens: list[int] = []
         rows: list[np.ndarray] = []
+        beliefs: list[float] = []  # q_j(d_j): shown with the accepted tokens as their origin
         cumulative = 1.0  # Π q_j(d_j) over the tokens drawn so far
         for _ in range(max_tokens):
             logits = self._fit_vocab(self.backend.eval([token], n_logits=1)[0])
@@ -128,7 +142,7 @@ class ModelDrafter:
             # greedy takes the argmax, right with (its belief) max q; sampling draws x ~ q, and
             # E_{x~q}[q(x)] = Σ q².
             if row is None:
-                expected = float(softmax(logits).max()) if self.keep_going else 1.0
+                expected = float(softmax(logits).max())
             else:
                 expected = float(row @ row)
             # Decided before d_{i+1} is drawn (see the class docstring).
@@ -137,11 +151,13 @@ class ModelDrafter:
                 break
             if row is None:
                 token = int(np.argmax(logits))
-                cumulative *= expected  # greedy: q(argmax) is exactly max q
+                belief = expected  # greedy: q(argmax) is exactly max q
             else:
                 token = sample(row, rng)
-                cumulative *= float(row[token])
+                belief = float(row[token])
                 rows.append(row)
+            cumulative *= belief
+            beliefs.append(belief)
             tokens.append(token)
         probs = np.stack(rows) if rows else None
-        return Draft(tokens, probs)
+        return Draft(tokens, probs, origin=DraftOrigin("model", p=tuple(beliefs)))

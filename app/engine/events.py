@@ -25,6 +25,10 @@ class TextPiece:
     source: Source
     step: int
     token: int = -1  # the token id (-1 for text flushed at the end of a reply)
+    # For "draft" pieces, where the drafted token came from (app/engine/origins.py):
+    # {"kind": "message", "message": i, "start": s, "end": e}, "reply" and "prediction" spans,
+    # {"kind": "model", "name": n, "p": p}, {"kind": "template"}; None where unknown.
+    origin: dict | None = None
 
 
 @dataclass

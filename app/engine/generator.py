@@ -33,6 +33,7 @@ from app.engine.costs import BatchCosts, cached_costs
 from app.engine.disk_cache import cache_key, load_cached, store_cached
 from app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
 from app.engine.errors import EngineError
+from app.engine.origins import OriginFinder, kept_messages
 from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from app.engine.invariance import BatchDrift, cached_drift
 from app.engine.prediction import PredictionDrafter
@@ -195,6 +196,12 @@ class Engine:
                 except OSError:
                     pass  # the cache folder is not writable: only a head start is lost
 
+    @property
+    def draft_name(self) -> str:
+        """The draft model as origins name it: its file name without .gguf."""
+        path = getattr(self.draft, "path", None)
+        return Path(path).name.removesuffix(".gguf") if path else "the draft model"
+
     def close(self) -> None:
         self.detach_draft()  # keeps what auto learnt
         self.target.close()
@@ -271,11 +278,14 @@ class Engine:
         stats.reused_prompt_tokens = sync_cache(target, prompt[:-1])
         stats.prefill_seconds = time.perf_counter() - started
         last = prompt[-1]
+        prediction_tokens = target.tokenize(prediction, add_bos=False) if prediction else []
+        origins = OriginFinder(target.piece, messages, kept_messages(messages, dropped), prompt,
+                               prediction_tokens, self.draft_name)
         predicted: PredictionDrafter | None = None
         if prediction and isinstance(drafter, AdaptiveDrafter):
             # Auto: the prediction is one more free candidate, its draft length chosen like
             # n-gram lookup's, from its match length and the acceptance auto learns.
-            predicted = PredictionDrafter(target.tokenize(prediction, add_bos=False), len(prompt),
+            predicted = PredictionDrafter(prediction_tokens, len(prompt),
                                           draft_tokens=draft_length, scale_by_match=False)
             # It starts from what prompt lookup has learnt (both copy text the reply may
             # repeat, and are judged by the length of the match), then learns on its own.
@@ -285,7 +295,7 @@ class Engine:
             drafter = drafter.with_candidate(Candidate(predicted, 0.0, draft_length, learnt))
         elif prediction:
             own = self.prediction_tokens()
-            predicted = PredictionDrafter(target.tokenize(prediction, add_bos=False), len(prompt),
+            predicted = PredictionDrafter(prediction_tokens, len(prompt),
                                           draft_tokens=own, fallback=drafter,
                                           fallback_tokens=draft_length)
             drafter, draft_length = predicted, max(draft_length, own)
@@ -315,14 +325,16 @@ class Engine:
                     stats.prediction_accepted = predicted.accepted
                 emitted = [(t, "draft") for t in step.accepted] + [(step.token, "target")]
                 finished = False
-                for token, source in emitted:
+                for i, (token, source) in enumerate(emitted):
                     if target.is_end_of_generation(token):
                         stats.stop_reason, finished = "eos", True
                         break
                     piece = decoder.decode(target.piece(token))
                     stats.new_tokens += 1
                     text.append(piece)
-                    yield TextPiece(piece, source, stats.target_passes - 1, token)
+                    origin = origins.origin(step.origin, i) if source == "draft" else None
+                    origins.reply.add(token, piece)
+                    yield TextPiece(piece, source, stats.target_passes - 1, token, origin)
                     if stats.new_tokens >= params.max_tokens:
                         break
                 last = step.token

@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from app.engine.drafters import Draft, Drafter
+from app.engine.drafters import Draft, Drafter, DraftOrigin
 from app.engine.ngram_index import NgramIndex
 from app.engine.sampling import SamplingParams
 
@@ -111,7 +111,8 @@ class PredictionDrafter:
             gamma = min(max_tokens, self.draft_tokens)
             if self.scale_by_match:
                 gamma = min(gamma, length or self.min_ngram)
-            return Draft(self.prediction[position:position + gamma], None, length)
+            return Draft(self.prediction[position:position + gamma], None, length,
+                         DraftOrigin("prediction", position))
         if self.fallback is not None and self.fallback_tokens > 0:
             return self.fallback.propose(context, min(max_tokens, self.fallback_tokens), params,
                                          rng)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.engine.backend import Backend
-from app.engine.drafters import Draft, Drafter
+from app.engine.drafters import Draft, DraftOrigin, Drafter
 from app.engine.sampling import SamplingParams, sample, to_probs
 
 
@@ -22,6 +22,7 @@ class StepResult:
     drafted: int  # how many tokens the drafter proposed
     draft_seconds: float
     verify_seconds: float
+    origin: DraftOrigin | None = None  # where the draft came from (accepted[i] is its i-th token)
 
 
 def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, gamma: int,
@@ -44,7 +45,7 @@ def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, 
     def result(n_accepted: int, token: int) -> StepResult:
         if n_accepted < len(guess):
             target.truncate(n_past + 1 + n_accepted)  # keep last_token, d_1..d_n; drop the rest
-        return StepResult(guess[:n_accepted], token, len(guess), t1 - t0, t2 - t1)
+        return StepResult(guess[:n_accepted], token, len(guess), t1 - t0, t2 - t1, draft.origin)
 
     if params.greedy:
         # p_i is one-hot at argmax(logits_i): d_{i+1} is accepted iff it is that argmax, and

@@ -194,8 +194,10 @@ async def _stream(reply: Reply, items: asyncio.Queue, job: Job):
         while True:
             item = await items.get()
             if isinstance(item, TextPiece):
-                yield {"data": reply.chunk({"content": item.text},
-                                           provenance={"source": item.source, "pass": item.step})}
+                provenance = {"source": item.source, "pass": item.step}
+                if item.origin is not None:
+                    provenance["origin"] = item.origin
+                yield {"data": reply.chunk({"content": item.text}, provenance=provenance)}
             elif isinstance(item, Finished):
                 use = usage(item.stats, item.prompt_tokens)
                 yield {"data": reply.chunk({}, finish=finish_reason(item.finish_reason),

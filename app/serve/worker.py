@@ -150,22 +150,22 @@ def run_job(engine, job: Job, mode: str) -> None:
     job.deliver(Started(prompt_tokens))
     events = engine.generate(request.messages, request.params, mode,
                              prediction=request.prediction)
-    stops: StopFilter[tuple[str, int]] = StopFilter(request.stop)
+    stops: StopFilter[tuple[str, int, dict | None]] = StopFilter(request.stop)
     sent: list[str] = []
     stats = Stats(mode=mode)
 
     def send(pieces) -> None:
-        for text, (source, step) in pieces:
+        for text, (source, step, origin) in pieces:
             sent.append(text)
             # A stop filter may join or hold back tokens' text: a piece has no one token (-1)
-            job.deliver(TextPiece(text, source, step))
+            job.deliver(TextPiece(text, source, step, origin=origin))
 
     try:
         for event in events:
             if job.cancelled.is_set():
                 return
             if isinstance(event, TextPiece) and event.text:
-                send(stops.feed(event.text, (event.source, event.step)))
+                send(stops.feed(event.text, (event.source, event.step, event.origin)))
             elif isinstance(event, Progress):
                 stats = event.stats
                 if stops.stopped:  # the pass that held the stop sequence is counted
