@@ -25,6 +25,7 @@ class TextPiece:
     source: Source
     step: int
     token: int = -1  # the token id (-1 for text flushed at the end of a reply)
+    origin: dict | None = None
 
 
 @dataclass
