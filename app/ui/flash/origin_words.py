@@ -40,8 +40,10 @@ def excerpt(text: str, start: int, end: int, width: int = EXCERPT) -> str:
     if end - start >= width:
         left, right = start, start + width - 1
     else:
-        context = (width - (end - start)) // 2
-        left, right = max(0, start - context), min(len(text), end + context)
+        # The context either side, and what one side cannot use goes to the other.
+        left = max(0, start - (width - (end - start)) // 2)
+        right = min(len(text), left + width)
+        left = max(0, right - width)
     shown = " ".join(text[left:right].split())
     return ("…" if left > 0 else "") + shown + ("…" if right < len(text) else "")
 
