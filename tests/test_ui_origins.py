@@ -223,3 +223,33 @@ def test_a_runs_origin_merges_its_tokens():
     assert builder.origins == [copy(4, 8), copy(4, 6), copy(0, 2, m=0),
                                {"kind": "model", "name": "X", "text": " i j"}, None]
     assert len(builder.origins) == len(builder.runs)
+
+
+def test_copies_from_an_earlier_reply_and_from_this_one_are_told_and_marked(qtbot,
+                                                                             open_window):
+    def turns(messages):
+        if len(messages) == 1:
+            return script(messages)
+        return [("Yes", "target", 0, None),
+                (" quick brown", "draft", 1, {"kind": "message", "message": 1,
+                                              "start": 5, "end": 17}),
+                (",", "target", 1, None),
+                (" Yes", "draft", 2, {"kind": "reply", "start": 0, "end": 3}),
+                (".", "target", 2, None)]
+
+    window = open_window(OriginFactory(turns))
+    clock = FakeClock()
+    window.chat.flasher.clock = clock
+    first = send_and_wait(qtbot, window, QUESTION)
+    second = send_and_wait(qtbot, window, "Again?")
+    assert second.text == "Yes quick brown, Yes."
+    assert second.run_origins.tip(0) == f"copied from an earlier reply: '{first.text}'"
+    assert second.run_origins.tip(1) == f"copied from this reply, earlier: '{second.text}'"
+    clock.now += DURATION + 1  # the replies' own flashes are over
+    window.chat.flasher.tick()
+    qtbot.mouseClick(second.body.viewport(), Qt.LeftButton, pos=run_point(second, 0))
+    [mark] = first.body.extraSelections()
+    assert mark.cursor.selectedText() == "quick brown"  # found in the rendered Markdown
+    qtbot.mouseClick(second.body.viewport(), Qt.LeftButton, pos=run_point(second, 1))
+    [mark] = second.body.extraSelections()
+    assert (mark.cursor.selectionStart(), mark.cursor.selectedText()) == (0, "Yes")
