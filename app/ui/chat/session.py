@@ -32,6 +32,9 @@ class Stream:
     view: MessageView | None
     message_id: int | None
     builder: ReplyBuilder = field(default_factory=ReplyBuilder)
+    # Per message sent to the engine: its role and its place in the chat (None: the system
+    # prompt), to tell where a copied phrase came from.
+    sent: list[tuple[str, int | None]] = field(default_factory=list)
     live: dict | None = None  # the engine's latest statistics
     last_saved: float = field(default_factory=time.monotonic)
     stop_requested_at: float | None = None
@@ -98,6 +101,7 @@ class ChatSession(QObject):
         self._abandon_stream()
         self.chat.clear()
         self.conversation_id = conversation_id
+        self.chat.system_prompt = self.settings.system_prompt.strip()  # not saved: a best guess
         for message in self.history.messages(conversation_id):
             view = self.chat.add_message(message.role, message.text, runs=message.runs,
                                          stats=message.stats, status=message.status,
@@ -142,12 +146,16 @@ class ChatSession(QObject):
         return True
 
     def engine_messages(self) -> list[dict[str, str]]:
-        messages = []
+        return [message for message, _at in self._sent_messages()]
+
+    def _sent_messages(self) -> list[tuple[dict[str, str], int | None]]:
+        """What the engine is sent, each with its index in the chat (None: the system prompt)."""
+        sent: list[tuple[dict[str, str], int | None]] = []
         if self.settings.system_prompt.strip():
-            messages.append({"role": "system", "content": self.settings.system_prompt.strip()})
-        messages += [{"role": v.role, "content": v.text} for v in self.chat.messages
-                     if v.text.strip()]
-        return messages
+            sent.append(({"role": "system", "content": self.settings.system_prompt.strip()}, None))
+        sent += [({"role": v.role, "content": v.text}, at)
+                 for at, v in enumerate(self.chat.messages) if v.text.strip()]
+        return sent
 
     def messages_to_compare(self) -> list[dict[str, str]]:
         """The conversation up to and including its last user message (what Compare answers)."""
@@ -157,7 +165,9 @@ class ChatSession(QObject):
         return messages
 
     def _start_reply(self, mode: str) -> None:
-        messages = self.engine_messages()
+        sent = self._sent_messages()
+        messages = [message for message, _at in sent]
+        self.chat.system_prompt = self.settings.system_prompt.strip()
         view = self.chat.add_message("assistant", streaming=True, mode=mode)
         message_id = None
         if self.conversation_id is not None:
@@ -165,7 +175,8 @@ class ChatSession(QObject):
                                     "assistant", "", runs=[], status=INTERRUPTED, mode=mode)
         view.message_id = message_id
         request_id = self.engine.generate(messages, self.settings.sampling_params(), mode)
-        self.stream = Stream(request_id, mode, view, message_id)
+        self.stream = Stream(request_id, mode, view, message_id,
+                             sent=[(m["role"], at) for m, at in sent])
         self._dirty = False
         self._timer.start()
         self.busy_changed.emit(True)
@@ -193,10 +204,11 @@ class ChatSession(QObject):
         stream = self.stream
         return stream if stream is not None and stream.request_id == request_id else None
 
-    def _on_piece(self, request_id: int, text: str, source: str, step: int) -> None:
+    def _on_piece(self, request_id: int, text: str, source: str, step: int,
+                  origin: dict | None = None) -> None:
         stream = self._current(request_id)
         if stream is not None and stream.stop_requested_at is None:
-            stream.builder.add(text, source, step)
+            stream.builder.add(text, source, step, _placed(origin, stream.sent))
             self._dirty = True
 
     def _on_progress(self, request_id: int, stats: dict) -> None:
@@ -252,6 +264,7 @@ class ChatSession(QObject):
             self._dirty = False
             stream.view.stream_update(builder.text, builder.runs)
             stream.view.set_live_passes(builder.pass_table)
+            stream.view.run_origins.set_origins(builder.origins)
             seconds = (builder.last_piece_at or 0) - (builder.first_piece_at or 0)
             line = live_line(stream.live, builder.tokens, builder.passes, builder.accepted,
                              seconds)
@@ -270,7 +283,8 @@ class ChatSession(QObject):
         builder = stream.builder
         text, runs = builder.text, builder.runs
         if stats is not None:  # the strip's cells, exactly (older replies estimate them)
-            stats = {**stats, "passes": [list(row) for row in builder.pass_table]}
+            stats = {**stats, "passes": [list(row) for row in builder.pass_table],
+                     "origins": builder.origins}
         if stream.message_id is not None:
             self._save(self.history.update_message, stream.message_id, text, runs=runs,
                        stats=stats, status=status)
@@ -282,3 +296,16 @@ class ChatSession(QObject):
         self.busy_changed.emit(False)
         if stream.view is not None:
             self.reply_finished.emit(stream.view)
+
+
+def _placed(origin: dict | None, sent: list[tuple[str, int | None]]) -> dict | None:
+    """A copy from message I of what was sent, told by its role and its index in the chat
+    ("at", None for the system prompt): that is what stays true when the conversation is
+    opened again, whatever system prompt is set then."""
+    if not isinstance(origin, dict) or origin.get("kind") != "message":
+        return origin
+    index = origin.get("message")
+    if not isinstance(index, int) or not 0 <= index < len(sent):
+        return None
+    role, at = sent[index]
+    return {**origin, "role": role, "at": at}

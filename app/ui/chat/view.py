@@ -1,7 +1,10 @@
 """The conversation: messages stacked in a scroll area that follows new text while the user
-is at the bottom (and stays put when they scrolled up to read)."""
+is at the bottom (and stays put when they scrolled up to read). It also tells each reply what
+its runs' origins point at, and shows the source of one when it is clicked."""
 
 from __future__ import annotations
+
+from functools import partial
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
@@ -9,6 +12,8 @@ from PySide6.QtCore import Qt
 
 from app.ui.flash.driver import FlashDriver
 from app.ui.flash.message_view import MessageView
+from app.ui.flash.origin_words import Source
+from app.ui.flash.origins import source_spans
 from app.ui.flash.palette import DEFAULT, Scheme
 
 
@@ -37,6 +42,7 @@ class ChatView(QScrollArea):
         self.flash = True  # runs arriving in a streaming reply flash (when highlights show)
         self.scheme: Scheme = DEFAULT
         self.flasher = FlashDriver(self)  # the one animation timer of all messages
+        self.system_prompt = ""  # the one sent with the conversation (for its origins)
         self._follow = True
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._remember_position)
@@ -46,6 +52,8 @@ class ChatView(QScrollArea):
         view = MessageView(role, text, highlights=self.highlights, scheme=self.scheme,
                            flasher=self.flasher if self.flash else None, **kwargs)
         view.copied.connect(self.copied)
+        view.run_origins.resolve = partial(self.origin_source, view)
+        view.run_origins.clicked.connect(partial(self.show_origin, view))
         self._layout.insertWidget(self._layout.count() - 1, view)
         self.messages.append(view)
         self.placeholder.hide()
@@ -81,6 +89,47 @@ class ChatView(QScrollArea):
         self.scheme = scheme
         for view in self.messages:
             view.set_scheme(scheme)
+
+    # --- origins ----------------------------------------------------------------------------
+
+    def _source_view(self, reply: MessageView, origin: dict | None) -> MessageView | None:
+        """The message a copied run came from: a message of the chat, or the reply itself."""
+        kind = (origin or {}).get("kind")
+        if kind == "reply":
+            return reply
+        at = origin.get("at") if kind == "message" else None
+        if isinstance(at, int) and 0 <= at < len(self.messages):
+            source = self.messages[at]
+            return source if source.role == origin.get("role") else None
+        return None
+
+    def origin_source(self, reply: MessageView, origin: dict | None) -> Source | None:
+        if (origin or {}).get("kind") == "message" and origin.get("role") == "system":
+            return Source("system", self.system_prompt)
+        source = self._source_view(reply, origin)
+        if source is None:
+            return None
+        number = sum(1 for v in self.messages[:self.messages.index(source) + 1]
+                     if v.role == "user")
+        role = "reply" if origin.get("kind") == "reply" else source.role
+        return Source(role, source.text, number if role == "user" else 0)
+
+    def show_origin(self, reply: MessageView, index: int) -> None:
+        """Scroll to where run `index` of `reply` was copied from; mark it in the run's colour."""
+        origin = reply.run_origins.origin(index)
+        source = self._source_view(reply, origin)
+        if source is None:
+            return
+        spans = source_spans(source, origin.get("start", 0), origin.get("end", 0))
+        if spans:
+            cursor = source.body.textCursor()
+            cursor.setPosition(spans[0][0])
+            rect = source.body.cursorRect(cursor)
+            point = source.body.viewport().mapTo(self.widget(), rect.center())
+            self.ensureVisible(point.x(), point.y(), 0, max(rect.height(), 40))
+            source.flash.mark(spans, reply.runs[index][2], self.flasher)
+        else:
+            self.ensureWidgetVisible(source)
 
     def _remember_position(self, value: int) -> None:
         self._follow = value >= self.verticalScrollBar().maximum() - 8

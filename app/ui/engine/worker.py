@@ -36,7 +36,7 @@ class EngineWorker(QObject):
     load_failed = Signal(str)
     draft_changed = Signal(object)  # draft file name, or None
     draft_failed = Signal(str)
-    piece = Signal(int, str, str, int)  # request, text, source, step
+    piece = Signal(int, str, str, int, object)  # request, text, source, step, origin or None
     notice = Signal(int, str)
     progress = Signal(int, object)  # request, live Stats.to_dict() (+ plain_token_seconds)
     pass_drafted = Signal(int, int, int)  # request, step, tokens drafted in that target pass
@@ -165,7 +165,8 @@ class EngineWorker(QObject):
                     self.stopped.emit(request_id)
                     return
                 if isinstance(event, TextPiece):
-                    self.piece.emit(request_id, event.text, event.source, event.step)
+                    self.piece.emit(request_id, event.text, event.source, event.step,
+                                    event.origin)
                 elif isinstance(event, Progress):
                     # One Progress per target pass: what that pass drafted, for the strip.
                     if event.stats.drafted != drafted:

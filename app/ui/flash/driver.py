@@ -31,6 +31,15 @@ def flash_alpha(age: float, duration: float = DURATION) -> int:
     return round(255 * (1 - age / duration) ** 1.5)
 
 
+MARK_HOLD = 1.2  # seconds a clicked origin's source span stays in the run's colour, then fades
+
+
+def mark_alpha(age: float) -> int:
+    """Opacity (0–255) of a source span's mark `age` seconds after its origin was clicked:
+    held long enough to find it after the scroll, then faded like a flash."""
+    return 255 if age < MARK_HOLD else flash_alpha(age - MARK_HOLD)
+
+
 def resting_colour(base: tuple[int, int, int], tint: QColor) -> tuple[float, float, float]:
     """A run's resting look as one opaque colour: its translucent tint over the message's
     background `base` (RGB). A selection replaces the character's background rather than

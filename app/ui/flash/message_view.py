@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBr
                                QToolButton, QVBoxLayout, QWidget)
 
 from app.ui.flash import highlight, markdown_render
+from app.ui.flash.origins import RunOrigins
 from app.ui.flash.overlay import FlashOverlay
 from app.ui.flash.palette import DEFAULT, Scheme
 from app.ui.flash.passes import from_table, passes_of
@@ -126,6 +127,7 @@ class MessageView(QFrame):
         self.footer.setStyleSheet("color: palette(mid); font-size: small;")
         self.footer.setTextInteractionFlags(Qt.TextSelectableByMouse)
         layout.addWidget(self.footer)
+        self.run_origins = RunOrigins(self)  # hover and click: where each run came from
         self.render()
 
     # --- state --------------------------------------------------------------------------------
@@ -152,6 +154,7 @@ class MessageView(QFrame):
         self._shown = len(self.text)
         if self.role == "assistant" and not self.streaming:
             self.strip.set_passes(passes_of(self.text, self.runs, self.stats), self.text)
+            self.run_origins.load()
         self.flash.repaint()
         self._update_footer()
 
@@ -308,6 +311,8 @@ class MessageView(QFrame):
 
     def _update_footer(self) -> None:
         line = footer_line(self.stats) if self.stats and self.role == "assistant" else ""
+        if line and self.run_origins.summary():
+            line += " · " + self.run_origins.summary()
         self.footer.setText(line)
         self.footer.setVisible(bool(line))
 

@@ -1,7 +1,8 @@
 """The flash of one message: its fading runs painted over its text as QTextEdit extra
 selections, at their age on the FlashDriver's clock (app.ui.flash.driver). The document and
 the stored text never change; a run's resting tint is its own character format, which the
-fade ends on."""
+fade ends on. A mark is painted the same way: the source of a clicked run's origin, in that
+run's colour, held a moment and then faded (driver.mark_alpha)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import math
 from PySide6.QtGui import QPalette, QTextCursor
 from PySide6.QtWidgets import QTextEdit
 
-from app.ui.flash.driver import INTERVAL_MS, MAX_FLASHING, fade_colour, flash_alpha, resting_colour
+from app.ui.flash.driver import (INTERVAL_MS, MAX_FLASHING, fade_colour, flash_alpha,
+                                 mark_alpha, resting_colour)
 from app.ui.flash.palette import bucket
 
 
@@ -24,6 +26,8 @@ class FlashOverlay:
         self._born: dict[int, float] = {}  # run index -> when it arrived (flasher's clock)
         self.painted_at = -math.inf  # when paint() last ran (flasher's clock)
         self._cursors: dict[tuple[int, int], QTextCursor] = {}  # span -> its selection
+        self._mark: tuple[list[tuple[int, int]], int, float] | None = None  # spans, tokens, born
+        self._mark_driver = None  # who ticks the mark (the chat's driver, even with no flash)
 
     def start(self, indices: list[int]) -> None:
         """Runs `indices` just arrived: start their flash (now, on the driver's clock)."""
@@ -45,8 +49,18 @@ class FlashOverlay:
 
     def repaint(self) -> None:
         """The same runs at their new places (after the document was rendered anew)."""
-        if self._born and self.flasher is not None:
-            self.paint(self.flasher.now())
+        driver = self.flasher or self._mark_driver
+        if (self._born or self._mark) and driver is not None:
+            self.paint(driver.now())
+
+    def mark(self, spans: list[tuple[int, int]], tokens: int, driver) -> None:
+        """Show document `spans` in the colour of a run of `tokens` tokens for a moment (the
+        source of a clicked origin); `driver` ticks its fade (a FlashDriver)."""
+        if not spans or driver is None:
+            return
+        self._mark, self._mark_driver = (spans, tokens, driver.now()), driver
+        self.paint(driver.now())
+        driver.watch(self)
 
     def paint(self, now: float) -> bool:
         """Draw each fading run at its age; returns whether any still fades."""
@@ -72,9 +86,21 @@ class FlashOverlay:
                 selection.cursor = cursors[span] = self._span_cursor(span)
                 selection.format.setBackground(colour)
                 selections.append(selection)
+        if self._mark is not None:
+            spans, tokens, born = self._mark
+            alpha = mark_alpha(now - born)
+            if alpha <= 0:
+                self._mark = None
+            else:
+                colour = fade_colour(resting_colour(base, view.scheme.tint(tokens)), base, alpha)
+                for span in spans:
+                    selection = QTextEdit.ExtraSelection()
+                    selection.cursor = cursors[span] = self._span_cursor(span)
+                    selection.format.setBackground(colour)
+                    selections.append(selection)
         self._cursors = cursors
         view.body.setExtraSelections(selections)
-        return bool(self._born)
+        return bool(self._born) or self._mark is not None
 
     def _span_cursor(self, span: tuple[int, int]) -> QTextCursor:
         """A cursor selecting `span`, kept from the last frame when it still does (appended
@@ -89,6 +115,8 @@ class FlashOverlay:
 
     def stop(self) -> None:
         self._born.clear()
+        self._mark = None
         self.view.body.setExtraSelections([])
-        if self.flasher is not None:
-            self.flasher.forget(self)
+        for driver in (self.flasher, self._mark_driver):
+            if driver is not None:
+                driver.forget(self)

@@ -8,6 +8,10 @@ history stores.
 Passes are [end, tokens, accepted, drafted]: one per target pass, in order, each ending at
 character `end` (the next starts there). They go into the reply's stats as "passes", for the
 acceptance strip.
+
+Origins are one per run (parallel to the runs; None = not known): where its drafted tokens came
+from, merged over them (merge_origin). They go into the reply's stats as "origins"; replies
+saved before origins existed have none, and show no origin.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ class ReplyBuilder:
         self._parts: list[str] = []
         self.length = 0  # characters so far
         self._runs: list[list[int]] = []
+        self._origins: list[dict | None] = []  # one per entry of _runs
         self._open_run_step: int | None = None  # step of the run the next draft piece may extend
         self.tokens = 0
         self.accepted = 0  # draft tokens the target accepted
@@ -32,7 +37,7 @@ class ReplyBuilder:
         self.first_piece_at: float | None = None
         self.last_piece_at: float | None = None
 
-    def add(self, text: str, source: str, step: int) -> None:
+    def add(self, text: str, source: str, step: int, origin: dict | None = None) -> None:
         now = time.perf_counter()
         if self.first_piece_at is None:
             self.first_piece_at = now
@@ -57,8 +62,10 @@ class ReplyBuilder:
             if self._open_run_step == step and self._runs and self._runs[-1][1] == start:
                 self._runs[-1][1] = self.length
                 self._runs[-1][2] += 1
+                self._origins[-1] = merge_origin(self._origins[-1], origin)
             else:
                 self._runs.append([start, self.length, 1])
+                self._origins.append(first_origin(origin))
             self._open_run_step = step
         else:
             self._open_run_step = None
@@ -89,3 +96,52 @@ class ReplyBuilder:
     def runs(self) -> list[list[int]]:
         """Runs with at least one character (a token may be an incomplete UTF-8 character)."""
         return [list(run) for run in self._runs if run[1] > run[0]]
+
+    @property
+    def origins(self) -> list[dict | None]:
+        """One per entry of `runs`: where that run's tokens came from (None: not known)."""
+        return [None if origin is None else {k: v for k, v in origin.items() if k[0] != "_"}
+                for run, origin in zip(self._runs, self._origins) if run[1] > run[0]]
+
+
+COPIES = ("message", "reply", "prediction")  # kinds with a span of their source
+
+
+def first_origin(origin: dict | None) -> dict | None:
+    """A run's origin from its first token: a model's p becomes the list of its tokens' p."""
+    if not isinstance(origin, dict):
+        return None
+    run = dict(origin)
+    if run.get("kind") == "model" and "p" in run:
+        run["p"] = [run["p"]]
+    if run.get("kind") in COPIES:
+        run["_first_end"] = run.get("end")  # private keys (_…) never leave the builder
+    return run
+
+
+def merge_origin(run: dict | None, token: dict | None) -> dict | None:
+    """The run's origin with one more token. Copies keep the first token's kind and message;
+    their span runs from the first token's start to the last one's end while all the tokens are
+    contiguous in one source, and is the first token's alone once they are not. A draft
+    model's guesses collect their p's (or, for a draft of another vocabulary, its text)."""
+    if run is None:
+        return None
+    kind = run.get("kind")
+    if kind in COPIES:
+        if run.get("_broken"):
+            return run
+        if (isinstance(token, dict) and token.get("kind") == kind
+                and token.get("message") == run.get("message")
+                and token.get("start") == run.get("end")):
+            run["end"] = token.get("end")
+        else:
+            run["end"], run["_broken"] = run["_first_end"], True
+        return run
+    if not isinstance(token, dict) or token.get("kind") != kind:
+        return run
+    if kind == "model" and run.get("name") == token.get("name"):
+        if isinstance(run.get("p"), list) and "p" in token:
+            run["p"].append(token["p"])
+        elif "text" in run and "text" in token:
+            run["text"] += token["text"]
+    return run

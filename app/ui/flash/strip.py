@@ -23,6 +23,7 @@ class AcceptanceStrip(QWidget):
         self.passes: list[Pass] = []
         self.text = ""
         self.scheme: Scheme = DEFAULT
+        self.tip_extra = None  # pass index -> one more line for its hover text ("" for none)
         self.setFixedHeight(HEIGHT)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
         self.setMouseTracking(True)
@@ -85,7 +86,9 @@ class AcceptanceStrip(QWidget):
     def show_tip(self, x: float, global_pos) -> None:
         index = self.index_at(x)
         if index >= 0:
-            QToolTip.showText(global_pos, describe(self.passes[index], self.text), self)
+            tip = describe(self.passes[index], self.text)
+            extra = self.tip_extra(index) if self.tip_extra else ""
+            QToolTip.showText(global_pos, f"{tip}\n{extra}" if extra else tip, self)
         else:
             QToolTip.hideText()
 

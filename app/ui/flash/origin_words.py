@@ -1,0 +1,116 @@
+"""The words for where a run's drafted tokens came from (its origin), and the footer's share of
+a reply that was copied or guessed. No Qt here.
+
+An origin is what provenance.ReplyBuilder merged for a run: {"kind": "message", "start", "end",
+"role", "at"} (a copy from a message of the chat, "at" its index there, None for the system
+prompt), {"kind": "reply", "start", "end"} (from earlier in the same reply), {"kind":
+"prediction", ...}, {"kind": "template"}, or {"kind": "model", "name", "p": [...]} ("text"
+instead of "p" for a draft of another vocabulary); None when it is not known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXCERPT = 60  # characters of the source shown around a copied span, at most
+MAX_P = 8  # probabilities listed for a run, at most
+
+
+@dataclass(frozen=True)
+class Source:
+    """What an origin points at: its role ("user", "system", "assistant" or "reply"), its text
+    and, for a user message, which of the user's messages it is (1 = the first)."""
+
+    role: str
+    text: str
+    number: int = 0
+
+
+def origins_of(runs: list, stats: dict | None) -> list[dict | None]:
+    """The stored origins of a reply, one per run; a reply saved without them (or with a table
+    that does not match its runs) has every origin unknown."""
+    table = (stats or {}).get("origins")
+    if not isinstance(table, list) or len(table) != len(runs):
+        return [None] * len(runs)
+    return [entry if isinstance(entry, dict) else None for entry in table]
+
+
+def excerpt(text: str, start: int, end: int, width: int = EXCERPT) -> str:
+    """text[start:end] with some context either side, on one line, "…" where it was cut."""
+    if end - start >= width:
+        left, right = start, start + width - 1
+    else:
+        # The context either side, and what one side cannot use goes to the other.
+        left = max(0, start - (width - (end - start)) // 2)
+        right = min(len(text), left + width)
+        left = max(0, right - width)
+    shown = " ".join(text[left:right].split())
+    return ("…" if left > 0 else "") + shown + ("…" if right < len(text) else "")
+
+
+def place(source_role: str, number: int = 0) -> str:
+    if source_role == "user":
+        return f"your message {number}" if number else "your message"
+    return {"system": "the system prompt", "assistant": "an earlier reply",
+            "reply": "this reply, earlier"}.get(source_role, "an earlier message")
+
+
+def describe(origin: dict | None, source: Source | None) -> str:
+    """One line: "copied from your message 2: '…context…'", "guessed by X (p 0.93, 0.88)"."""
+    if not isinstance(origin, dict):
+        return ""
+    kind = origin.get("kind")
+    if kind == "model":
+        name = origin.get("name") or "the draft model"
+        p = origin.get("p")
+        if isinstance(p, list) and p:
+            listed = ", ".join(f"{v:.2f}" for v in p[:MAX_P]) + (", …" if len(p) > MAX_P else "")
+            return f"guessed by {name} (p {listed})"
+        if origin.get("text"):
+            return f"guessed by {name}, which proposed '{' '.join(origin['text'].split())}'"
+        return f"guessed by {name}"
+    if kind == "template":
+        return "copied from the chat template"
+    if kind == "prediction":
+        return "copied from the predicted output"
+    if kind == "reply":
+        where = place("reply")
+    elif kind == "message":
+        where = place(origin.get("role", ""), source.number if source else 0)
+    else:
+        return ""
+    start, end = origin.get("start"), origin.get("end")
+    if (source is None or not isinstance(start, int) or not isinstance(end, int)
+            or not 0 <= start <= end <= len(source.text)):
+        return f"copied from {where}"
+    return f"copied from {where}: '{excerpt(source.text, start, end)}'"
+
+
+SHARES = {"user": "copied from your messages", "system": "copied from the system prompt",
+          "assistant": "copied from earlier replies", "reply": "copied from earlier in it",
+          "model": "guessed by the draft model"}
+
+
+def category(origin: dict | None) -> str | None:
+    """Which of SHARES an origin counts for (None: none)."""
+    if not isinstance(origin, dict):
+        return None
+    kind = origin.get("kind")
+    if kind == "message":
+        return origin.get("role") if origin.get("role") in SHARES else None
+    return kind if kind in ("reply", "model") else None
+
+
+def summary(text_length: int, runs: list, origins: list) -> str:
+    """The footer's phrase: the largest share of the reply's characters by origin, e.g.
+    "41% of this reply was copied from your messages"; "" when nothing is known."""
+    chars: dict[str, int] = {}
+    for (start, end, _tokens), origin in zip(runs, origins):
+        key = category(origin)
+        if key is not None:
+            chars[key] = chars.get(key, 0) + end - start
+    if not chars or text_length <= 0:
+        return ""
+    key = max(chars, key=chars.get)
+    share = round(100 * chars[key] / text_length)
+    return f"{share}% of this reply was {SHARES[key]}" if share >= 1 else ""
