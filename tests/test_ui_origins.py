@@ -15,6 +15,7 @@ from app.engine.events import Done, Stats, TextPiece
 from app.settings import Settings
 from app.ui.flash.driver import DURATION, MARK_HOLD, resting_colour
 from app.ui.flash.provenance import ReplyBuilder
+from tests.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.test_ui_flash import FakeClock, distance
 from tests.test_ui_window import (ScriptedEngine, ScriptedFactory, open_window,  # noqa: F401
                                   send_and_wait)
@@ -253,3 +254,19 @@ def test_copies_from_an_earlier_reply_and_from_this_one_are_told_and_marked(qtbo
     qtbot.mouseClick(second.body.viewport(), Qt.LeftButton, pos=run_point(second, 1))
     [mark] = second.body.extraSelections()
     assert (mark.cursor.selectionStart(), mark.cursor.selectedText()) == (0, "Yes")
+
+
+def test_on_the_real_model_a_repeated_phrase_is_shown_as_copied_from_the_users_message(
+        qtbot, real_window, bundled_model):
+    # The whole path: llama.cpp, n-gram drafts, the engine's origins, the worker, the window.
+    window = real_window(dataclasses.replace(Settings(), target_path=str(bundled_model),
+                                             mode="ngram", max_tokens=40))
+    qtbot.waitUntil(lambda: window.ready and not window.loading, timeout=120_000)
+    question = "Repeat after me: the United States of America declared independence in 1776."
+    reply = send_and_wait(qtbot, window, question, timeout=120_000)
+    copied = [i for i, origin in enumerate(reply.run_origins.origins)
+              if origin and origin["kind"] == "message"]
+    assert copied, (reply.runs, reply.run_origins.origins)
+    assert hover_text(qtbot, reply.body.viewport(), run_point(reply, copied[0])).startswith(
+        "copied from your message 1: '")
+    assert "copied from your message" in reply.footer.text()
