@@ -196,12 +196,6 @@ class Engine:
                 except OSError:
                     pass  # the cache folder is not writable: only a head start is lost
 
-    @property
-    def draft_name(self) -> str:
-        """The draft model as origins name it: its file name without .gguf."""
-        path = getattr(self.draft, "path", None)
-        return Path(path).name.removesuffix(".gguf") if path else "the draft model"
-
     def close(self) -> None:
         self.detach_draft()  # keeps what auto learnt
         self.target.close()
@@ -279,8 +273,9 @@ class Engine:
         stats.prefill_seconds = time.perf_counter() - started
         last = prompt[-1]
         prediction_tokens = target.tokenize(prediction, add_bos=False) if prediction else []
+        path = getattr(self.draft, "path", None)  # origins name a draft model by its file
         origins = OriginFinder(target.piece, messages, kept_messages(messages, dropped), prompt,
-                               prediction_tokens, self.draft_name)
+                               prediction_tokens, Path(path).stem if path else "the draft model")
         predicted: PredictionDrafter | None = None
         if prediction and isinstance(drafter, AdaptiveDrafter):
             # Auto: the prediction is one more free candidate, its draft length chosen like
