@@ -124,7 +124,7 @@ class MainWindow(QMainWindow):
         models = self.models
         models.changed.connect(self._on_models_changed)
         models.status.connect(self._on_model_status)
-        models.percent.connect(self._show_percent)
+        models.percent.connect(self.model_bar.show_percent)  # a conversion's progress
         models.loaded.connect(self._on_loaded)
         models.failed.connect(self._on_load_failed)
         models.problem.connect(self.banner.show_message)
@@ -139,7 +139,7 @@ class MainWindow(QMainWindow):
         session.live_stats.connect(self.stats_label.setText)
         session.speed.connect(self.toolbar.speed_meter.show_rates)
         self.chat.copied.connect(self.show_status)
-        self.conversations.opened.connect(self._open_conversation)
+        self.conversations.opened.connect(self.session.open_conversation)
         self.conversations.new_requested.connect(self.new_conversation)
         self.conversations.deleted.connect(self.session.forget_conversation)
         self.conversations.failed.connect(self.banner.show_message)
@@ -240,9 +240,6 @@ class MainWindow(QMainWindow):
         self.session.new_conversation()
         self.composer.setFocus()
 
-    def _open_conversation(self, conversation_id: int) -> None:
-        self.session.open_conversation(conversation_id)
-
     def set_highlights_visible(self, visible: bool) -> None:
         self.settings.show_highlights = visible
         self.chat.set_highlights_visible(visible)
@@ -294,10 +291,6 @@ class MainWindow(QMainWindow):
         self.conversations.refresh()
         if moved:
             self.show_status(f"The old history was kept as {moved.name}")
-
-    def _show_percent(self, percent: int) -> None:
-        """A conversion's progress in the model bar; -1 makes it busy again."""
-        self.model_bar.show_percent(percent)
 
     def show_status(self, text: str) -> None:
         self.statusBar().showMessage(text, 5000)
