@@ -48,6 +48,9 @@ class FakeBackend:
     def truncate(self, n: int) -> None:
         del self._tokens[n:]
 
+    def checkpoint(self, span: int = 0) -> None:
+        pass  # a list of tokens can be cut anywhere
+
 
 def hashed_logits(n_vocab: int, salt: int = 0) -> LogitsFn:
     """Deterministic pseudo-random logits for each prefix."""

@@ -132,6 +132,9 @@ class ScriptedTarget:
     def truncate(self, n):
         del self.tokens[n:]
 
+    def checkpoint(self, span=0):
+        pass
+
     @staticmethod
     def piece(token):
         return f"w{token}".encode()

@@ -85,6 +85,9 @@ class ShiftedRows:
     def truncate(self, n):
         self.backend.truncate(n)
 
+    def checkpoint(self, span=0):
+        self.backend.checkpoint(span)
+
     def eval(self, tokens, n_logits=1):
         rows = self.backend.eval(tokens, n_logits)
         return np.vstack([rows[1:], rows[-1:]]) if len(rows) > 1 else rows

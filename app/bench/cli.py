@@ -1,5 +1,6 @@
 """`draftlight bench [--questions FILE.jsonl] [--target PATH] [--draft PATH] [--modes LIST]
-[--max-tokens N] [--temp T] [--limit N] [--repeats N] [--out DIR]`"""
+[--max-tokens N] [--temp T] [--limit N] [--repeats N] [--out DIR]`, and
+`draftlight bench rollback --target PATH` (app/bench/rollback.py)"""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from app.bench.rollback import add_rollback_parser
 from app.bench.runner import BENCH_MODES, DEFAULT_QUESTIONS
 from app.store.default_in_terminal import default_target_in_terminal
 from app.user_messages import UserError
@@ -39,6 +41,9 @@ def add_bench_parser(commands) -> None:
                             "app.bench.prediction; --target, --max-tokens, --limit, --repeats "
                             "apply)")
     bench.set_defaults(run=run_bench)
+    add_rollback_parser(bench.add_subparsers(
+        dest="bench_command", metavar="rollback",
+        help="rollback: what a rejected draft costs a model (draftlight bench rollback -h)"))
 
 
 def run_bench(args: argparse.Namespace) -> int:

@@ -70,6 +70,7 @@ def build_report(log: RunLog) -> dict:
         "greedy_identity": log.greedy_identity,
         "target": log.target,
         "draft_kind": log.draft_kind,
+        "rollback": log.rollback,
         "cost_curve": log.cost_curve,
         # Speedup in target passes of an oracle drafting exactly the n-gram guesses that will be
         # accepted (app/bench/ceiling.py); only when auto ran (it needs the cost curve).
@@ -134,6 +135,7 @@ def markdown(report: dict, command: str) -> str:
              "Speedups with a 95% bootstrap interval over the questions in brackets.\n",
              *([f"Target: {described}; {identity}.\n"] if identity else []),
              *([f"Draft model: {report['draft_kind']}.\n"] if report.get("draft_kind") else []),
+             *([f"Rollback: {report['rollback']}.\n"] if report.get("rollback") else []),
              *(["Cost of a target pass over k tokens, in one-token passes (v(k), as auto "
                 "corrected it in this run): " + ", ".join(f"v({k})={v:.2f}"
                                                           for k, v in curve.items()) + ".\n"]

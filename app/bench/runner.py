@@ -12,7 +12,7 @@ from app.bench.ceiling import ngram_oracle_cost
 from app.engine.drafters import NgramDrafter
 from app.engine.events import Done, TextPiece
 from app.engine.compare import explain_divergence
-from app.engine.generator import Engine
+from app.engine.generator import Engine, rollback_note
 from app.engine.sampling import SamplingParams
 
 BENCH_MODES = ("plain", "ngram", "draft", "auto", "lcp-pld")
@@ -52,6 +52,9 @@ class RunLog:
     # How the draft model drafts: "same vocabulary", or "cross-vocabulary: different
     # vocabularies: drafting through N shared tokens (X% …)" ("" without a draft model)
     draft_kind: str = ""
+    # A recurrent target: what a rejected draft costs it (generator.rollback_note; "" for a KV
+    # cache)
+    rollback: str = ""
 
 
 def load_questions(path: Path) -> list[dict]:
@@ -138,7 +141,8 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
     log = RunLog(draft_kind=("" if compatibility is None else compatibility.label
                              + (f": {compatibility.note}" if compatibility.note else "")),
                  greedy_identity=engine.drift.describe(),
-                 target=getattr(engine.target, "description", ""))
+                 target=getattr(engine.target, "description", ""),
+                 rollback=rollback_note(engine.target))
     total = sum(len(q["turns"]) for q in questions) * len(modes) * repeats
     done_count = 0
     plain_turns: list[tuple[TurnResult, list[dict[str, str]]]] = []

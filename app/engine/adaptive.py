@@ -153,9 +153,16 @@ class AdaptiveDrafter:
 
         a_i   = P(guess i is right | the guesses before it were), from AcceptanceModel (learnt
                 online, conditioned on the drafter's current streak of right guesses)
-        E(γ)  = 1 + Σ_{i=1..γ} Π_{j≤i} a_j      expected tokens from one target pass
-        T(γ)  = v(γ + 1) + c·γ                   its time, in one-token target passes
+        S_i   = Π_{j≤i} a_j  (S_0 = 1)          P(the first i guesses are right)
+        E(γ)  = 1 + Σ_{i=1..γ} S_i              expected tokens from one target pass
+        T(γ)  = v(γ + 1) + c·γ + R(γ)           its time, in one-token target passes
         γ*    = argmax_{0≤γ≤γmax} E(γ) / T(γ)    γ = 0 is plain decoding, with rate 1
+
+    R(γ) is 0 for a KV cache, which cuts a rejected draft off for free. A recurrent target that
+    rolls back from a copy of its state (costs.BatchCosts.replays) pays for the copy before
+    every verify pass, and after i right guesses and a wrong one (probability S_i − S_{i+1})
+    for restoring it and evaluating the i + 1 kept tokens again:
+        R(γ)  = ckpt + Σ_{i=0..γ−1} (S_i − S_{i+1}) · (restore + v(i + 1))
 
     (With a constant a, E(γ) = (1 − a^(γ+1)) / (1 − a), as in Leviathan et al. 2023.)
 
@@ -201,15 +208,28 @@ class AdaptiveDrafter:
 
     def ceiling(self, candidate: Candidate) -> float:
         """Best E/T if every drafted token were accepted."""
-        return max([(g + 1) / (self.costs(g + 1) + candidate.cost_per_token * g)
+        return max([(g + 1) / (self.costs(g + 1) + candidate.cost_per_token * g
+                               + self.costs.measured.checkpoint)
                     for g in self.lengths(candidate.max_tokens)], default=0.0)
+
+    def rollback_cost(self, expected: list[float], gamma: int) -> float:
+        """R(γ): what rejections cost a target that replays (see the class docstring), from
+        E(0..γ), whose steps are the survival probabilities S_i = E(i) − E(i − 1)."""
+        measured = self.costs.measured
+        if gamma == 0 or not measured.replays:
+            return 0.0
+        survive = [1.0] + [expected[i] - expected[i - 1] for i in range(1, gamma + 1)]
+        rejected = sum((survive[i] - survive[i + 1]) * (measured.restore + self.costs(i + 1))
+                       for i in range(gamma))
+        return measured.checkpoint + rejected
 
     def rate(self, candidate: Candidate, limit: int) -> tuple[float, int]:
         """(E/T, γ) at the best γ ≤ limit for this candidate; (1.0, 0) is plain decoding."""
         expected = candidate.model.expected_tokens(limit, candidate.evidence)
         best = (1.0, 0)
         for gamma in self.lengths(limit):
-            r = expected[gamma] / (self.costs(gamma + 1) + candidate.cost_per_token * gamma)
+            r = expected[gamma] / (self.costs(gamma + 1) + candidate.cost_per_token * gamma
+                                   + self.rollback_cost(expected, gamma))
             if r > best[0]:
                 best = (r, gamma)
         return best

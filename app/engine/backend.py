@@ -26,6 +26,12 @@ class Backend(Protocol):
         """Drop everything after the first `n` cached tokens (rollback)."""
         ...
 
+    def checkpoint(self, span: int = 0) -> None:
+        """Make a later truncate() back to the current length cheap: a KV cache can always cut,
+        a recurrent state is copied now. `span` > 0 promises that the next eval is one pass of
+        at most `span` tokens, of which the truncate keeps at least the first."""
+        ...
+
 
 class LanguageModel(Backend, Protocol):
     """A Backend with a tokenizer, a context window and metadata: what Engine needs of a model

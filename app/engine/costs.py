@@ -28,6 +28,17 @@ REPEATS = 7
 class BatchCosts:
     v: dict[int, float] = field(default_factory=lambda: {1: 1.0})  # k -> relative cost
     token_seconds: float = 0.0  # one-token target pass, seconds
+    # A recurrent target that rolls back from a copy of its state (llama_backend's
+    # "checkpoint"): taking the copy before a verify pass, and restoring it after a rejection
+    # (before the kept tokens are evaluated again: a pass of their number, priced by v), in
+    # one-token passes. Both 0 where the cache is cut for free.
+    checkpoint: float = 0.0
+    restore: float = 0.0
+
+    @property
+    def replays(self) -> bool:
+        """Whether a rejected draft costs a restore and a pass over the kept tokens."""
+        return self.checkpoint > 0.0 or self.restore > 0.0
 
     def __call__(self, k: int) -> float:
         """v(k), interpolated between measured points; linear beyond the last one."""
@@ -126,6 +137,7 @@ def measure(backend: LanguageModel, probe_tokens: list[int]) -> BatchCosts:
     context, extra = tokens[:cached], tokens[cached:cached + max(MEASURED_K)]
     backend.truncate(0)
     backend.eval(context, n_logits=0)
+    backend.checkpoint()  # a recurrent model comes back here without re-reading the context
     backend.eval(extra[:1], n_logits=1)  # warm up
     backend.truncate(cached)
     seconds = {k: float("inf") for k in MEASURED_K}
@@ -139,8 +151,32 @@ def measure(backend: LanguageModel, probe_tokens: list[int]) -> BatchCosts:
     for k in MEASURED_K:
         floor = max(floor, seconds[k] / seconds[1])
         v[k] = floor
+    checkpoint, restore = 0.0, 0.0
+    if getattr(backend, "rollback", "cut") == "checkpoint":
+        checkpoint, restore = _rollback_seconds(backend, cached, extra)
     backend.truncate(0)
-    return BatchCosts(v, seconds[1])
+    return BatchCosts(v, seconds[1], checkpoint / seconds[1], restore / seconds[1])
+
+
+def _rollback_seconds(backend, cached: int, extra: list[int]) -> tuple[float, float]:
+    """(take a state checkpoint, restore it) in seconds, the fastest of REPEATS: a 4-token pass
+    after the checkpoint is rolled back to its first token, which is then evaluated again; the
+    restore is that truncate less one one-token pass."""
+    take, back, one = (float("inf"),) * 3
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        backend.checkpoint()
+        take = min(take, time.perf_counter() - start)
+        backend.eval(extra[:4], n_logits=4)
+        start = time.perf_counter()
+        backend.truncate(cached + 1)
+        back = min(back, time.perf_counter() - start)
+        backend.truncate(cached)
+        start = time.perf_counter()
+        backend.eval(extra[:1], n_logits=1)
+        one = min(one, time.perf_counter() - start)
+        backend.truncate(cached)
+    return take, max(back - one, 0.0)
 
 
 def token_seconds(backend: LanguageModel, probe_tokens: list[int]) -> float:
@@ -166,15 +202,19 @@ def cached_costs(backend, probe: list[int], role: str) -> tuple[BatchCosts, floa
     key = cache_key(backend.path, role, options.n_threads, options.n_gpu_layers,
                     options.n_batch, context_length(backend))
     cached = load_cached(key)
+    if cached and "checkpoint" not in cached and getattr(backend, "rollback", "") == "checkpoint":
+        cached = None  # timed before rollback from checkpoints was priced: time it again
     if cached:
-        curve = BatchCosts({int(k): v for k, v in cached["v"].items()}, cached["token_seconds"])
+        curve = BatchCosts({int(k): v for k, v in cached["v"].items()}, cached["token_seconds"],
+                           cached.get("checkpoint", 0.0), cached.get("restore", 0.0))
         return curve, cached["token_seconds"]
     if role == "draft":
         seconds = token_seconds(backend, probe)
         store_cached(key, {"v": {1: 1.0}, "token_seconds": seconds})
         return BatchCosts({1: 1.0}, seconds), seconds
     curve = measure(backend, probe)
-    store_cached(key, {"v": curve.v, "token_seconds": curve.token_seconds})
+    store_cached(key, {"v": curve.v, "token_seconds": curve.token_seconds,
+                       "checkpoint": curve.checkpoint, "restore": curve.restore})
     if options.n_gpu_layers == 0:
         store_cached(_verify_key(backend.path), {"v8": curve(8)})
     return curve, curve.token_seconds

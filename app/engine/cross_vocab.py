@@ -153,6 +153,7 @@ class CrossVocabDrafter:
         if not draft_context:
             return Draft([])
         sync_cache(self.draft, draft_context[:-1])
+        self.draft.checkpoint()  # the next propose() comes back here, after a rejection
         token, drafted, end = draft_context[-1], [], None
         for _ in range(max_tokens + 1):
             token = int(np.argmax(self.draft.eval([token], n_logits=1)[0]))

@@ -130,6 +130,7 @@ class ModelDrafter:
         if max_tokens <= 0 or not context:
             return Draft([])
         sync_cache(self.backend, context[:-1])
+        self.backend.checkpoint()  # the next propose() comes back here, after a rejection
         token = context[-1]
         tokens: list[int] = []
         rows: list[np.ndarray] = []

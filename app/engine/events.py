@@ -54,6 +54,8 @@ class Stats:
     # Greedy speculation only: the largest change of a logit gap between batched and one-token
     # evaluation, measured at load (invariance.py). 0 = exactly plain decoding.
     batch_drift: float | None = None
+    # A recurrent target: what a rejected draft costs it (llama_backend.LlamaBackend.rollback)
+    rollback_note: str = ""
 
     def add_step(self, step: StepResult) -> None:
         """Count one speculative step: a target pass, what it drafted and kept, and its times."""
@@ -115,6 +117,8 @@ class Stats:
                  f"{', ' + self.draft_kind if self.draft_kind else ''}]")
         if self.identity_note:
             line += f" | {self.identity_note}"
+        if self.rollback_note:
+            line += f" | {self.rollback_note}"
         return line
 
 

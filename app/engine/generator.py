@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Literal
 import numpy as np
 
 from app.engine.adaptive import AcceptanceModel, AdaptiveDrafter, Candidate
-from app.engine.backend import LanguageModel, sync_cache
+from app.engine.backend import LanguageModel, common_prefix_length, sync_cache
 from app.engine.chat_template import ChatTemplate
 from app.engine.compat import Compatibility, check_compatible
 from app.engine.cross_vocab import CrossVocabDrafter
@@ -55,6 +55,33 @@ ACCEPTANCE_VERSION = 1  # part of the key of saved acceptance counts (adaptive.p
 # Text used to time the models for auto mode's cost curve.
 PROBE_TEXT = ("Speculative decoding lets a small draft guess several tokens that a large model "
               "then checks in a single pass; accepted guesses stream out at once. ")
+
+
+ROLLBACK_NOTES = {
+    "checkpoint": "recurrent: rejected drafts cost a re-decode",
+    "native": "recurrent: rejected drafts roll back through llama.cpp's state snapshots",
+}
+
+
+def rollback_note(model: LanguageModel) -> str:
+    """What the footer says of a recurrent target's rollbacks ("" for a KV cache)."""
+    return ROLLBACK_NOTES.get(getattr(model, "rollback", "cut"), "")
+
+
+def rereading_notice(model: LanguageModel, context: list[int]) -> str:
+    """Said before the cache is synced when that means evaluating again, for more than a
+    second, tokens it already held: a recurrent model cannot step back past its latest
+    checkpoint (Regenerate, an edited message, another conversation)."""
+    if not hasattr(model, "rewind_seconds"):
+        return ""
+    keep = common_prefix_length(model.tokens, context)
+    tokens, seconds = model.rewind_tokens(keep), model.rewind_seconds(keep)
+    # No long pass timed yet: say it when it is many tokens.
+    slow = tokens > 256 if seconds is None else seconds > 1.0
+    if not slow:
+        return ""
+    return (f"Reading the conversation again ({tokens:,} tokens): this model's recurrent "
+            f"state cannot step back to where it changed.")
 
 
 @dataclass(frozen=True)
@@ -259,6 +286,8 @@ class Engine:
             stats.draft_kind = self.compatibility.label
         if drafter is not None and params.greedy:
             stats.batch_drift = self.drift.gap_change
+        if drafter is not None or prediction:
+            stats.rollback_note = rollback_note(self.target)
         started = time.perf_counter()
         target = self.target
         rng = np.random.default_rng(params.seed)
@@ -269,6 +298,9 @@ class Engine:
                          f"fits the {target.n_ctx:,}-token context.")
         # The cache holds the prompt minus its last token; each step starts from that token.
         stats.prompt_tokens = len(prompt)
+        rereading = rereading_notice(target, prompt[:-1])
+        if rereading:
+            yield Notice(rereading)
         stats.reused_prompt_tokens = sync_cache(target, prompt[:-1])
         stats.prefill_seconds = time.perf_counter() - started
         last = prompt[-1]

@@ -58,6 +58,7 @@ def measure_drift(model: LanguageModel, probe_tokens: list[int]) -> BatchDrift:
         extra = tokens[context:context + PROBE_TOKENS]
         model.truncate(0)
         model.eval(tokens[:context], n_logits=0)
+        model.checkpoint()  # a recurrent model comes back here without re-reading the context
         one_at_a_time = np.stack([model.eval([t], n_logits=1)[0] for t in extra])
         model.truncate(context)
         batched = model.eval(extra, n_logits=len(extra))

@@ -6,6 +6,14 @@ Flash attention is on and the KV cache is q8_0 because together they make batche
 one-at-a-time evaluation give bit-identical logits on llama.cpp's CPU backend (see
 LoadOptions.kv_type), which greedy speculation needs to be exactly lossless.
 
+Recurrent and hybrid models (Mamba, LFM2, Qwen3.5, Granite 4, ...) keep one state per sequence
+instead of a key and value per token, so a rejected draft cannot simply be cut off. Two tools
+make that cheap (`rollback`): llama.cpp's own per-token snapshots of the latest pass (`n_rs_seq`,
+for the architectures that have them), and otherwise a copy of the sequence's recurrent state
+taken by checkpoint() before a verify pass, restored by truncate(), which then re-evaluates only
+the accepted tokens (what llama-server does). Without either, truncate() re-evaluates the whole
+context, as it must for a rollback past the latest checkpoint.
+
 Not thread-safe: one thread owns a LlamaBackend for its whole life.
 """
 
@@ -13,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import time
 from collections import deque
 from contextlib import ExitStack, closing
 from dataclasses import dataclass, replace
@@ -72,6 +81,31 @@ class LoadOptions:
     # first load finds out in a child process unless check_cpu is False.
     extra_buffers: bool = True
     check_cpu: bool = True
+    # Recurrent models whose architecture has native rollback: how many of the latest pass's
+    # tokens it can take back (llama.cpp's n_rs_seq; the state is kept once more per token).
+    # Auto mode's longest verify pass is 17 tokens, of which at most 16 are ever taken back.
+    rollback_tokens: int = 16
+
+
+@dataclass
+class StateCheckpoint:
+    """A copy of a sequence's recurrent state (llama_state_seq_get_data_ext, partial only: the
+    attention part of a hybrid model can be cut, so it is not copied) after `position` tokens."""
+    position: int
+    data: ctypes.Array
+
+
+@dataclass
+class RollbackCounters:
+    """What rolling back has cost this backend (for auto mode's prices and the benchmarks)."""
+    native: int = 0  # rollbacks by llama.cpp's snapshots: free
+    restored: int = 0  # rollbacks from a checkpoint ...
+    replayed_tokens: int = 0  # ... and the accepted tokens evaluated again after them
+    restore_seconds: float = 0.0  # restoring and re-evaluating, in all
+    checkpoint_seconds: float = 0.0  # taking checkpoints, in all
+    checkpoints: int = 0
+    full: int = 0  # rollbacks that re-evaluated the whole kept context
+    full_tokens: int = 0
 
 
 def _extra_buffers_usable(path: Path) -> bool:
@@ -125,6 +159,11 @@ class LlamaBackend:
             if options.kv_type is not None:
                 ctx_params.type_k = options.kv_type
                 ctx_params.type_v = options.kv_type
+            model = self._model.model
+            recurrent = bool(llama_cpp.llama_model_is_recurrent(model)
+                             or llama_cpp.llama_model_is_hybrid(model))
+            if recurrent:  # llama.cpp grants it only to architectures that can roll back
+                ctx_params.n_rs_seq = options.rollback_tokens
             self._ctx = self._stack.enter_context(closing(
                 _internals.LlamaContext(model=self._model, params=ctx_params, verbose=False)))
             self._batch = self._stack.enter_context(closing(
@@ -138,6 +177,16 @@ class LlamaBackend:
         self.n_vocab = self._model.n_vocab()
         self.n_ctx = self._ctx.n_ctx()
         self._tokens: list[int] = []
+        # "cut": a KV cache, cut anywhere for free; "native": a recurrent state with llama.cpp's
+        # snapshots of the latest pass; "checkpoint": a recurrent state copied before a pass.
+        self.native_rollback = int(llama_cpp.llama_n_rs_seq(self._ctx.ctx)) if recurrent else 0
+        self.rollback = ("cut" if not recurrent
+                         else "native" if self.native_rollback else "checkpoint")
+        self.rollback_counters = RollbackCounters()
+        self._checkpoint: StateCheckpoint | None = None
+        self._last_pass = 0  # tokens in the latest llama_decode (its snapshots cover them)
+        self._native_pending = False  # a native rollback waits for the next llama_decode
+        self._seconds_per_token = 0.0  # of the latest long batched pass (a prompt's)
         self._piece_buffer = ctypes.create_string_buffer(256)
 
     # --- the Backend protocol -------------------------------------------------------------
@@ -152,6 +201,7 @@ class LlamaBackend:
         n_batch = self.options.n_batch
         rows: list[np.ndarray] = []
         first_with_logits = len(tokens) - n_logits
+        started = time.perf_counter()
         for start in range(0, len(tokens), n_batch):
             chunk = tokens[start:start + n_batch]
             batch = self._batch.batch
@@ -163,30 +213,122 @@ class LlamaBackend:
                 batch.seq_id[i][0] = 0
                 batch.n_seq_id[i] = 1
                 batch.logits[i] = start + i >= first_with_logits
+            self._last_pass, self._native_pending = 0, False  # a failed pass leaves none
             rc = llama_cpp.llama_decode(self._ctx.ctx, batch)
             if rc != 0:
                 raise RuntimeError(f"llama_decode returned {rc}")
             self._tokens.extend(chunk)
+            self._last_pass = len(chunk)
             for i in range(len(chunk)):
                 if start + i >= first_with_logits:
                     pointer = llama_cpp.llama_get_logits_ith(self._ctx.ctx, i)
                     rows.append(np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy())
+        if len(tokens) >= 64:
+            self._seconds_per_token = (time.perf_counter() - started) / len(tokens)
         if not rows:
             return np.empty((0, self.n_vocab), dtype=np.float32)
         return np.stack(rows)
 
+    def checkpoint(self, span: int = 0) -> None:
+        """Make a later truncate() back to here cheap. `span` > 0 promises that the next eval
+        is one pass of at most that many tokens, of which truncate() keeps at least the first.
+
+        A KV cache needs nothing; llama.cpp's snapshots cover such a pass when it is short
+        enough; otherwise the recurrent state is copied now (partial: the attention half of a
+        hybrid model is cut as usual)."""
+        if self.rollback == "cut":
+            return
+        if self.rollback == "native" and 0 < span <= min(self.native_rollback + 1,
+                                                          self.options.n_batch):
+            return
+        if self._native_pending:
+            self._checkpoint = None  # a later rollback re-evaluates: slow, but right
+            return
+        started = time.perf_counter()
+        flags = llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
+        size = llama_cpp.llama_state_seq_get_size_ext(self._ctx.ctx, 0, flags)
+        data = (ctypes.c_uint8 * size)()
+        if llama_cpp.llama_state_seq_get_data_ext(self._ctx.ctx, data, size, 0, flags) != size:
+            self._checkpoint = None
+            return
+        self._checkpoint = StateCheckpoint(len(self._tokens), data)
+        self.rollback_counters.checkpoints += 1
+        self.rollback_counters.checkpoint_seconds += time.perf_counter() - started
+
+    def checkpoint_bytes(self) -> int:
+        """Size of one checkpoint: the sequence's recurrent state (0 for a KV cache)."""
+        if self.rollback == "cut":
+            return 0
+        return int(llama_cpp.llama_state_seq_get_size_ext(
+            self._ctx.ctx, 0, llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY))
+
+    def rewind_tokens(self, n: int) -> int:
+        """How many tokens truncate(n) would have to evaluate again (0: it just cuts)."""
+        drop = len(self._tokens) - n
+        if drop <= 0 or self.rollback == "cut" or self._native_covers(drop):
+            return 0
+        checkpoint = self._checkpoint
+        return n - checkpoint.position if checkpoint and checkpoint.position <= n else n
+
+    def rewind_seconds(self, n: int) -> float | None:
+        """About how long truncate(n) will take (None: not known yet)."""
+        tokens = self.rewind_tokens(n)
+        if tokens == 0:
+            return 0.0
+        return tokens * self._seconds_per_token if self._seconds_per_token else None
+
+    def _native_covers(self, drop: int) -> bool:
+        # llama.cpp keeps the states after each token of the latest pass (n_rs_seq of them); it
+        # does not check that the pass had that many tokens, so we do: dropping all of it would
+        # need the state before it, which it does not have.
+        return self.rollback == "native" and drop <= self.native_rollback and drop < self._last_pass
+
     def truncate(self, n: int) -> None:
-        if n >= len(self._tokens):
+        drop = len(self._tokens) - n
+        if drop <= 0:
             return
-        if not llama_cpp.llama_memory_seq_rm(self._ctx.memory, 0, n, -1):
-            # Some architectures (recurrent) cannot cut a sequence: start over and refill.
-            llama_cpp.llama_memory_clear(self._ctx.memory, True)
-            keep = self._tokens[:n]
-            self._tokens = []
-            if keep:
-                self.eval(keep, n_logits=0)
-            return
-        del self._tokens[n:]
+        memory = self._ctx.memory
+        if self.rollback == "cut" or self._native_covers(drop):
+            if llama_cpp.llama_memory_seq_rm(memory, 0, n, -1):
+                if self.rollback == "native":
+                    self.rollback_counters.native += 1
+                    # Single-use, and applied by the next llama_decode: until then the state
+                    # in memory is still the one before it (checkpoint() must not copy it).
+                    self._last_pass, self._native_pending = 0, True
+                del self._tokens[n:]
+                self._forget_checkpoint_after(n)
+                return
+        checkpoint = self._checkpoint
+        if checkpoint is not None and checkpoint.position <= n:
+            started = time.perf_counter()
+            data, flags = checkpoint.data, llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
+            if (llama_cpp.llama_state_seq_set_data_ext(self._ctx.ctx, data, len(data), 0, flags)
+                    == len(data)
+                    and llama_cpp.llama_memory_seq_rm(memory, 0, checkpoint.position, -1)):
+                replay = self._tokens[checkpoint.position:n]
+                del self._tokens[checkpoint.position:]
+                self._last_pass = 0
+                if replay:
+                    self.eval(replay, n_logits=0)
+                counters = self.rollback_counters
+                counters.restored += 1
+                counters.replayed_tokens += len(replay)
+                counters.restore_seconds += time.perf_counter() - started
+                return
+        # No cheaper way back: start over and refill (recurrent state before the checkpoint).
+        keep = self._tokens[:n]
+        llama_cpp.llama_memory_clear(memory, True)
+        self._tokens, self._last_pass = [], 0
+        self._native_pending = False
+        self._forget_checkpoint_after(0)
+        if keep:
+            self.rollback_counters.full += 1
+            self.rollback_counters.full_tokens += len(keep)
+            self.eval(keep, n_logits=0)
+
+    def _forget_checkpoint_after(self, n: int) -> None:
+        if self._checkpoint is not None and self._checkpoint.position > n:
+            self._checkpoint = None
 
     # --- vocabulary -------------------------------------------------------------------------
 

@@ -36,6 +36,8 @@ def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, 
         draft = Draft([])
     guess = draft.tokens
     t1 = time.perf_counter()
+    if guess:  # a recurrent target copies its state now, to come back after a rejection
+        target.checkpoint(len(guess) + 1)
     # One target pass over [last_token, d_1..d_γ]. Row i of the logits gives the target's
     # distribution p_i for the token after d_i (d_0 = last_token): p_i judges d_{i+1}, and p_γ
     # supplies the bonus token.

