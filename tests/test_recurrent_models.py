@@ -5,6 +5,8 @@ every mode; sampled output keeps the target's distribution through a restore).""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -55,17 +57,24 @@ def test_each_architecture_gets_its_rollback(files, arch):
         assert (model.checkpoint_bytes() > 0) == (ROLLBACK[arch] != "cut")
 
 
-@pytest.mark.parametrize("arch", ["lfm2", "mamba"])
-@pytest.mark.parametrize("kept", [1, 3, 5])
-def test_a_rollback_leaves_the_state_a_fresh_model_has(files, arch, kept):
-    """Checkpoint, a 6-token pass, roll back to `kept` of its tokens (all but one: what a
-    verify pass keeps at most; the whole pass: what llama.cpp's snapshots cannot undo), and
-    the next token's logits are those of a model that never saw the rest."""
+# lfm2 without n_rs_seq: a hybrid restored from checkpoints (its attention half is cut)
+ROLLBACK_WAYS = {"lfm2": ("lfm2", OPTIONS), "mamba": ("mamba", OPTIONS),
+                 "lfm2-checkpoints": ("lfm2", replace(OPTIONS, rollback_tokens=0))}
+
+
+@pytest.mark.parametrize("way", list(ROLLBACK_WAYS))
+@pytest.mark.parametrize("kept", [0, 1, 3, 5])
+def test_a_rollback_leaves_the_state_a_fresh_model_has(files, way, kept):
+    """Checkpoint, a 6-token pass, roll back to `kept` of its tokens (at most all but one: what
+    a verify pass keeps; none: what llama.cpp's snapshots cannot undo), and the next token's
+    logits are those of a model that never saw the rest."""
+    arch, options = ROLLBACK_WAYS[way]
     context = list(range(300, 420))
     step = [7, 1200, 44, 9000, 301, 15]
-    with load(files, arch) as model, load(files, arch) as fresh:
+    with load(files, arch, options=options) as model, load(files, arch) as fresh:
+        assert model.rollback == ("checkpoint" if way != "lfm2" else "native")
         model.eval(context, n_logits=0)
-        model.checkpoint(len(step))
+        model.checkpoint(len(step) if kept else 0)  # the promise holds only if one is kept
         model.eval(step, n_logits=len(step))
         model.truncate(len(context) + kept)
         assert model.tokens == context + step[:kept]
@@ -260,3 +269,14 @@ def test_sampling_through_a_restore_keeps_the_target_distribution(files, arch):
 
 def test_the_distribution_check_catches_a_rollback_that_keeps_stale_state(files):
     assert sampled_p_value(files, "mamba", stale=True) < 1e-6
+
+
+def test_bench_rollback_prints_the_cost_of_a_rejected_step(files, capsys):
+    """`draftlight bench rollback`: its last line, exactly as documented, with both costs."""
+    import re
+    from app.cli import main
+    assert main(["bench", "rollback", "--target", str(files[("mamba", 0)]), "--threads", "1"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert "copied before each verify pass" in lines[1]
+    assert re.fullmatch(r"rejected step: \d+\.\d\d passes at 500 tokens, \d+\.\d\d passes at "
+                        r"2000 tokens", lines[-1])

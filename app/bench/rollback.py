@@ -36,6 +36,9 @@ def add_rollback_parser(subcommands) -> None:
     rollback.add_argument("--no-checkpoints", action="store_true",
                           help="roll back as before checkpoints: a recurrent model evaluates "
                                "the whole kept context again")
+    rollback.add_argument("--no-snapshots", action="store_true",
+                          help="do not ask llama.cpp for per-token state snapshots (n_rs_seq): "
+                               "a model that has them rolls back from checkpoints instead")
     rollback.add_argument("--threads", type=int, default=0, help="CPU threads (0 = default)")
     rollback.set_defaults(run=run_rollback)
 
@@ -46,11 +49,13 @@ def run_rollback(args: argparse.Namespace) -> int:
 
     target = default_target_in_terminal(args.target)
     options = LoadOptions(n_ctx=max(CONTEXTS) + 2 * REPEATS + 64, n_threads=args.threads,
-                          rollback_tokens=0 if args.no_checkpoints else 16)
+                          rollback_tokens=0 if args.no_checkpoints or args.no_snapshots
+                          else LoadOptions.rollback_tokens)
     with LlamaBackend(target, options) as model:
+        tokens = probe_tokens(model, max(CONTEXTS) + 2 * REPEATS + DRAFTED + 1)
+        model.eval(tokens[:1], n_logits=0)  # a state to measure the size of
         print(f"target: {Path(target).name}, {model.description}")
         print(f"rollback: {describe(model, args.no_checkpoints)}")
-        tokens = probe_tokens(model, max(CONTEXTS) + 2 * REPEATS + DRAFTED + 1)
         costs = []
         for context in CONTEXTS:
             cost = rejected_step_cost(model, tokens, context, not args.no_checkpoints)
