@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Iterator
 
 from app.engine.backend import common_prefix_length, sync_cache
-from app.engine.events import Done, Stats, TextPiece
+from app.engine.events import Done, Notice, Stats, TextPiece
 from app.engine.generator import Engine
 from app.engine.sampling import SamplingParams
 
@@ -48,7 +48,7 @@ class Comparison:
 
 
 def compare(engine: Engine, messages: list[dict[str, str]], params: SamplingParams,
-            mode: str) -> Iterator[SidePiece | Comparison]:
+            mode: str) -> Iterator[SidePiece | Notice | Comparison]:
     """Greedy (temperature 0, whatever `params` say) so the two answers must be identical."""
     greedy = replace(params, temperature=0.0)
     results: dict[str, tuple[list[int], Done]] = {}
@@ -59,6 +59,8 @@ def compare(engine: Engine, messages: list[dict[str, str]], params: SamplingPara
                 if event.token >= 0:
                     tokens.append(event.token)
                 yield SidePiece(side, event)
+            elif isinstance(event, Notice):  # e.g. a recurrent model reading it all again
+                yield event
             elif isinstance(event, Done):
                 results[side] = (tokens, event)
     (plain_tokens, plain), (fast_tokens, fast) = results["plain"], results["speculative"]

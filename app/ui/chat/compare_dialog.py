@@ -48,6 +48,7 @@ class CompareDialog(QDialog):
         worker.compare_piece.connect(self._on_piece)
         worker.compared.connect(self._on_compared)
         worker.failed.connect(self._on_failed)
+        worker.notice.connect(self._on_notice)
         self.request_id = engine.compare(messages, params, mode)
 
     def _on_piece(self, request_id: int, side: str, text: str, source: str) -> None:
@@ -80,12 +81,18 @@ class CompareDialog(QDialog):
         if request_id == self.request_id:
             self.summary.setText(f"Compare failed: {message}")
 
+    def _on_notice(self, request_id: int, message: str) -> None:
+        """Shown until the result replaces it (a recurrent model reading the prompt again)."""
+        if request_id == self.request_id and self.result is None:
+            self.summary.setText(message)
+
     def done(self, code: int) -> None:
         if self.result is None:
             self.engine.stop(self.request_id)
         worker = self.engine.worker
         for signal, slot in ((worker.compare_piece, self._on_piece),
                              (worker.compared, self._on_compared),
-                             (worker.failed, self._on_failed)):
+                             (worker.failed, self._on_failed),
+                             (worker.notice, self._on_notice)):
             signal.disconnect(slot)
         super().done(code)

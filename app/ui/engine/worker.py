@@ -210,6 +210,8 @@ class EngineWorker(QObject):
                                             event.piece.source)
                 elif isinstance(event, Comparison):
                     self.compared.emit(request_id, event)
+                elif isinstance(event, Notice):
+                    self.notice.emit(request_id, event.message)
         except Exception as exc:  # noqa: BLE001
             self.failed.emit(request_id, one_line(exc))
         finally:
