@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from app.engine.backend import LanguageModel, common_prefix_length, sync_cache
-from app.engine.drafters import Draft, DraftOrigin
+from app.engine.drafters import Draft, DraftOrigin, draft_window
 from app.engine.vocab_map import VocabMap
 
 RETOKENIZE_MARGIN = 2  # draft tokens before a change that are tokenised again with it
@@ -44,6 +44,9 @@ class CrossVocabDrafter:
     tokens become bytes (the map's pieces), and only the bytes after the last change are
     tokenised again for the draft (with a margin of RETOKENIZE_MARGIN tokens, as a change can
     merge with the tokens before it), so the draft's KV cache is reused like ModelDrafter's.
+    When those tokens no longer fit the draft's window (its vocabulary may need many more
+    tokens for the same text than the target's) it drafts from the latest part that does
+    (drafters.draft_window).
     """
 
     def __init__(self, draft: LanguageModel, target: LanguageModel, vocab_map: VocabMap) -> None:
@@ -152,6 +155,11 @@ class CrossVocabDrafter:
         t1 = time.perf_counter()
         if not draft_context:
             return Draft([])
+        draft_context, left_out = draft_window(draft_context, self.draft.n_ctx)
+        # The cache ends with the draft context and all max_tokens + 1 drafts but the last.
+        max_tokens = min(max_tokens, self.draft.n_ctx - len(draft_context))
+        if max_tokens <= 0:
+            return Draft([], left_out=left_out)
         sync_cache(self.draft, draft_context[:-1])
         self.draft.checkpoint()  # the next propose() comes back here, after a rejection
         token, drafted, end = draft_context[-1], [], None
@@ -172,7 +180,7 @@ class CrossVocabDrafter:
         tokens = tokens[:max_tokens]
         self.conversions.append(((t1 - t0) + (time.perf_counter() - t2), len(tokens)))
         proposed = data[:valid].decode("utf-8", "replace")
-        return Draft(tokens, origin=DraftOrigin("model", text=proposed))
+        return Draft(tokens, origin=DraftOrigin("model", text=proposed), left_out=left_out)
 
 
 def _complete_utf8_prefix(data: bytes) -> int:

@@ -37,6 +37,9 @@ class Draft:
     # N-gram lookup: how many tokens before the guess match the earlier occurrence it copies.
     match_length: int = 0
     origin: DraftOrigin | None = None
+    # A draft model whose context window is full: how many tokens of the context it could not
+    # see (draft_window). The reply is unchanged; the engine tells the user once a reply.
+    left_out: int = 0
 
 
 class Drafter(Protocol):
@@ -94,14 +97,47 @@ class NgramDrafter:
         return Draft([])
 
 
+# Tokens a draft model's window keeps free for the tokens it drafts (at most a quarter of it)
+DRAFT_HEADROOM = 16
+
+
+def draft_window(context: Sequence[int], n_ctx: int | None) -> tuple[list[int], int]:
+    """The tokens a draft model with an `n_ctx`-token window drafts from, and how many tokens
+    of `context` they leave out.
+
+    The whole context while it fits with DRAFT_HEADROOM tokens to spare for the draft. Past that
+    (a draft loaded with a smaller context than the target's, or one of another vocabulary that
+    needs more tokens for the same text), the context's first token (BOS or the chat template's
+    first: models attend to it heavily whatever follows, and go astray without it: the
+    "attention sink" of StreamingLLM, Xiao et al. 2023), then its latest tokens. These start at
+    a cut that moves in steps of half the window: between two steps each context extends the
+    one before, so the draft's cache is reused as usual, and a step costs one batch over half a
+    window instead of one over the whole window at every proposal.
+
+    Drafting from the latest tokens rather than stopping: a draft guesses mostly from the
+    recent text, and whatever it guesses the target verifies, so the reply stays the target's.
+    Stopping would turn the rest of a long conversation into plain decoding.
+    """
+    size = len(context)
+    headroom = min(DRAFT_HEADROOM, (n_ctx or 0) // 4)
+    if n_ctx is None or size + headroom <= n_ctx:
+        return list(context), 0
+    step = max(n_ctx // 2, 1)
+    over = size + headroom - n_ctx  # tokens that must go, besides the kept first one
+    start = 1 + -(-over // step) * step  # the first token kept after the cut
+    return [context[0], *context[start:]], start - 1
+
+
 class ModelDrafter:
     """A smaller model with the same vocabulary drafts autoregressively, one token per pass.
 
     Its cache is synced to the context before each proposal, so after a rejection only the
-    tokens that differ are evaluated again. `keep_going(i, p)`, when set (by auto mode), is asked
-    before drawing token i+1 (i ≥ 1), with p = the draft's own estimate that all i+1 tokens will
-    be right: Π_{j≤i} q_j(d_j) for the tokens already drawn, times E_{x~q_{i+1}}[q_{i+1}(x)]
-    (max q under greedy) for the next one.
+    tokens that differ are evaluated again. A context longer than the draft's window (`n_ctx`)
+    is drafted from its latest part (draft_window), never past the window's end.
+
+    `keep_going(i, p)`, when set (by auto mode), is asked before drawing token i+1 (i ≥ 1), with
+    p = the draft's own estimate that all i+1 tokens will be right: Π_{j≤i} q_j(d_j) for the
+    tokens already drawn, times E_{x~q_{i+1}}[q_{i+1}(x)] (max q under greedy) for the next one.
 
     Why before drawing: the acceptance test divides by q_{i+1}(d_{i+1}), which is only right if
     d_{i+1} is proposed whatever its value. A stop rule that looks at d_{i+1} itself (drop it when
@@ -111,9 +147,11 @@ class ModelDrafter:
     give p (tests/test_lossless_sampling.py).
     """
 
-    def __init__(self, backend: Backend, target_vocab: int) -> None:
+    def __init__(self, backend: Backend, target_vocab: int, *, n_ctx: int | None = None) -> None:
         self.backend = backend
         self.target_vocab = target_vocab
+        # The draft's context window; None: the backend's n_ctx if it has one, else unbounded
+        self.n_ctx = n_ctx if n_ctx is not None else getattr(backend, "n_ctx", None)
         self.keep_going: Callable[[int, float], bool] | None = None
 
     def _fit_vocab(self, logits: np.ndarray) -> np.ndarray:
@@ -129,6 +167,9 @@ class ModelDrafter:
     def propose(self, context, max_tokens, params, rng) -> Draft:
         if max_tokens <= 0 or not context:
             return Draft([])
+        context, left_out = draft_window(context, self.n_ctx)
+        if self.n_ctx is not None:  # the cache ends with the context and all drafts but the last
+            max_tokens = min(max_tokens, self.n_ctx - len(context) + 1)
         sync_cache(self.backend, context[:-1])
         self.backend.checkpoint()  # the next propose() comes back here, after a rejection
         token = context[-1]
@@ -161,4 +202,5 @@ class ModelDrafter:
             beliefs.append(belief)
             tokens.append(token)
         probs = np.stack(rows) if rows else None
-        return Draft(tokens, probs, origin=DraftOrigin("model", p=tuple(beliefs)))
+        return Draft(tokens, probs, origin=DraftOrigin("model", p=tuple(beliefs)),
+                     left_out=left_out)

@@ -157,7 +157,7 @@ class Engine:
         self.draft = draft
         self.compatibility = compatibility
         if compatibility.same_vocabulary:
-            self.model_drafter = ModelDrafter(draft, self.target.n_vocab)
+            self.model_drafter = ModelDrafter(draft, self.target.n_vocab, n_ctx=draft.n_ctx)
         else:
             self.model_drafter = CrossVocabDrafter(draft, self.target, compatibility.vocab_map)
         if auto_was_ready:
@@ -270,6 +270,12 @@ class Engine:
             return self.config.prediction_tokens
         return max(sizes, key=lambda k: k / self.costs.v[k]) - 1
 
+    def _window_full_notice(self) -> str:
+        """What a reply says once when the draft model could not see all of the context."""
+        return (f"The draft model's {self.draft.n_ctx:,}-token context is full: it now drafts "
+                f"from the latest part of the conversation only. The reply is the same; fewer "
+                f"guesses may be kept.")
+
     def reserve(self, params: SamplingParams) -> int:
         """Tokens of context kept free for the reply (older turns are dropped to keep them)."""
         return min(params.max_tokens, max(self.target.n_ctx // 4, 1))
@@ -331,6 +337,7 @@ class Engine:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         text: list[str] = []
         stats.stop_reason = "max_tokens"
+        told_window_full = False  # the draft's context is full: said once per reply
         try:
             while stats.new_tokens < params.max_tokens:
                 room = target.n_ctx - len(target.tokens) - 1
@@ -350,6 +357,9 @@ class Engine:
                 if predicted is not None:
                     stats.prediction_drafted = predicted.drafted
                     stats.prediction_accepted = predicted.accepted
+                if step.left_out and not told_window_full:
+                    told_window_full = True
+                    yield Notice(self._window_full_notice())
                 emitted = [(t, "draft") for t in step.accepted] + [(step.token, "target")]
                 finished = False
                 for i, (token, source) in enumerate(emitted):

@@ -156,6 +156,11 @@ class LlamaBackend:
             ctx_params.n_threads_batch = threads
             ctx_params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
             ctx_params.no_perf = True
+            # Sliding-window layers (Gemma 2/3, Mistral, ...) keep all n_ctx cells, not a ring of
+            # n_swa + n_batch that overwrites keys leaving the window: cutting the cache back
+            # (truncate: a Regenerate, a new conversation) needs them, and seq_rm does not say
+            # they are gone. It is llama.cpp's default; store/memory.py counts this full size.
+            ctx_params.swa_full = True
             if options.kv_type is not None:
                 ctx_params.type_k = options.kv_type
                 ctx_params.type_v = options.kv_type

@@ -23,6 +23,7 @@ class StepResult:
     draft_seconds: float
     verify_seconds: float
     origin: DraftOrigin | None = None  # where the draft came from (accepted[i] is its i-th token)
+    left_out: int = 0  # context tokens a draft model could not see (its window is full)
 
 
 def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, gamma: int,
@@ -47,7 +48,8 @@ def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, 
     def result(n_accepted: int, token: int) -> StepResult:
         if n_accepted < len(guess):
             target.truncate(n_past + 1 + n_accepted)  # keep last_token, d_1..d_n; drop the rest
-        return StepResult(guess[:n_accepted], token, len(guess), t1 - t0, t2 - t1, draft.origin)
+        return StepResult(guess[:n_accepted], token, len(guess), t1 - t0, t2 - t1, draft.origin,
+                          draft.left_out)
 
     if params.greedy:
         # p_i is one-hot at argmax(logits_i): d_{i+1} is accepted iff it is that argmax, and
