@@ -162,7 +162,7 @@ class SlowRecurrentModel:
 
 
 def test_going_back_for_more_than_a_second_is_announced_first():
-    from app.engine.generator import rereading_notice
+    from app.engine.rollback_notes import rereading_notice
     model = SlowRecurrentModel(list(range(3000)))
     assert rereading_notice(model, list(range(500)) + [1]) == ""  # half a second
     notice = rereading_notice(model, list(range(2000)) + [1])

@@ -12,7 +12,8 @@ from app.bench.ceiling import ngram_oracle_cost
 from app.engine.drafters import NgramDrafter
 from app.engine.events import Done, TextPiece
 from app.engine.compare import explain_divergence
-from app.engine.generator import Engine, rollback_note
+from app.engine.generator import Engine
+from app.engine.rollback_notes import rollback_note
 from app.engine.sampling import SamplingParams
 
 BENCH_MODES = ("plain", "ngram", "draft", "auto", "lcp-pld")

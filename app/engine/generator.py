@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Literal
 import numpy as np
 
 from app.engine.adaptive import AcceptanceModel, AdaptiveDrafter, Candidate
-from app.engine.backend import LanguageModel, common_prefix_length, sync_cache
+from app.engine.backend import LanguageModel, sync_cache
 from app.engine.chat_template import ChatTemplate
 from app.engine.compat import Compatibility, check_compatible
 from app.engine.cross_vocab import CrossVocabDrafter
@@ -38,6 +38,7 @@ from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from app.engine.invariance import BatchDrift, cached_drift
 from app.engine.prediction import PredictionDrafter
 from app.engine.prompt import fit_prompt
+from app.engine.rollback_notes import rereading_notice, rollback_note
 from app.engine.sampling import SamplingParams
 from app.engine.speculative import speculative_step
 
@@ -55,33 +56,6 @@ ACCEPTANCE_VERSION = 1  # part of the key of saved acceptance counts (adaptive.p
 # Text used to time the models for auto mode's cost curve.
 PROBE_TEXT = ("Speculative decoding lets a small draft guess several tokens that a large model "
               "then checks in a single pass; accepted guesses stream out at once. ")
-
-
-ROLLBACK_NOTES = {
-    "checkpoint": "recurrent: rejected drafts cost a re-decode",
-    "native": "recurrent: rejected drafts roll back through llama.cpp's state snapshots",
-}
-
-
-def rollback_note(model: LanguageModel) -> str:
-    """What the footer says of a recurrent target's rollbacks ("" for a KV cache)."""
-    return ROLLBACK_NOTES.get(getattr(model, "rollback", "cut"), "")
-
-
-def rereading_notice(model: LanguageModel, context: list[int]) -> str:
-    """Said before the cache is synced when that means evaluating again, for more than a
-    second, tokens it already held: a recurrent model cannot step back past its latest
-    checkpoint (Regenerate, an edited message, another conversation)."""
-    if not hasattr(model, "rewind_seconds"):
-        return ""
-    keep = common_prefix_length(model.tokens, context)
-    tokens, seconds = model.rewind_tokens(keep), model.rewind_seconds(keep)
-    # No long pass timed yet: say it when it is many tokens.
-    slow = tokens > 256 if seconds is None else seconds > 1.0
-    if not slow:
-        return ""
-    return (f"Reading the conversation again ({tokens:,} tokens): this model's recurrent "
-            f"state cannot step back to where it changed.")
 
 
 @dataclass(frozen=True)

@@ -252,7 +252,11 @@ class LlamaBackend:
         started = time.perf_counter()
         flags = llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
         size = llama_cpp.llama_state_seq_get_size_ext(self._ctx.ctx, 0, flags)
-        data = (ctypes.c_uint8 * size)()
+        previous = self._checkpoint  # its buffer is reused: a state may be tens of MB
+        if previous is not None and len(previous.data) == size:
+            data = previous.data
+        else:
+            data = (ctypes.c_uint8 * size)()
         if llama_cpp.llama_state_seq_get_data_ext(self._ctx.ctx, data, size, 0, flags) != size:
             self._checkpoint = None
             return
