@@ -274,45 +274,46 @@ def _mamba(w: gguf.GGUFWriter, t: _Tensors, s: Shape, n_vocab: int) -> None:
         t.linear(f"blk.{i}.ssm_out.weight", s.d_inner, s.n_embd)
 
 
-def _qwen3moe(w: gguf.GGUFWriter, t: _Tensors, s: Shape, n_vocab: int) -> None:
+def _qwen3_layers(w: gguf.GGUFWriter, t: _Tensors, s: Shape, n_vocab: int, ff_width: int,
+                  feed_forward) -> None:
+    """Qwen3's keys and layers; `feed_forward(t, s, i)` adds layer i's feed-forward tensors."""
     w.add_head_count(s.n_head)
     w.add_head_count_kv(s.n_head_kv)
     w.add_key_length(s.head_dim)
     w.add_value_length(s.head_dim)
-    w.add_feed_forward_length(s.n_ff * s.n_expert_used)
+    w.add_feed_forward_length(ff_width)
+    w.add_rope_freq_base(1_000_000.0)
+    w.add_layer_norm_rms_eps(1e-6)
+    _embeddings(t, s, n_vocab, "output_norm.weight")
+    for i in range(s.n_layer):
+        t.ones(f"blk.{i}.attn_norm.weight", s.n_embd)
+        _attention(t, s, i)
+        t.ones(f"blk.{i}.ffn_norm.weight", s.n_embd)
+        feed_forward(t, s, i)
+
+
+def _qwen3moe(w: gguf.GGUFWriter, t: _Tensors, s: Shape, n_vocab: int) -> None:
     w.add_expert_feed_forward_length(s.n_ff)
     w.add_expert_count(s.n_expert)
     w.add_expert_used_count(s.n_expert_used)
-    w.add_rope_freq_base(1_000_000.0)
-    w.add_layer_norm_rms_eps(1e-6)
-    _embeddings(t, s, n_vocab, "output_norm.weight")
-    for i in range(s.n_layer):
-        t.ones(f"blk.{i}.attn_norm.weight", s.n_embd)
-        _attention(t, s, i)
-        t.ones(f"blk.{i}.ffn_norm.weight", s.n_embd)
+
+    def experts(t: _Tensors, s: Shape, i: int) -> None:
         t.linear(f"blk.{i}.ffn_gate_inp.weight", s.n_embd, s.n_expert)
-        experts = (s.n_expert, s.n_ff, s.n_embd)
-        t.normal(f"blk.{i}.ffn_gate_exps.weight", experts, s.n_embd ** -0.5)
-        t.normal(f"blk.{i}.ffn_up_exps.weight", experts, s.n_embd ** -0.5)
+        shape = (s.n_expert, s.n_ff, s.n_embd)
+        t.normal(f"blk.{i}.ffn_gate_exps.weight", shape, s.n_embd ** -0.5)
+        t.normal(f"blk.{i}.ffn_up_exps.weight", shape, s.n_embd ** -0.5)
         t.normal(f"blk.{i}.ffn_down_exps.weight", (s.n_expert, s.n_embd, s.n_ff), s.n_ff ** -0.5)
+
+    _qwen3_layers(w, t, s, n_vocab, s.n_ff * s.n_expert_used, experts)
 
 
 def _qwen3(w: gguf.GGUFWriter, t: _Tensors, s: Shape, n_vocab: int) -> None:
-    w.add_head_count(s.n_head)
-    w.add_head_count_kv(s.n_head_kv)
-    w.add_key_length(s.head_dim)
-    w.add_value_length(s.head_dim)
-    w.add_feed_forward_length(s.n_ff)
-    w.add_rope_freq_base(1_000_000.0)
-    w.add_layer_norm_rms_eps(1e-6)
-    _embeddings(t, s, n_vocab, "output_norm.weight")
-    for i in range(s.n_layer):
-        t.ones(f"blk.{i}.attn_norm.weight", s.n_embd)
-        _attention(t, s, i)
-        t.ones(f"blk.{i}.ffn_norm.weight", s.n_embd)
+    def dense(t: _Tensors, s: Shape, i: int) -> None:
         t.linear(f"blk.{i}.ffn_gate.weight", s.n_embd, s.n_ff)
         t.linear(f"blk.{i}.ffn_up.weight", s.n_embd, s.n_ff)
         t.linear(f"blk.{i}.ffn_down.weight", s.n_ff, s.n_embd)
+
+    _qwen3_layers(w, t, s, n_vocab, s.n_ff, dense)
 
 
 _BUILDERS = {"lfm2": _lfm2, "mamba": _mamba, "qwen3moe": _qwen3moe, "qwen3": _qwen3}
