@@ -237,8 +237,9 @@ def exact_joint(model: LlamaBackend, prompt: list[int]) -> dict[tuple, float]:
     return joint
 
 
-def sampled_p_value(files, arch, stale: bool) -> float:
-    model = load(files, arch)
+def sampled_p_value(files, way, stale: bool) -> float:
+    arch, options = ROLLBACK_WAYS[way]
+    model = load(files, arch, options=options)
     try:
         prompt = model.tokenize("<|im_start|>user\nHello there<|im_end|>\n<|im_start|>"
                                 "assistant\n", add_bos=False)
@@ -262,9 +263,10 @@ def sampled_p_value(files, arch, stale: bool) -> float:
         model.close()
 
 
-@pytest.mark.parametrize("arch", ["lfm2", "mamba"])
-def test_sampling_through_a_restore_keeps_the_target_distribution(files, arch):
-    assert sampled_p_value(files, arch, stale=False) > 0.001
+@pytest.mark.parametrize("way", list(ROLLBACK_WAYS))
+def test_sampling_through_a_restore_keeps_the_target_distribution(files, way):
+    """lfm2 through llama.cpp's snapshots and through checkpoints, mamba through checkpoints."""
+    assert sampled_p_value(files, way, stale=False) > 0.001
 
 
 def test_the_distribution_check_catches_a_rollback_that_keeps_stale_state(files):
