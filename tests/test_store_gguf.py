@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.store.errors import GGUFError
-from app.store.gguf_info import read_gguf_info
+from app.store.gguf_info import header_values, read_gguf_info, vocabulary_of
 from tests.hub_server import synthetic_gguf
 
 
@@ -39,6 +39,18 @@ def test_synthetic_gguf_round_trip(tmp_path):
     path.write_bytes(synthetic_gguf(1 << 16, vocab=300))
     info = read_gguf_info(path)
     assert (info.architecture, info.vocab_size, info.context_length) == ("llama", 300, 2048)
+
+
+def test_vocabulary_without_reading_the_tokens(bundled_model, tmp_path):
+    """The model bar's cheap read agrees with the full one, and stops at the token list."""
+    assert vocabulary_of(bundled_model) == ("gpt2", 49152)
+    path = tmp_path / "s.gguf"
+    path.write_bytes(synthetic_gguf(1 << 16, vocab=300))
+    assert vocabulary_of(path) == (read_gguf_info(path).vocab_type, 300)
+    # a key after the arrays is still found; one the file lacks leaves the rest found
+    both = header_values(bundled_model, {"tokenizer.ggml.tokens", "llama.context_length", "x"})
+    assert both["tokenizer.ggml.tokens"].length == 49152 and both["llama.context_length"] == 8192
+    assert "x" not in both
 
 
 def test_not_a_gguf(tmp_path):

@@ -100,6 +100,45 @@ def weight_type_of(path: str | Path) -> str | None:
     return None
 
 
+def header_values(path: str | Path, wanted: set[str]) -> dict:
+    """The values of the `wanted` keys that the header has, reading no further than the last
+    of them: arrays come back as ArrayValue (type and length), their items unread when nothing
+    wanted follows. Cheap for keys ahead of the tokenizer's arrays, and for those arrays' lengths.
+
+    Raises:
+        FileNotFoundError / PermissionError: the file cannot be opened.
+        GGUFError: not a GGUF file, or a truncated or corrupt header."""
+    path = Path(path)
+    found: dict = {}
+    with open(path, "rb", buffering=1 << 16) as stream:
+        reader, _, _, n_kv = _start(stream, path)
+        for _ in range(n_kv):
+            key = reader.string()
+            value_type = reader.scalar("<I")
+            if key in wanted and value_type == _ARRAY:
+                item_type, length = reader.scalar("<I"), reader.scalar("<Q")
+                found[key] = ArrayValue(item_type, length)
+                if found.keys() >= wanted:
+                    break
+                reader.skip_array(item_type, length)
+                continue
+            value = reader.value(value_type)
+            if key in wanted:
+                found[key] = value
+                if found.keys() >= wanted:
+                    break
+    return found
+
+
+def vocabulary_of(path: str | Path) -> tuple[str | None, int | None]:
+    """(tokenizer model, vocabulary size) from the header, without reading the tokens
+    themselves: cheap enough for the GUI thread. Same errors as header_values."""
+    meta = header_values(path, {"tokenizer.ggml.model", "tokenizer.ggml.tokens"})
+    model, tokens = meta.get("tokenizer.ggml.model"), meta.get("tokenizer.ggml.tokens")
+    return (model if isinstance(model, str) else None,
+            tokens.length if isinstance(tokens, ArrayValue) else None)
+
+
 def file_type_name(file_type: int) -> str | None:
     """The weight type a general.file_type value stands for ("Q4_K_M"); None if unknown."""
     return _file_type_names().get(file_type)
