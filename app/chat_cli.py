@@ -18,10 +18,20 @@ def add_chat_parser(commands) -> None:
     chat = commands.add_parser("chat", help="chat in the terminal",
                                description="Chat in the terminal. Accepted draft tokens are "
                                            "shown in colour.")
-    chat.add_argument("--mode", choices=["auto", "off", "draft", "ngram"], default="auto",
+    chat.add_argument("--mode", type=chat_mode, default="auto", metavar="MODE",
                       help="speculation: auto (n-gram lookup and --draft, only as much as pays; "
-                           "the default, as in the window), off, draft (the --draft model) or "
-                           "ngram (prompt lookup)")
+                           "the default, as in the window), off, draft (the --draft model), "
+                           "ngram (prompt lookup), or llama:SPEC_TYPE: llama.cpp's own "
+                           "llama-server with --spec-type SPEC_TYPE (llama:none = plain "
+                           "decoding there; llama:draft-simple uses --draft)")
+    chat.add_argument("--engine", metavar="URL",
+                      help="answer on a running OpenAI-compatible server at URL instead "
+                           "(it decides how it decodes; --target and --mode are not used)")
+    chat.add_argument("--api-key", metavar="KEY", help="with --engine: the server's API key")
+    chat.add_argument("--model", metavar="NAME", help="with --engine: the model to ask for")
+    chat.add_argument("--server-binary", metavar="PATH",
+                      help="with --mode llama:…: this llama-server (default: Settings, PATH, "
+                           "or the one `draftlight engine build-server` built)")
     chat.add_argument("--target", type=Path,
                       help="target GGUF (default: the bundled SmolLM2-135M)")
     chat.add_argument("--draft", type=Path,
@@ -37,6 +47,17 @@ def add_chat_parser(commands) -> None:
     chat.add_argument("question", nargs="?",
                       help="answer this and exit ('-' reads it from stdin); omit for a chat")
     chat.set_defaults(run=run_chat)
+
+
+def chat_mode(value: str) -> str:
+    from app.engine.server.process import SPEC_TYPES
+    if value in ("auto", "off", "draft", "ngram"):
+        return value
+    if value.startswith("llama:") and value[6:] in SPEC_TYPES:
+        return value
+    raise argparse.ArgumentTypeError(
+        f"{value!r}: choose auto, off, draft, ngram or llama:TYPE with TYPE one of "
+        f"{', '.join(SPEC_TYPES)}")
 
 
 def run_chat(args: argparse.Namespace) -> int:
@@ -67,13 +88,20 @@ def run_chat(args: argparse.Namespace) -> int:
     if question is not None and not question.strip():
         raise UserError("the message is empty")
     colour = not args.no_color and not args.json and sys.stdout.isatty()
-    target = default_target_in_terminal(target)
-    check_models_fit(target, draft, n_ctx=n_ctx)  # refuses, with the numbers, before loading
-    engine = Engine.load(target, draft, LoadOptions(n_ctx=n_ctx, n_threads=settings.n_threads))
+    if args.engine:
+        engine, mode = _remote_engine(args), "remote"
+    else:
+        target = default_target_in_terminal(target)
+        check_models_fit(target, draft, n_ctx=n_ctx)  # refuses, with the numbers, before loading
+        if mode.startswith("llama:"):
+            engine = _managed_engine(args, settings, target, draft, mode, n_ctx)
+        else:
+            engine = Engine.load(target, draft,
+                                 LoadOptions(n_ctx=n_ctx, n_threads=settings.n_threads))
     try:
-        if getattr(engine.target, "load_note", ""):
+        if getattr(getattr(engine, "target", None), "load_note", ""):
             note(engine.target.load_note)
-        if engine.template.is_fallback:
+        if getattr(getattr(engine, "template", None), "is_fallback", False):
             note(FALLBACK_NOTICE.format(name=Path(target).name))
         printer = JsonPrinter() if args.json else TextPrinter(colour, args.stats)
         system = settings.system_prompt.strip()
@@ -85,6 +113,34 @@ def run_chat(args: argparse.Namespace) -> int:
         return interactive(engine, params, mode, printer, messages)
     finally:
         engine.close()
+
+
+def _remote_engine(args):
+    from app.engine.server.client import Endpoint, ServerError, check_url
+    from app.engine.server.engine import ServerEngine
+    try:
+        return ServerEngine.remote(Endpoint(check_url(args.engine), api_key=args.api_key,
+                                            model=args.model))
+    except ServerError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _managed_engine(args, settings, target, draft, mode, n_ctx):
+    """llama.cpp's llama-server on `target`, started here, with the mode's --spec-type."""
+    from app.engine.server.build import find_server
+    from app.engine.server.engine import ServerEngine, spec_type_of
+    from app.engine.server.process import NEEDS_DRAFT_MODEL, ServerOptions
+    spec = spec_type_of(mode)
+    if spec in NEEDS_DRAFT_MODEL and draft is None:
+        raise UserError(f"--mode {mode} needs --draft PATH")
+    binary = find_server(args.server_binary or settings.llama_server)
+    if binary is None:
+        raise UserError("no llama-server here yet: `draftlight engine build-server` builds one "
+                        "(a few minutes, once), or name one with --server-binary")
+    options = ServerOptions(target=Path(target), spec_type=spec, draft=draft, n_ctx=n_ctx,
+                            threads=settings.n_threads)
+    note(f"starting llama-server ({binary}) with --spec-type {spec}")
+    return ServerEngine.managed(binary, options)
 
 
 def answer(messages, engine, params, mode, printer) -> str:
@@ -106,8 +162,8 @@ def answer(messages, engine, params, mode, printer) -> str:
 
 def interactive(engine, params, mode, printer, start: list[dict[str, str]] | None = None) -> int:
     from app.engine.errors import EngineError
-    print("Draftlight chat. /mode auto|off|draft|ngram switches speculation, /reset starts over, "
-          "Ctrl-D quits.", file=sys.stderr)
+    print(f"Draftlight chat. /mode {'|'.join(engine.modes)} switches speculation, /reset starts "
+          f"over, Ctrl-D quits.", file=sys.stderr)
     messages: list[dict[str, str]] = list(start or [])
     while True:
         try:
@@ -120,11 +176,11 @@ def interactive(engine, params, mode, printer, start: list[dict[str, str]] | Non
             continue
         if line.startswith("/mode"):
             wanted = line.split(maxsplit=1)[1] if " " in line else ""
-            try:
-                engine.drafter_for(wanted)
+            if wanted in engine.modes:
                 mode = wanted
-            except EngineError as exc:
-                print(f"draftlight: {exc}", file=sys.stderr)
+            else:
+                print(f"draftlight: no mode {wanted!r} here; choose one of "
+                      f"{', '.join(engine.modes)}", file=sys.stderr)
             continue
         if line == "/reset":
             messages = list(start or [])

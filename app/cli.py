@@ -38,12 +38,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     from app.bench.cli import add_bench_parser
     from app.chat_cli import add_chat_parser
+    from app.engine.server.cli import add_engine_parser
     from app.serve.cli import add_serve_parser
     from app.store.cli import add_models_parser
     add_chat_parser(commands)
     add_serve_parser(commands)
     add_models_parser(commands)
     add_bench_parser(commands)
+    add_engine_parser(commands)
     return parser
 
 

@@ -19,6 +19,7 @@ import tomli_w
 from app import paths
 
 FILE_NAME = "settings.toml"
+ENGINES = ("local", "llama-server", "remote")
 
 
 @dataclass
@@ -42,6 +43,14 @@ class Settings:
     palette: str = "default"  # highlight colours: "default", "colourblind" or "contrast"
     serve_port: int = 8080  # File > Serve on localhost listens on 127.0.0.1 here; 0 = any free
     serve_origins: str = ""  # web pages allowed to call it (CORS), space-separated origins
+    # Which engine answers: "local" (llama.cpp in this process, Draftlight's drafters),
+    # "llama-server" (llama.cpp's server, started here, with --spec-type spec_type) or
+    # "remote" (a running OpenAI-compatible server at server_url)
+    engine: str = "local"
+    llama_server: str = ""  # the llama-server binary; "" = PATH, else the one we build
+    spec_type: str = "ngram-mod"  # llama-server's --spec-type with the llama-server engine
+    server_url: str = ""  # the remote engine's address, e.g. http://192.168.1.20:8080
+    server_api_key: str = ""  # its API key ("" = none)
 
     def effective_mode(self) -> str:
         return self.mode or "auto"
@@ -56,6 +65,8 @@ class Settings:
             raise ValueError("GPU layers must be >= -1")
         if not 0 <= self.serve_port <= 65535:
             raise ValueError("the server port must be between 0 and 65535")
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}")
         if self.palette not in ("default", "colourblind", "contrast"):
             raise ValueError("palette must be default, colourblind or contrast")
         self.sampling_params().validate()

@@ -85,3 +85,17 @@ def qwen_1_5b(tmp_path_factory) -> Path:
     from tests.real_target import join_parts
     return join_parts(tmp_path_factory.mktemp("real-target") / "qwen2.5-coder-1.5b-q4_k_m.gguf")
 
+
+
+@pytest.fixture(scope="session")
+def llama_server_binary() -> Path:
+    """llama.cpp's llama-server, built from the installed llama-cpp-python's sources the first
+    time (a few minutes; `draftlight engine build-server` does the same for users) and kept in
+    the checkout's build/ folder, so later runs on this machine reuse it."""
+    from app.engine.server import build
+    os.environ.setdefault(build.SERVER_DIR_VARIABLE,
+                          str(Path(__file__).resolve().parent.parent / "build" / "llama-server"))
+    path = build.built_server_path()
+    if not path.is_file():
+        print(f"\nbuilding llama-server into {path.parent} (once) ...", file=sys.stderr)
+    return build.build_server()

@@ -56,6 +56,8 @@ class Stats:
     batch_drift: float | None = None
     # A recurrent target: what a rejected draft costs it (llama_backend.LlamaBackend.rollback)
     rollback_note: str = ""
+    # A server engine: what it could not tell (e.g. which tokens were drafted)
+    engine_note: str = ""
 
     def add_step(self, step: StepResult) -> None:
         """Count one speculative step: a target pass, what it drafted and kept, and its times."""
@@ -119,6 +121,8 @@ class Stats:
             line += f" | {self.identity_note}"
         if self.rollback_note:
             line += f" | {self.rollback_note}"
+        if self.engine_note:
+            line += f" | {self.engine_note}"
         return line
 
 

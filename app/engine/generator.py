@@ -216,6 +216,11 @@ class Engine:
 
     # --- generation ----------------------------------------------------------------------
 
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The modes generate() takes now (draft mode needs a draft model)."""
+        return tuple(m for m in MODES if m != "draft" or self.model_drafter is not None)
+
     def drafter_for(self, mode: str) -> Drafter | None:
         if mode == "off":
             return None

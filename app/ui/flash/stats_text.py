@@ -46,4 +46,6 @@ def footer_line(stats: dict, live: bool = False) -> str:
             parts.append(stats["identity_note"])
         if stats.get("rollback_note"):  # a recurrent target: what a rejected draft costs
             parts.append(stats["rollback_note"])
+        if stats.get("engine_note"):  # a server engine: what it could not tell
+            parts.append(stats["engine_note"])
     return " · ".join(parts)

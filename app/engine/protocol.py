@@ -1,0 +1,27 @@
+"""The one interface the window, `draftlight chat`, serve and bench drive an engine through.
+
+Two kinds implement it: the in-process engine (generator.Engine: llama.cpp in this process,
+Draftlight's own drafters) and a server engine (server/engine.ServerEngine: llama.cpp's
+llama-server, started by Draftlight, or any OpenAI-compatible server). Both yield the same
+events (events.py): TextPiece with its source and pass, Notice, Progress, then one Done.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Protocol
+
+from app.engine.events import Event
+from app.engine.sampling import SamplingParams
+
+
+class ChatEngine(Protocol):
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The modes generate() takes here ("off", "ngram", … or "llama:ngram-mod", …)."""
+
+    def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
+                 mode: str = "off", *, prediction: str | None = None) -> Iterator[Event]:
+        """Reply to `messages`; closing the iterator cancels the reply."""
+
+    def close(self) -> None:
+        """Free the models or stop the server. The engine is unusable afterwards."""

@@ -1,0 +1,189 @@
+"""A server engine: the same events as the in-process engine, from a server over HTTP.
+
+    engine = ServerEngine.managed(binary, ServerOptions(target=path), spec_type="ngram-mod")
+    engine = ServerEngine.remote(Endpoint("http://host:8080", api_key="…"))
+    for event in engine.generate(messages, params, mode="llama:ngram-mod"):
+        ...  # TextPiece(text, source, pass) ... then Done(text, stats)
+
+Managed: Draftlight's own llama-server child (process.py); a mode "llama:SPEC" runs it with
+--spec-type SPEC, restarting it when SPEC changes. Remote: a server already running; it decides
+how it decodes, so there is one mode, "remote". Which tokens were drafted comes from the
+counters llama-server streams (provenance.py); a server that sends none gets "unknown" tokens and
+a footer that says so.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Iterator
+
+from app.engine.errors import EngineError
+from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
+from app.engine.sampling import SamplingParams
+from app.engine.server.client import Endpoint, ServerError, stream_chat
+from app.engine.server.process import SPEC_TYPES, ManagedServer, ServerOptions
+from app.engine.server.provenance import PassTracker
+
+LLAMA_PREFIX = "llama:"
+REMOTE_MODE = "remote"
+# llama.cpp's request fields: per-chunk counters, raw text (no reasoning split), and no
+# sampler of its own beyond those the request names (its min_p defaults to 0.05).
+LLAMA_FIELDS = {"timings_per_token": True, "reasoning_format": "none", "cache_prompt": True}
+UNKNOWN_NOTE = "this server does not say which tokens were drafted"
+STOP_REASONS = {"stop": "eos", "length": "max_tokens"}
+
+
+def llama_mode(spec_type: str) -> str:
+    return LLAMA_PREFIX + spec_type
+
+
+def spec_type_of(mode: str) -> str:
+    """"llama:ngram-mod" -> "ngram-mod"; "off" -> "none"; EngineError for other modes."""
+    if mode == "off":
+        return "none"
+    if mode.startswith(LLAMA_PREFIX) and mode[len(LLAMA_PREFIX):] in SPEC_TYPES:
+        return mode[len(LLAMA_PREFIX):]
+    raise EngineError(f"mode {mode!r} is not one llama-server runs; choose one of "
+                      f"{', '.join(llama_mode(t) for t in SPEC_TYPES)}")
+
+
+class ServerEngine:
+    """Use from one thread (the one that started a managed server), and close() it."""
+
+    def __init__(self, endpoint: Endpoint | None, *, binary: Path | None = None,
+                 options: ServerOptions | None = None,
+                 on_log: Callable[[str], None] | None = None,
+                 spec_types: tuple[str, ...] = SPEC_TYPES) -> None:
+        self.endpoint = endpoint
+        self.binary, self.options, self.on_log = binary, options, on_log
+        self.server: ManagedServer | None = None
+        self._spec_types = spec_types
+        self._llama_fields = True  # dropped for a server that refuses them
+
+    @classmethod
+    def managed(cls, binary: str | Path, options: ServerOptions, *,
+                on_log: Callable[[str], None] | None = None,
+                should_cancel: Callable[[], bool] = lambda: False) -> "ServerEngine":
+        """Start llama-server with `options` (its spec_type is the first mode)."""
+        engine = cls(None, binary=Path(binary), options=options, on_log=on_log)
+        engine._start(options, should_cancel)
+        return engine
+
+    @classmethod
+    def remote(cls, endpoint: Endpoint) -> "ServerEngine":
+        return cls(endpoint)
+
+    @property
+    def is_managed(self) -> bool:
+        return self.binary is not None
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        if not self.is_managed:
+            return (REMOTE_MODE,)
+        return tuple(llama_mode(t) for t in self._spec_types)
+
+    @property
+    def spec_type(self) -> str | None:
+        return self.options.spec_type if self.is_managed else None
+
+    @property
+    def log(self) -> list[str]:
+        return list(self.server.log) if self.server else []
+
+    def _start(self, options: ServerOptions, should_cancel=lambda: False) -> None:
+        self.close()
+        server = ManagedServer(self.binary, options, on_log=self.on_log)
+        server.start(should_cancel)
+        self.server, self.options = server, options
+        self.endpoint = Endpoint(server.url, api_key=server.api_key)
+
+    def use_spec_type(self, spec_type: str) -> bool:
+        """Restart the managed server with another --spec-type; False if it already runs it."""
+        if spec_type == self.options.spec_type and self.server and self.server.running:
+            return False
+        self._start(replace(self.options, spec_type=spec_type))
+        return True
+
+    def close(self) -> None:
+        server, self.server = self.server, None
+        if server is not None:
+            server.close()
+
+    def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
+                 mode: str = REMOTE_MODE, *, prediction: str | None = None) -> Iterator[Event]:
+        params.validate()
+        if self.is_managed:
+            spec = spec_type_of(mode)
+            if spec != self.options.spec_type or not (self.server and self.server.running):
+                yield Notice(f"Starting llama-server with --spec-type {spec}…")
+                self.use_spec_type(spec)
+            mode = llama_mode(spec)
+        else:
+            mode = REMOTE_MODE
+        if prediction:
+            yield Notice("A server engine cannot draft from a predicted output; it is ignored.")
+        stats = Stats(mode=mode, draft_kind="llama-server" if self.is_managed else "server")
+        started = time.perf_counter()
+        tracker = PassTracker()
+        text: list[str] = []
+        timings: dict = {}
+        finish = ""
+        try:
+            for chunk in self._stream(messages, params):
+                timings = chunk.get("timings") or timings
+                for choice in chunk.get("choices") or []:
+                    finish = choice.get("finish_reason") or finish
+                    piece = (choice.get("delta") or {}).get("content")
+                    if not piece:
+                        continue
+                    source, step, tokens = tracker.label(chunk.get("timings"))
+                    if stats.new_tokens == 0:
+                        stats.prefill_seconds = time.perf_counter() - started
+                    stats.new_tokens += tokens
+                    text.append(piece)
+                    yield TextPiece(piece, source, step)
+                    _fill(stats, timings, tracker, started)
+                    yield Progress(replace(stats))
+        except GeneratorExit:
+            stats.stop_reason = "cancelled"
+            raise
+        _fill(stats, timings, tracker, started)
+        stats.stop_reason = STOP_REASONS.get(finish, finish or "eos")
+        if not tracker.known:
+            stats.engine_note = UNKNOWN_NOTE
+        yield Done("".join(text), stats)
+
+    def _stream(self, messages, params: SamplingParams) -> Iterator[dict]:
+        body = {"messages": messages, "max_tokens": params.max_tokens,
+                "temperature": params.temperature, "top_p": params.top_p}
+        if self._llama_fields:
+            body |= LLAMA_FIELDS | {"top_k": params.top_k, "min_p": params.min_p}
+        if params.seed is not None:
+            body["seed"] = params.seed
+        try:
+            yield from stream_chat(self.endpoint, body)
+        except ServerError as exc:
+            # An OpenAI-style server may refuse llama.cpp's fields: ask again without them.
+            if not self._llama_fields or "(HTTP 400)" not in str(exc) or self.is_managed:
+                raise
+            self._llama_fields = False
+            body = {k: v for k, v in body.items() if k not in LLAMA_FIELDS
+                    and k not in ("top_k", "min_p")}
+            yield from stream_chat(self.endpoint, body)
+
+
+def _fill(stats: Stats, timings: dict, tracker: PassTracker, started: float) -> None:
+    """Stats from the server's own counters; times from here (what the user waits)."""
+    stats.seconds = time.perf_counter() - started
+    if not timings:
+        stats.target_passes = tracker.passes
+        return
+    stats.target_passes = tracker.passes
+    stats.drafted = int(timings.get("draft_n", 0))
+    stats.accepted = int(timings.get("draft_n_accepted", 0))
+    stats.prompt_tokens = int(timings.get("prompt_n", 0)) + int(timings.get("cache_n", 0))
+    stats.reused_prompt_tokens = int(timings.get("cache_n", 0))
+    stats.verify_seconds = float(timings.get("predicted_ms", 0.0)) / 1000

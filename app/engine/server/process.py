@@ -1,0 +1,221 @@
+"""A llama-server process that Draftlight starts, watches and stops.
+
+    server = ManagedServer(binary, ServerOptions(target=path, spec_type="ngram-simple"))
+    server.start()            # a free loopback port, a random API key, waits for /health
+    server.url, server.api_key
+    server.close()            # SIGTERM, then SIGKILL
+
+No orphans: the child asks Linux to kill it when the thread that started it dies
+(PR_SET_PDEATHSIG), so even a SIGKILL of the app takes the server with it; close() and an
+atexit hook stop it on every ordinary exit. The server listens on 127.0.0.1 only and wants a
+random key, so neither other users of the machine nor web pages can drive it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import ctypes
+import functools
+import http.client
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from app.engine.errors import EngineError
+
+SPEC_TYPES = ("none", "draft-simple", "draft-eagle3", "draft-mtp", "draft-dflash", "draft-dspark",
+              "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
+NEEDS_DRAFT_MODEL = ("draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark")
+LOG_LINES = 2000  # the server's latest log lines kept for the Server log view
+
+
+class ServerStartError(EngineError):
+    """The server would not start: it exited, failed to load the model, or never got healthy."""
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    target: Path
+    spec_type: str = "none"
+    draft: Path | None = None  # draft-simple / draft-eagle3 / … model
+    n_ctx: int = 4096
+    threads: int = 0  # 0 = the same default as the in-process engine
+    draft_tokens: int | None = None  # --spec-draft-n-max
+    gpu_layers: int = 0
+    # The in-process engine's KV cache type (llama_backend.LoadOptions.kv_type): with the same
+    # cache both engines take the same attention path, so greedy text matches.
+    kv_type: str = "q8_0"
+    extra: tuple[str, ...] = field(default_factory=tuple)
+
+    def arguments(self) -> list[str]:
+        if self.spec_type not in SPEC_TYPES:
+            raise EngineError(f"unknown llama.cpp speculation type {self.spec_type!r}; choose one "
+                              f"of {', '.join(SPEC_TYPES)}")
+        if self.spec_type in NEEDS_DRAFT_MODEL and self.draft is None:
+            raise EngineError(f"llama.cpp's {self.spec_type} needs a draft model")
+        from app.engine.llama_backend import default_threads
+        args = ["-m", str(self.target), "-c", str(self.n_ctx),
+                "-t", str(self.threads or default_threads()), "-np", "1", "--no-webui",
+                "-ctk", self.kv_type, "-ctv", self.kv_type, "-fa", "on",
+                "-ngl", str(self.gpu_layers), "--spec-type", self.spec_type]
+        if self.draft is not None and self.spec_type in NEEDS_DRAFT_MODEL:
+            args += ["-md", str(self.draft), "-ctkd", self.kv_type, "-ctvd", self.kv_type]
+        if self.draft_tokens is not None and self.spec_type != "none":
+            args += ["--spec-draft-n-max", str(self.draft_tokens)]
+        return args + list(self.extra)
+
+
+class ManagedServer:
+    """One llama-server child process. Start and close it from one thread."""
+
+    def __init__(self, binary: str | Path, options: ServerOptions, *,
+                 health_timeout: float = 180.0, on_log: Callable[[str], None] | None = None) -> None:
+        self.binary = Path(binary)
+        self.options = options
+        self.health_timeout = health_timeout
+        self.on_log = on_log
+        self.log: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
+        self.process: subprocess.Popen | None = None
+        self.port = 0
+        self.api_key = secrets.token_urlsafe(24)
+        self._reader: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    def start(self, should_cancel: Callable[[], bool] = lambda: False) -> None:
+        """Start the server and wait until it answers /health (the model is loaded).
+
+        Raises:
+            ServerStartError: it exited (the line saying why), or was not healthy in time."""
+        for attempt in range(3):  # another program may take the free port before the server does
+            self._spawn()
+            try:
+                self._wait_healthy(should_cancel)
+                return
+            except ServerStartError as exc:
+                self.close()
+                if attempt < 2 and self._port_was_taken():
+                    continue
+                raise exc from None
+
+    def _spawn(self) -> None:
+        self.port = free_port()
+        command = [str(self.binary), *self.options.arguments(), "--host", "127.0.0.1",
+                   "--port", str(self.port), "--api-key", self.api_key]
+        env = dict(os.environ, LLAMA_LOG_COLORS="off")
+        self.log.append("$ " + " ".join(command).replace(self.api_key, "<key>"))
+        try:
+            self.process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True, errors="replace", env=env,
+                preexec_fn=(functools.partial(_die_with_parent, os.getpid())
+                            if sys.platform.startswith("linux") else None),
+                start_new_session=not sys.platform.startswith("linux"))
+        except OSError as exc:
+            raise ServerStartError(f"cannot run {self.binary}: {exc.strerror or exc}") from None
+        _RUNNING.add(self)
+        self._reader = threading.Thread(target=self._read_log, args=(self.process,),
+                                        name="llama-server log", daemon=True)
+        self._reader.start()
+
+    def _read_log(self, process: subprocess.Popen) -> None:
+        for line in process.stdout:
+            line = line.rstrip()
+            self.log.append(line)
+            if self.on_log is not None:
+                self.on_log(line)
+
+    def _wait_healthy(self, should_cancel: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + self.health_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                self._reader.join(timeout=2)
+                raise ServerStartError(f"llama-server stopped (exit status "
+                                       f"{self.process.returncode}): {self.reason()}")
+            if should_cancel():
+                raise ServerStartError("starting llama-server was cancelled")
+            if _healthy(self.port):
+                return
+            time.sleep(0.1)
+        raise ServerStartError(f"llama-server did not become ready within "
+                               f"{self.health_timeout:.0f} s: {self.reason()}")
+
+    def _port_was_taken(self) -> bool:
+        return any("bind" in line.lower() and "port" in line.lower() for line in self.log)
+
+    def reason(self) -> str:
+        """The log line that best says what went wrong (the last error, else the last line)."""
+        lines = [line for line in list(self.log)[1:] if line.strip()]
+        errors = [line for line in lines if "error" in line.lower() or "failed" in line.lower()]
+        chosen = errors[-1] if errors else (lines[-1] if lines else "it printed nothing")
+        return chosen.strip()[:300]
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def close(self) -> None:
+        process, self.process = self.process, None
+        _RUNNING.discard(self)
+        if process is None:
+            return
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._reader is not None:
+            self._reader.join(timeout=2)
+
+
+_RUNNING: "weakref.WeakSet[ManagedServer]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in list(_RUNNING):
+        server.close()
+
+
+def _die_with_parent(parent: int) -> None:  # pragma: no cover - in the child, before exec
+    """Linux: SIGKILL this process when the thread that started it dies (even by SIGKILL)."""
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent:  # the app died before the line above took effect
+        os._exit(1)
+    os.setsid()  # its own process group: a Ctrl-C in the terminal goes to the app, not to it
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(port: int) -> bool:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+    try:
+        connection.request("GET", "/health")
+        return connection.getresponse().status == 200
+    except OSError:
+        return False
+    finally:
+        connection.close()
