@@ -1,5 +1,6 @@
 """`draftlight bench [--questions FILE.jsonl] [--target PATH] [--draft PATH] [--modes LIST]
-[--max-tokens N] [--temp T] [--limit N] [--repeats N] [--out DIR]`, and
+[--max-tokens N] [--temp T] [--limit N] [--repeats N] [--out DIR] [--engine URL]`
+(modes llama:SPEC_TYPE run llama.cpp's llama-server: server_modes.py), and
 `draftlight bench rollback --target PATH` (app/bench/rollback.py)"""
 
 from __future__ import annotations
@@ -28,7 +29,16 @@ def add_bench_parser(commands) -> None:
                        help="draft GGUF, of the target's vocabulary or another one (cross-"
                             "vocabulary); default: the target drafts for itself")
     bench.add_argument("--modes", default=",".join(BENCH_MODES),
-                       help=f"comma-separated, from {','.join(BENCH_MODES)} (plain is always run)")
+                       help=f"comma-separated, from {','.join(BENCH_MODES)} and llama:SPEC_TYPE "
+                            f"(llama.cpp's llama-server on the same target with --spec-type "
+                            f"SPEC_TYPE, e.g. llama:ngram-mod, llama:none); plain is always run")
+    bench.add_argument("--engine", metavar="URL",
+                       help="also run the questions on the OpenAI-compatible server at URL "
+                            "(mode 'remote'; it decides how it decodes)")
+    bench.add_argument("--api-key", metavar="KEY", help="with --engine: the server's API key")
+    bench.add_argument("--server-binary", metavar="PATH",
+                       help="the llama-server for llama:… modes (default: Settings, PATH, or "
+                            "the one `draftlight engine build-server` built)")
     bench.add_argument("--max-tokens", type=int, default=128, help="new tokens per turn (128)")
     bench.add_argument("--temp", type=float, default=0.0, help="temperature (0 = greedy)")
     bench.add_argument("--limit", type=int, help="first N questions of each category")
@@ -64,12 +74,17 @@ def run_bench(args: argparse.Namespace) -> int:
         forwarded += ["--target", str(args.target)] if args.target else []
         forwarded += ["--limit", str(args.limit)] if args.limit else []
         return prediction_bench(forwarded)
+    from app.engine.server.process import SPEC_TYPES
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    unknown = [m for m in modes if m not in BENCH_MODES]
+    unknown = [m for m in modes if m not in BENCH_MODES
+               and not (m.startswith("llama:") and m[6:] in SPEC_TYPES)]
     if unknown:
         raise UserError(f"unknown mode(s) {', '.join(unknown)}; choose from "
-                        f"{', '.join(BENCH_MODES)}")
+                        f"{', '.join(BENCH_MODES)} or llama:TYPE with TYPE one of "
+                        f"{', '.join(SPEC_TYPES)}")
     modes = ["plain"] + [m for m in modes if m != "plain"]
+    if args.engine:
+        modes.append("remote")
     try:
         questions = load_questions(args.questions)
     except (OSError, ValueError) as exc:
@@ -85,20 +100,50 @@ def run_bench(args: argparse.Namespace) -> int:
     target = default_target_in_terminal(args.target)
     options = LoadOptions(n_ctx=4096)
     draft = args.draft or (target if "draft" in modes else None)
+    servers = _server_modes(args, modes, target, draft, options)
     engine = Engine.load(target, draft, options)
     peer = PromptLookupPeer(target, options) if "lcp-pld" in modes else None
     try:
         if "auto" in modes:
             engine.prepare_auto()  # measured (or cached) before timing starts
+        servers.start_all(modes)
         log = run_benchmark(engine, questions, modes, params, peer, ProgressBar(),
-                            repeats=args.repeats)
+                            repeats=args.repeats, servers=servers)
     finally:
+        servers.close()
         engine.close()
         if peer:
             peer.close()
     command = "draftlight " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    if args.api_key:
+        command = command.replace(args.api_key, "KEY")
     report = write_reports(log, args.out, command)
     print((args.out / "report.md").read_text())
     if not report["png_written"]:
         print("report.png skipped: install matplotlib (pip install matplotlib)", file=sys.stderr)
     return 0
+
+
+def _server_modes(args, modes, target, draft, options):
+    """The server engines the llama:… and remote modes need (started by run_benchmark's caller)."""
+    from app.bench.server_modes import ServerModes
+    from app.engine.server.build import find_server
+    from app.engine.server.client import Endpoint, ServerError, check_url
+    from app.engine.server.process import ServerOptions
+    from app.settings import load_settings
+    endpoint = None
+    if args.engine:
+        try:
+            endpoint = Endpoint(check_url(args.engine), api_key=args.api_key)
+        except ServerError as exc:
+            raise UserError(str(exc)) from None
+    binary, server_options = None, None
+    if any(m.startswith("llama:") for m in modes):
+        binary = find_server(args.server_binary or load_settings()[0].llama_server or None)
+        if binary is None:
+            raise UserError("llama:… modes need llama-server: `draftlight engine build-server` "
+                            "builds one (a few minutes, once), or name one with --server-binary")
+        # Draft-model types draft with --draft, else with the target itself (as "draft" does)
+        server_options = ServerOptions(target=Path(target), draft=Path(draft or target),
+                                       n_ctx=options.n_ctx, threads=options.n_threads)
+    return ServerModes(binary, server_options, endpoint)

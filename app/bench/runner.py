@@ -13,6 +13,7 @@ from app.engine.drafters import NgramDrafter
 from app.engine.events import Done, TextPiece
 from app.engine.compare import explain_divergence
 from app.engine.generator import Engine
+from app.bench.server_modes import is_server_mode
 from app.engine.rollback_notes import rollback_note
 from app.engine.sampling import SamplingParams
 
@@ -131,13 +132,14 @@ def run_engine_turn(engine: Engine, messages, params, mode: str, log: RunLog
 
 
 def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], params: SamplingParams,
-                  peer=None, progress=None, repeats: int = 1) -> RunLog:
+                  peer=None, progress=None, repeats: int = 1, servers=None) -> RunLog:
     """Each turn of each question runs in every mode before the next turn (interleaved), so slow
     drifts of the machine hit every mode alike; the order of the modes rotates from question to
     question, because the first run after a new prompt decodes a few per cent slower (measured:
     65.0 vs 66.8 tok/s for the same mode first and fourth). Later turns follow plain decoding's
     answers in every mode, so each turn compares the modes on the same prompt. `repeats` runs
-    the whole set that many times (the mode order shifted each time), for error bars."""
+    the whole set that many times (the mode order shifted each time), for error bars.
+    `servers` (server_modes.ServerModes) answers the "llama:…" and "remote" modes."""
     compatibility = getattr(engine, "compatibility", None)
     log = RunLog(draft_kind=("" if compatibility is None else compatibility.label
                              + (f": {compatibility.note}" if compatibility.note else "")),
@@ -157,7 +159,7 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
             turn: dict[str, TurnResult] = {}
             for mode in order:
                 turn[mode] = _run_one(engine, peer, messages, params, mode, log, question,
-                                      turn_index)
+                                      turn_index, servers)
                 turn[mode].repeat = repeat
                 done_count += 1
                 if progress:
@@ -168,14 +170,14 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
             history = messages + [{"role": "assistant", "content": plain.text}]
             for mode in modes:  # report rows in the order asked for
                 result = turn[mode]
-                if mode not in ("plain", "lcp-pld"):
+                if mode != "plain" and not compared_on_text(mode):
                     result.identical_to_plain = result.tokens == plain.tokens
                     if not result.identical_to_plain and params.greedy:
                         divergence = explain_divergence(engine, messages, plain.tokens,
                                                         result.tokens)
                         result.divergence = divergence.describe() if divergence else "length"
                 log.results.append(result)
-        # lcp-pld is compared on text (its tokens are not exposed)
+        # lcp-pld and the server modes are compared on text (their tokens are not exposed)
         _mark_peer_identity(log, question, repeat)
     _price_the_oracle(engine, plain_turns)
     if engine.costs is not None:  # auto ran: its curve, as corrected by the run's passes
@@ -185,9 +187,21 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
     return log
 
 
-def _run_one(engine, peer, messages, params, mode, log, question, turn_index) -> TurnResult:
+def compared_on_text(mode: str) -> bool:
+    return mode == "lcp-pld" or is_server_mode(mode)
+
+
+def _run_one(engine, peer, messages, params, mode, log, question, turn_index,
+             servers=None) -> TurnResult:
     base = dict(question_id=question["question_id"], category=question["category"],
                 turn=turn_index, mode=mode)
+    if is_server_mode(mode):
+        done, _ = servers.run(mode, messages, params)
+        stats = done.stats
+        log.peak_rss_mb[mode] = max(log.peak_rss_mb.get(mode, 0.0), servers.rss_mb(mode))
+        return TurnResult(**base, text=done.text, tokens=[], new_tokens=stats.new_tokens,
+                          decode_seconds=stats.decode_seconds, drafted=stats.drafted,
+                          accepted=stats.accepted, target_passes=stats.target_passes)
     if mode == "lcp-pld":
         peak = log.peak_rss_mb.get(mode, 0.0)
         out = peer.run(messages, params.max_tokens, params.temperature, params.seed)
@@ -222,7 +236,7 @@ def _mark_peer_identity(log: RunLog, question, repeat: int) -> None:
             if r.question_id == question["question_id"] and r.repeat == repeat]
     plain = {r.turn: r.text for r in rows if r.mode == "plain"}
     for r in rows:
-        if r.mode == "lcp-pld" and r.turn in plain:
+        if compared_on_text(r.mode) and r.turn in plain:
             r.identical_to_plain = r.text == plain[r.turn]
 
 
