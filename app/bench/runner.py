@@ -243,8 +243,8 @@ def _mark_peer_identity(log: RunLog, question, repeat: int) -> None:
 class ProgressBar:
     """One self-rewriting line on stderr."""
 
-    def __init__(self, stream=sys.stderr) -> None:
-        self.stream = stream
+    def __init__(self, stream=None) -> None:
+        self.stream = stream or sys.stderr  # looked up now: sys.stderr may have been replaced
         self.started = time.perf_counter()
 
     def __call__(self, done: int, total: int, label: str) -> None:

@@ -156,12 +156,18 @@ class ManagedServer:
         raise ServerStartError(f"llama-server did not become ready within "
                                f"{self.health_timeout:.0f} s: {self.reason()}")
 
+    def _this_run(self) -> list[str]:
+        """The log lines since the latest start (its command line excluded)."""
+        lines = list(self.log)
+        starts = [i for i, line in enumerate(lines) if line.startswith("$ ")]
+        return lines[starts[-1] + 1:] if starts else lines
+
     def _port_was_taken(self) -> bool:
-        return any("bind" in line.lower() and "port" in line.lower() for line in self.log)
+        return any("bind" in line.lower() and "port" in line.lower() for line in self._this_run())
 
     def reason(self) -> str:
         """The log line that best says what went wrong (the last error, else the last line)."""
-        lines = [line for line in list(self.log)[1:] if line.strip()]
+        lines = [line for line in self._this_run() if line.strip()]
         errors = [line for line in lines if "error" in line.lower() or "failed" in line.lower()]
         chosen = errors[-1] if errors else (lines[-1] if lines else "it printed nothing")
         return chosen.strip()[:300]

@@ -3,11 +3,17 @@ names of the speculation modes."""
 
 from __future__ import annotations
 
-LABELS = {"off": "Off", "draft": "Draft model", "ngram": "N-gram", "auto": "Auto"}
+from app.engine.server.engine import LLAMA_PREFIX, REMOTE_MODE
+
+LABELS = {"off": "Off", "draft": "Draft model", "ngram": "N-gram", "auto": "Auto",
+          LLAMA_PREFIX + "none": "Off (llama-server)", REMOTE_MODE: "The server's own"}
 
 
 def mode_label(mode: str) -> str:
-    """A speculation mode as the window names it (a mode without a label gets its own name)."""
+    """A speculation mode as the window names it (a mode without a label gets its own name;
+    llama-server's are its --spec-type names)."""
+    if mode not in LABELS and mode.startswith(LLAMA_PREFIX):
+        return "llama.cpp " + mode[len(LLAMA_PREFIX):]
     return LABELS.get(mode, mode.replace("_", " ").capitalize() if mode else "")
 
 

@@ -1,0 +1,81 @@
+"""The server engines from the command line: `draftlight chat --engine URL`, `--mode llama:…`,
+`draftlight bench --modes …,llama:…`, `draftlight engine build-server`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.cli import main
+from app.engine.server.engine import UNKNOWN_NOTE
+from app.engine.server.process import free_port
+from tests.openai_stub import WORDS, StubServer
+
+
+def json_lines(text):
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def test_chat_on_a_remote_server_says_it_cannot_see_drafts(capsys):
+    server = StubServer("ok")
+    try:
+        assert main(["chat", "--engine", server.url, "--json", "Hi"]) == 0
+    finally:
+        server.close()
+    lines = json_lines(capsys.readouterr().out)
+    assert [line["source"] for line in lines if line["type"] == "token"] == ["unknown"] * 5
+    done = lines[-1]
+    assert done["text"] == "".join(WORDS) and done["stats"]["engine_note"] == UNKNOWN_NOTE
+
+
+def test_chat_on_an_unreachable_server_is_one_line(capsys):
+    assert main(["chat", "--engine", f"http://127.0.0.1:{free_port()}", "Hi"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("draftlight: error: cannot reach the server at 127.0.0.1:")
+
+
+def test_an_unknown_llama_mode_is_refused_with_the_choices(capsys):
+    with pytest.raises(SystemExit):
+        main(["chat", "--mode", "llama:eagle9", "Hi"])
+    assert "ngram-mod" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_chat_on_llama_server_shows_its_accepted_drafts(capsys, llama_server_binary,
+                                                         bundled_model):
+    code = main(["chat", "--mode", "llama:ngram-simple", "--target", str(bundled_model),
+                 "--server-binary", str(llama_server_binary), "--json", "--max-tokens", "60",
+                 "Repeat this line three times: the cat sat on the mat, the dog sat on the log."])
+    assert code == 0
+    lines = json_lines(capsys.readouterr().out)
+    drafted = [line for line in lines if line["type"] == "token" and line["source"] == "draft"]
+    stats = lines[-1]["stats"]
+    assert drafted and stats["mode"] == "llama:ngram-simple" and stats["draft_kind"] == "llama-server"
+    assert len(drafted) <= stats["accepted"] <= len(drafted) + 1
+
+
+@pytest.mark.slow
+def test_bench_runs_llama_servers_next_to_draftlight(tmp_path, capsys, llama_server_binary):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question_id": 1, "category": "document_qa", "turns": [
+        "Quote the first sentence: 'The sky is blue. Grass is green.'", "Again, please."]}) + "\n")
+    out = tmp_path / "out"
+    code = main(["bench", "--questions", str(questions), "--modes",
+                 "plain,ngram,llama:none,llama:ngram-simple", "--max-tokens", "24",
+                 "--server-binary", str(llama_server_binary), "--out", str(out)])
+    assert code == 0
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["overall"]) == {"plain", "ngram", "llama:none", "llama:ngram-simple"}
+    for mode in ("llama:none", "llama:ngram-simple"):
+        figures = report["overall"][mode]
+        assert figures["identical_to_plain"] == 1.0, report["divergences"]
+        assert figures["tokens_per_second"] > 0
+        assert report["peak_rss_mb"][mode] > 50  # the server process's, not ours
+    assert "| llama:ngram-simple |" in (out / "report.md").read_text()
+
+
+def test_build_server_prints_the_one_already_built(capsys, llama_server_binary):
+    assert main(["engine", "build-server"]) == 0
+    assert capsys.readouterr().out.strip() in (str(llama_server_binary),
+                                                 __import__("shutil").which("llama-server"))
