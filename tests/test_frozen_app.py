@@ -120,3 +120,13 @@ def test_screenshot_of_a_reply_from_the_bundled_model(frozen_app, tmp_path):
     assert len(colours) > 20
     assert any(QImage.pixelColor(image, x, y).lightness() < 80
                for x in range(0, image.width(), 3) for y in range(0, 200, 3))
+
+
+def test_the_frozen_app_runs_llama_server_and_can_build_it(frozen_app, tmp_path,
+                                                           llama_server_binary):
+    assert (frozen_app / "_internal" / "app" / "engine" / "server" / "llama_server.cmake").is_file()
+    result = run_frozen(frozen_app, tmp_path, "chat", "--mode", "llama:ngram-simple",
+                        "--server-binary", str(llama_server_binary), "--max-tokens", "8",
+                        "--json", "Hi", timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert '"draft_kind": "llama-server"' in result.stdout

@@ -50,7 +50,10 @@ def llama_lib_dir() -> Path:
 
 
 def llama_version() -> str:
-    return importlib.metadata.version(PACKAGE)
+    """The installed llama-cpp-python's version (its package says it; the frozen app has no
+    distribution metadata)."""
+    import llama_cpp
+    return getattr(llama_cpp, "__version__", None) or importlib.metadata.version(PACKAGE)
 
 
 def built_server_path() -> Path:

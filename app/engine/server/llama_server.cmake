@@ -36,9 +36,17 @@ set(LLAMA_BUILD_COMMIT ${BUILD_COMMIT})
 find_package(Threads REQUIRED)
 
 function(draftlight_imported name includes links)
+    # libllama.so, or only its soname libllama.so.0 (as the frozen app carries it)
+    file(GLOB _found "${LLAMA_LIB_DIR}/lib${name}${CMAKE_SHARED_LIBRARY_SUFFIX}*")
+    list(SORT _found)
+    list(LENGTH _found _count)
+    if (_count EQUAL 0)
+        message(FATAL_ERROR "lib${name} not found in ${LLAMA_LIB_DIR}")
+    endif()
+    list(GET _found 0 _library)
     add_library(${name} SHARED IMPORTED GLOBAL)
     set_target_properties(${name} PROPERTIES
-        IMPORTED_LOCATION "${LLAMA_LIB_DIR}/lib${name}${CMAKE_SHARED_LIBRARY_SUFFIX}"
+        IMPORTED_LOCATION "${_library}"
         INTERFACE_INCLUDE_DIRECTORIES "${includes}"
         INTERFACE_LINK_LIBRARIES "${links}")
 endfunction()
