@@ -4,12 +4,17 @@ Everything here runs on the worker thread. Before llama.cpp is asked for anythin
 memory needs are checked against this machine's RAM (weights on the GPU are not checked). The
 engine modules (and so llama_cpp) are imported only there, lazily: the window opens, and reports
 a missing llama-cpp-python as a one-line error, even when the import fails.
+
+Three engines (Settings.engine): "local" is llama.cpp in this process with Draftlight's drafters;
+"llama-server" is llama.cpp's server, found or built here and started as a child process;
+"remote" is an OpenAI-compatible server already running somewhere (app/engine/server/).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from app.settings import Settings
 from app.store.memory import check_models_fit
@@ -26,19 +31,36 @@ class EngineSpec:
     n_threads: int = 0
     target_gpu_layers: int = 0
     draft_gpu_layers: int = 0
+    engine: str = "local"  # "local", "llama-server" or "remote" (Settings.engine)
+    llama_server: str = ""  # the llama-server binary; "" = find it, else build it
+    spec_type: str = "ngram-mod"  # the --spec-type llama-server starts with
+    server_url: str = ""  # the remote engine's address
+    server_api_key: str = ""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "EngineSpec":
         # no target: the default model, which the worker prepares (prepare_default)
         return cls(settings.target_path or "", settings.draft_path or None, settings.n_ctx,
-                   settings.n_threads, settings.target_gpu_layers, settings.draft_gpu_layers)
+                   settings.n_threads, settings.target_gpu_layers, settings.draft_gpu_layers,
+                   settings.engine, settings.llama_server, settings.spec_type,
+                   settings.server_url.strip(), settings.server_api_key)
 
     def same_target(self, other: "EngineSpec") -> bool:
-        return (self.target_path, self.n_ctx, self.n_threads, self.target_gpu_layers) == (
-            other.target_path, other.n_ctx, other.n_threads, other.target_gpu_layers)
+        """Whether `other` runs on the engine already loaded for this spec (else: reload)."""
+        return self._engine_key() == other._engine_key()
+
+    def _engine_key(self) -> tuple:
+        if self.engine == "remote":
+            return self.engine, self.server_url, self.server_api_key
+        key = (self.engine, self.target_path, self.n_ctx, self.n_threads, self.target_gpu_layers)
+        if self.engine == "llama-server":  # its draft model is a command-line argument
+            key += (self.llama_server, self.draft_path)
+        return key
 
     @property
     def target_name(self) -> str:
+        if self.engine == "remote":
+            return f"the server at {self.server_url}" if self.server_url else "a remote server"
         return Path(self.target_path).name if self.target_path else "the default model"
 
     @property
@@ -91,6 +113,36 @@ class LlamaEngineFactory:
         if spec.target_gpu_layers == 0 and spec.draft_gpu_layers == 0:
             check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
         return LlamaBackend(spec.draft_path, self._options(spec, True))
+
+    def open_llama_server(self, spec: EngineSpec, *, report: Callable[[str, int], None],
+                          on_log: Callable[[str], None], should_cancel: Callable[[], bool]):
+        """llama.cpp's server on `spec`'s models: the binary Settings name (checked), else one
+        on PATH or built before, else built now (minutes; `report(words, percent or -1)`).
+
+        Raises:
+            ServerBuildError: the binary is not llama-server, or it cannot be built.
+            ServerStartError: the server would not start or load the model."""
+        from app.engine.server.build import build_server, find_server
+        from app.engine.server.engine import ServerEngine
+        from app.engine.server.process import ServerOptions
+        binary = find_server(spec.llama_server or None)
+        if binary is None:
+            binary = build_server(report, should_cancel)
+        options = ServerOptions(target=Path(spec.target_path), spec_type=spec.spec_type,
+                                draft=Path(spec.draft_path) if spec.draft_path else None,
+                                n_ctx=spec.n_ctx, threads=spec.n_threads,
+                                gpu_layers=spec.target_gpu_layers)
+        return ServerEngine.managed(binary, options, on_log=on_log, should_cancel=should_cancel)
+
+    def open_remote(self, spec: EngineSpec):
+        """A running OpenAI-compatible server; nothing is sent until the first message.
+
+        Raises:
+            ServerError: the address is not an http(s) URL."""
+        from app.engine.server.client import Endpoint, check_url
+        from app.engine.server.engine import ServerEngine
+        return ServerEngine.remote(Endpoint(check_url(spec.server_url),
+                                            api_key=spec.server_api_key or None))
 
     @staticmethod
     def _options(spec: EngineSpec, draft: bool):

@@ -3,6 +3,9 @@
 The worker thread loads the models and reports through its signals; this object keeps the
 state they describe and decides, when the settings change, whether to reload everything, swap
 only the draft, or leave the models alone. It holds no widgets: the window shows what it says.
+
+The modes on offer are the in-process engine's (reported once, as capabilities) or, for a
+server engine, the ones that server runs (reported with each load).
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ class ModelLoader(QObject):
         super().__init__(parent)
         self.engine = engine
         self.spec = spec  # what should be loaded (what is, once `ready`)
-        self.modes = modes  # speculation modes the engine offers
+        self.modes = modes  # speculation modes the loaded engine offers
+        self.local_modes = modes  # those of the in-process engine
         self.gpu_offload = False  # whether this llama.cpp build can put layers on a GPU
         self.loading = True
         self.ready = False
@@ -42,6 +46,17 @@ class ModelLoader(QObject):
         worker.draft_changed.connect(self._on_draft_changed)
         worker.draft_failed.connect(self._on_draft_failed)
 
+    @property
+    def engine_kind(self) -> str:
+        """"local", "llama-server" or "remote": the engine asked for (and loaded, once ready)."""
+        return self.spec.engine
+
+    @property
+    def runs_locally(self) -> bool:
+        """Compare, serving from the window and swapping draft models need the in-process
+        engine."""
+        return self.spec.engine == "local"
+
     def load(self) -> None:
         """Load `spec` (the first load, at start)."""
         self.engine.load(self.spec)
@@ -54,16 +69,20 @@ class ModelLoader(QObject):
             self.about_to_change.emit()
             self.ready = False
             self.engine.load(spec)
-        elif (spec.draft_path, spec.draft_gpu_layers) != (old.draft_path, old.draft_gpu_layers):
+        elif spec.engine == "local" and (spec.draft_path, spec.draft_gpu_layers) != (
+                old.draft_path, old.draft_gpu_layers):
             self.about_to_change.emit()
             self.engine.change_draft(spec)
         self.changed.emit()
 
     def _ready_line(self, target: str) -> str:
-        return f"Ready: {target}" + (f" + draft {self.draft_name}" if self.draft_name else "")
+        line = f"Ready: {target}" + (f" + draft {self.draft_name}" if self.draft_name else "")
+        return line + (" on llama-server" if self.engine_kind == "llama-server" else "")
 
     def _on_capabilities(self, caps: dict) -> None:
-        self.modes = tuple(caps.get("modes", self.modes))
+        self.local_modes = tuple(caps.get("modes", self.local_modes))
+        if self.runs_locally:
+            self.modes = self.local_modes
         self.gpu_offload = bool(caps.get("gpu_offload"))
         self.changed.emit()
 
@@ -77,13 +96,14 @@ class ModelLoader(QObject):
         if not self.loading:
             self.loading = True
             self.changed.emit()
-        self.status.emit(f"{what} {percent}%")
+        self.status.emit(f"{what} {percent}%" if percent >= 0 else what)
         self.percent.emit(percent)
 
     def _on_loaded(self, info: dict) -> None:
         self.loading, self.ready = False, True
         self.draft_name = info.get("draft")
         self.target_name = info["target"]
+        self.modes = tuple(info.get("modes") or self.local_modes)
         self.changed.emit()
         self.status.emit(self._ready_line(info["target"]))
         problems = list(info.get("notices") or [])

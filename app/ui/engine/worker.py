@@ -5,6 +5,10 @@ objects are not thread-safe), and turns the engine's events into signals, superq
 generation loop checks a stop mark between tokens, and closing the event iterator cancels.
 The GUI never calls the engine and never waits on it, except for at most one token when
 the window closes.
+
+A server engine (factory.py: llama-server or a remote server) is made, used and closed here too:
+closing it stops the llama-server this thread started. Its log lines arrive on the server's
+reader thread and leave as `server_log` signals, which Qt queues to the GUI thread.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ class EngineWorker(QObject):
     compared = Signal(int, object)  # request, app.engine.compare.Comparison
     failed = Signal(int, str)  # request, one-line error
     served = Signal(object)  # an app.serve.worker.Job from the local server has ended
+    server_log = Signal(str)  # a line llama-server printed (emitted on its log reader thread)
     closed = Signal()
 
     PROGRESS_INTERVAL = 0.1  # seconds between live statistics
@@ -54,6 +59,7 @@ class EngineWorker(QObject):
         super().__init__()
         self.factory = factory or LlamaEngineFactory()
         self.engine = None
+        self.engine_kind = "local"  # Settings.engine of the loaded engine
         self._capabilities_sent = False
         # Requests up to this id are to stop. Written by the GUI thread, read here between
         # tokens; a plain int assignment is atomic, so no lock is needed.
@@ -77,17 +83,27 @@ class EngineWorker(QObject):
                 self.capabilities.emit(self.factory.capabilities())
                 self._capabilities_sent = True
             self._close_engine()
-            spec, notices = self._resolve_target(spec)
-            self.loading.emit(f"Loading {spec.target_name}…")
-            self.engine = self.factory.load_engine(replace(spec, draft_path=None))
+            notices = []
+            if spec.engine != "remote":
+                spec, notices = self._resolve_target(spec)
+            if spec.engine == "local":
+                self.loading.emit(f"Loading {spec.target_name}…")
+                self.engine = self.factory.load_engine(replace(spec, draft_path=None))
+            else:
+                self.engine = self._open_server(spec)
+            self.engine_kind = spec.engine
         except Exception as exc:  # noqa: BLE001 - shown as one line; the app stays usable
             if not isinstance(exc, (OSError, ImportError)) and "app." not in type(exc).__module__:
                 traceback.print_exc()
             self.load_failed.emit(one_line(exc))
             return
         info = {"target": spec.target_name, "draft": None, "draft_error": None,
-                "notices": notices + self._notices(spec)}
-        if spec.draft_path:
+                "notices": notices + self._notices(spec), "engine": spec.engine}
+        if spec.engine != "local":
+            # the server's own modes; it is given its draft model on its command line
+            info["modes"] = tuple(self.engine.modes)
+            info["draft"] = spec.draft_name if spec.engine == "llama-server" else None
+        elif spec.draft_path:
             try:
                 self.loading.emit(f"Loading draft {spec.draft_name}…")
                 self.engine.attach_draft(self.factory.open_draft(spec))
@@ -95,6 +111,20 @@ class EngineWorker(QObject):
             except Exception as exc:  # noqa: BLE001
                 info["draft_error"] = one_line(exc)
         self.loaded.emit(info)
+
+    def _open_server(self, spec: EngineSpec):
+        """llama-server (found, else built, then started) or a remote server. Cancelled, like
+        a conversion, when the window closes."""
+        def cancelled() -> bool:
+            return self.stop_upto == STOP_ALL
+
+        if spec.engine == "remote":
+            self.loading.emit(f"Connecting to {spec.server_url}…")
+            return self.factory.open_remote(spec)
+        self.loading.emit(f"Starting llama-server with {spec.target_name}…")
+        return self.factory.open_llama_server(
+            spec, report=lambda what, percent: self.preparing.emit(what, percent),
+            on_log=self.server_log.emit, should_cancel=cancelled)
 
     def _resolve_target(self, spec: EngineSpec) -> tuple[EngineSpec, list[str]]:
         """A spec without a target means the default model, which the first time is converted
@@ -124,6 +154,9 @@ class EngineWorker(QObject):
     @Slot(object)
     def change_draft(self, spec: EngineSpec) -> None:
         if self.engine is None:
+            return
+        if self.engine_kind != "local":
+            self.draft_failed.emit("a server engine takes its draft model when it starts")
             return
         try:
             if spec.draft_path:
@@ -198,6 +231,9 @@ class EngineWorker(QObject):
         if self.engine is None:
             self.failed.emit(request_id, "no model is loaded")
             return
+        if self.engine_kind != "local":
+            self.failed.emit(request_id, "Compare needs the engine on this computer")
+            return
         events = None
         try:
             events = compare(self.engine, messages, params, mode)
@@ -230,6 +266,10 @@ class EngineWorker(QObject):
                                      code="shutting_down"))
             elif self.engine is None:
                 job.deliver(ApiError(503, "no model is loaded in the window", type="server_error",
+                                     code="model_not_loaded"))
+            elif self.engine_kind != "local":
+                job.deliver(ApiError(503, "the window answers through a server engine; serve "
+                                     "from it directly", type="server_error",
                                      code="model_not_loaded"))
             else:
                 run_job(self.engine, job, mode)
