@@ -2,7 +2,9 @@
 speculation mode and the highlight switch in the toolbar, load progress and live statistics in
 the status bar. It only wires widgets together (the toolbar is MainToolbar, the chat column
 ChatPane); the chat logic is in ChatSession, which models are loaded in ModelLoader, the models
-themselves in the worker thread."""
+themselves in the worker thread. The engine (Settings.engine) is llama.cpp in this process or a
+server; what only the in-process engine does (Compare, serving, swapping drafts) is turned off,
+with a tooltip saying why, while a server answers."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 
+from app.engine.server.engine import LLAMA_PREFIX, REMOTE_MODE, llama_mode
 from app.settings import Settings, save_settings
 from app.store.history import History
 from app.ui.chat.pane import ChatPane
@@ -22,6 +25,7 @@ from app.ui.chat.conversation_list import ConversationList
 from app.ui.engine.factory import EngineSpec
 from app.ui.engine.model_loader import ModelLoader
 from app.ui.engine.model_bar import NGRAM, NONE as NO_DRAFT, ModelBar
+from app.ui.engine.server_log import ServerLog, ServerLogDialog
 from app.ui.chat.main_toolbar import MainToolbar
 from app.ui.flash.palette import scheme_named
 from app.ui.engine.serve_switch import ServeSwitch
@@ -29,6 +33,9 @@ from app.ui.engine.worker import EngineThread
 
 
 EMPTY_MESSAGE = "Type a message first: an empty message is not sent."
+NEEDS_LOCAL_ENGINE = " needs the engine on this computer (Settings ▸ Engine)"
+LOAD_FAILED = {"local": "Could not load the model", "llama-server": "Could not start llama-server",
+               "remote": "Could not use the remote server"}
 
 
 class MainWindow(QMainWindow):
@@ -44,6 +51,9 @@ class MainWindow(QMainWindow):
         self._pending_mode: str | None = None  # chosen with a draft that is still loading
 
         self.engine = EngineThread(factory, self)
+        self.server_log = ServerLog(self)
+        self.engine.worker.server_log.connect(self.server_log.append)
+        self.server_log_dialog = None
         self.serve_switch = ServeSwitch(self.engine, settings.serve_port, self,
                                         allow_origins=tuple(settings.serve_origins.split()))
         self.models = ModelLoader(self.engine, EngineSpec.from_settings(settings),
@@ -116,6 +126,11 @@ class MainWindow(QMainWindow):
         menu.addAction(self.quit_action)
         view = self.menuBar().addMenu("&View")
         view.addAction(self.toolbar.highlight_action)
+        self.server_log_action = QAction("Server log", self)
+        self.server_log_action.setToolTip("What llama-server printed (the llama.cpp server engine)")
+        view.addAction(self.server_log_action)
+        self._tooltips = {action: action.toolTip()
+                          for action in (self.toolbar.compare_action, self.serve_switch.action)}
         self.stop_action = QAction("Stop", self, shortcut=QKeySequence(Qt.Key_Escape))
         self.addAction(self.stop_action)
         self._fill_modes()
@@ -153,22 +168,34 @@ class MainWindow(QMainWindow):
         self.toolbar.new_action.triggered.connect(self.new_conversation)
         self.toolbar.settings_action.triggered.connect(self.open_settings)
         self.models_action.triggered.connect(self.open_models)
+        self.server_log_action.triggered.connect(self.open_server_log)
         self.quit_action.triggered.connect(self.close)
         self.toolbar.highlight_action.toggled.connect(self.set_highlights_visible)
         self.toolbar.mode_box.currentIndexChanged.connect(self._on_mode_chosen)
+        self.model_bar.engine_chosen.connect(self.choose_engine)
         self.model_bar.target_chosen.connect(self.choose_target)
         self.model_bar.draft_chosen.connect(self.choose_draft)
 
     # --- modes -----------------------------------------------------------------------------
 
     def _fill_modes(self) -> None:
-        wanted = (self._pending_mode or self.current_mode()
-                  or self.settings.effective_mode())
+        current = self.current_mode()
+        wanted = self._pending_mode or (current if current in self.models.modes
+                                        else self._default_mode())
         self.toolbar.mode_box.fill(self.models.modes, bool(self.draft_name), wanted)
         if wanted == self._pending_mode and wanted in self.toolbar.mode_box.usable():
             self._pending_mode = None  # the draft it waited for is in
             self.settings.mode = wanted
         self.serve_switch.set_mode(self.current_mode())
+
+    def _default_mode(self) -> str:
+        """The mode Settings keep for the engine: llama-server's start type, a remote server's
+        only mode, else the in-process engine's mode."""
+        if self.models.engine_kind == "llama-server":
+            return llama_mode(self.settings.spec_type)
+        if self.models.engine_kind == "remote":
+            return REMOTE_MODE
+        return self.settings.effective_mode()
 
     def current_mode(self) -> str:
         return self.toolbar.mode_box.current_mode()
@@ -177,7 +204,11 @@ class MainWindow(QMainWindow):
         self.toolbar.mode_box.select(mode)
 
     def _on_mode_chosen(self, _index: int) -> None:
-        self.settings.mode = self.current_mode()
+        mode = self.current_mode()
+        if self.models.runs_locally:
+            self.settings.mode = mode
+        elif mode.startswith(LLAMA_PREFIX):  # the next start of llama-server uses it too
+            self.settings.spec_type = mode.removeprefix(LLAMA_PREFIX)
         self.serve_switch.set_mode(self.current_mode())
         self._save_settings()
 
@@ -188,15 +219,31 @@ class MainWindow(QMainWindow):
         self._fill_modes()
         self._fill_model_bar()
         self._update_actions()
+        self._offer_local_features()
+
+    def _offer_local_features(self) -> None:
+        """Compare and serving run on the in-process engine only: off, saying why, otherwise."""
+        local = self.models.runs_locally
+        if not local and self.serve_switch.serving:
+            self.serve_switch.set_serving(False)
+        self.serve_switch.action.setEnabled(local)
+        for action, name in ((self.toolbar.compare_action, "Compare"),
+                             (self.serve_switch.action, "Serving from the window")):
+            action.setToolTip(self._tooltips[action] if local else name + NEEDS_LOCAL_ENGINE)
 
     def _fill_model_bar(self) -> None:
         self.model_bar.fill(self.settings.target_path, self.draft_name and
                             self.models.spec.draft_path, self.current_mode(), self.models.modes)
+        self.model_bar.show_engine(self.models.engine_kind, self.settings.server_url)
 
     def _on_model_status(self, text: str) -> None:
         self.status_label.setText(text)
         if self.models.loading:
             self.progress.setFormat(text)
+
+    def choose_engine(self, kind: str) -> None:
+        """From the model bar: another engine (this reloads)."""
+        self.apply_settings(dataclasses.replace(self.settings, engine=kind))
 
     def choose_target(self, path: str) -> None:
         """From the model bar: another target (this reloads)."""
@@ -223,8 +270,8 @@ class MainWindow(QMainWindow):
         self.model_ready.emit()
 
     def _on_load_failed(self, message: str) -> None:
-        self.banner.show_message(f"Could not load the model: {message}", "Settings…",
-                                 self.open_settings)
+        failed = LOAD_FAILED.get(self.models.engine_kind, LOAD_FAILED["local"])
+        self.banner.show_message(f"{failed}: {message}", "Settings…", self.open_settings)
 
     # --- user actions ----------------------------------------------------------------------
 
@@ -276,6 +323,8 @@ class MainWindow(QMainWindow):
         self.serve_switch.allow_origins = tuple(new.serve_origins.split())
         self._save_settings()
         self.models.apply(EngineSpec.from_settings(new))
+        if new.engine == "llama-server":
+            self.set_mode(llama_mode(new.spec_type))  # restarts llama-server at the next reply
 
     def open_models(self) -> None:
         from app.ui.picker.dialog import PickerDialog  # the action is hidden without it
@@ -284,6 +333,12 @@ class MainWindow(QMainWindow):
         dialog.draft_chosen.connect(self.choose_draft)
         dialog.installed_changed.connect(self._fill_model_bar)
         dialog.exec()
+
+    def open_server_log(self) -> None:
+        if self.server_log_dialog is None:
+            self.server_log_dialog = ServerLogDialog(self.server_log, self)
+        self.server_log_dialog.show()
+        self.server_log_dialog.raise_()
 
     def _start_fresh_history(self) -> None:
         moved = self.history.start_fresh()
@@ -310,7 +365,7 @@ class MainWindow(QMainWindow):
         self.stop_button.setEnabled(streaming)
         self.regenerate_button.setEnabled(self.ready and not self.loading
                                           and self.session.can_regenerate())
-        self.toolbar.compare_action.setEnabled(can_send
+        self.toolbar.compare_action.setEnabled(can_send and self.models.runs_locally
                                                and bool(self.session.messages_to_compare()))
 
     def compare(self) -> None:

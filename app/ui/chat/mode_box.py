@@ -1,14 +1,16 @@
 """The toolbar's speculation modes. The list itself comes from the engine
-(app.engine.generator.MODES, reported by the worker), so a new mode shows up without a change here;
-their names are app.ui.flash.stats_text.mode_label's."""
+(app.engine.generator.MODES, reported by the worker, or a server engine's own modes), so a new
+mode shows up without a change here; their names are app.ui.flash.stats_text.mode_label's."""
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox
 
+from app.engine.server.engine import llama_mode
+from app.engine.server.process import NEEDS_DRAFT_MODEL as SERVER_NEEDS_DRAFT_MODEL
 from app.ui.flash.stats_text import mode_label
 
-NEEDS_DRAFT_MODEL = {"draft"}
+NEEDS_DRAFT_MODEL = {"draft"} | {llama_mode(spec) for spec in SERVER_NEEDS_DRAFT_MODEL}
 
 
 class ModeBox(QComboBox):

@@ -1,43 +1,18 @@
-"""Settings: models, context, threads, GPU layers, sampling, display, the local server's port
-and the system prompt."""
+"""Settings: the engine, models, context, threads, GPU layers, sampling, display, the local
+server's port and the system prompt."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
-                               QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QVBoxLayout,
-                               QWidget)
+                               QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
+                               QPlainTextEdit, QSpinBox, QVBoxLayout, QWidget)
 
-from app import paths
 from app.settings import Settings
+from app.ui.chat.engine_section import EngineSection
+from app.ui.chat.path_field import PathField
 from app.ui.flash.palette import SCHEMES
-
-
-class PathField(QWidget):
-    """A file path with a Browse… button; empty means "none" (or the bundled model)."""
-
-    def __init__(self, value: str | None, placeholder: str, parent: QWidget | None = None):
-        super().__init__(parent)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        self.edit = QLineEdit(value or "", placeholderText=placeholder)
-        self.edit.setClearButtonEnabled(True)
-        layout.addWidget(self.edit, 1)
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
-        layout.addWidget(browse)
-
-    def _browse(self) -> None:
-        start = self.edit.text() or str(paths.models_dir())
-        path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model", start,
-                                              "GGUF models (*.gguf);;All files (*)")
-        if path:
-            self.edit.setText(path)
-
-    def value(self) -> str | None:
-        return self.edit.text().strip() or None
 
 
 def _spin(minimum: int, maximum: int, value: int, special: str | None = None) -> QSpinBox:
@@ -65,12 +40,16 @@ class SettingsDialog(QDialog):
         self.setWindowTitle("Settings")
         self._original = settings
         layout = QVBoxLayout(self)
+        self.engine_section = EngineSection(settings)
+        layout.addWidget(self.engine_section)
 
         models = QGroupBox("Models")
         form = QFormLayout(models)
         self.target = PathField(settings.target_path, "bundled SmolLM2-135M-Instruct")
         form.addRow("Target model:", self.target)
         self.draft = PathField(settings.draft_path, "none (n-gram lookup needs no model)")
+        self.draft.edit.textChanged.connect(
+            lambda: self.engine_section.offer_spec_types(self.draft.value() is not None))
         form.addRow("Draft model:", self.draft)
         self.n_ctx = _spin(256, 1 << 20, settings.n_ctx)
         self.n_ctx.setSingleStep(1024)
@@ -155,6 +134,7 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        self.engine_section.offer_spec_types(self.draft.value() is not None)
 
     def result_settings(self) -> Settings:
         return dataclasses.replace(
@@ -168,4 +148,5 @@ class SettingsDialog(QDialog):
             max_tokens=self.max_tokens.value(), flash_drafts=self.flash_drafts.isChecked(),
             palette=self.palette_box.currentData(), serve_port=self.serve_port.value(),
             serve_origins=" ".join(self.serve_origins.text().replace(",", " ").split()),
-            system_prompt=self.system_prompt.toPlainText().strip())
+            system_prompt=self.system_prompt.toPlainText().strip(),
+            **self.engine_section.values())

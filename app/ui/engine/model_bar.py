@@ -1,5 +1,8 @@
-"""The model bar in the toolbar: the loaded target and the draft, each a drop-down of the
-installed models, and a progress bar naming the model being loaded or converted.
+"""The model bar in the toolbar: which engine answers, the loaded target and the draft, each a
+drop-down of the installed models, and a progress bar naming the model being loaded or converted.
+
+A server engine takes its draft model (Settings) on its command line, so the draft drop-down is
+off there; a remote server chooses its own model, so the target drop-down is off too.
 
 A draft of another vocabulary drafts through the tokens the two share (cross-vocabulary,
 app/engine/cross_vocab.py): such drafts are listed as "cross-vocabulary", from the GGUF headers
@@ -19,6 +22,9 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QWid
 from app.store.gguf_info import vocabulary_of
 from app.store.installed import list_installed
 
+# Settings.engine values, as the window names them
+ENGINE_LABELS = {"local": "This computer", "llama-server": "llama.cpp server",
+                 "remote": "Remote server"}
 NGRAM = "ngram"  # draft drop-down data: n-gram lookup, no draft model
 NONE = ""  # no drafting
 MAX_VOCAB_SIZE_DIFFERENCE = 128  # as app.engine.compat (padding differs between sizes)
@@ -49,24 +55,34 @@ def _vocabulary(path: str, cache: dict) -> tuple[str | None, int | None]:
 
 
 class ModelBar(QWidget):
+    engine_chosen = Signal(str)  # a key of ENGINE_LABELS
     target_chosen = Signal(str)  # a path; "" = the default model
     draft_chosen = Signal(str)  # a path, NGRAM or NONE
+
+    TARGET_TIP = "The model that writes the reply; changing it reloads"
+    DRAFT_TIP = "What guesses tokens for the target to check; changing it keeps the target loaded"
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._headers: dict = {}
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 0, 4, 0)
+        layout.addWidget(QLabel("Engine:"))
+        self.engine_box = QComboBox()
+        for kind, label in ENGINE_LABELS.items():
+            self.engine_box.addItem(label, kind)
+        self.engine_box.setToolTip("Which engine answers: llama.cpp in Draftlight, llama.cpp's "
+                                   "own server, or a server elsewhere (set up in Settings)")
+        layout.addWidget(self.engine_box)
         layout.addWidget(QLabel("Target:"))
         self.target_box = QComboBox()
         self.target_box.setMinimumContentsLength(14)
-        self.target_box.setToolTip("The model that writes the reply; changing it reloads")
+        self.target_box.setToolTip(self.TARGET_TIP)
         layout.addWidget(self.target_box)
         layout.addWidget(QLabel("Draft:"))
         self.draft_box = QComboBox()
         self.draft_box.setMinimumContentsLength(14)
-        self.draft_box.setToolTip("What guesses tokens for the target to check; changing it "
-                                  "keeps the target loaded")
+        self.draft_box.setToolTip(self.DRAFT_TIP)
         layout.addWidget(self.draft_box)
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)  # busy: llama.cpp reports no load progress
@@ -74,6 +90,8 @@ class ModelBar(QWidget):
         self.progress.setTextVisible(True)
         self.progress.setVisible(False)
         layout.addWidget(self.progress)
+        self.engine_box.activated.connect(
+            lambda i: self.engine_chosen.emit(self.engine_box.itemData(i)))
         self.target_box.activated.connect(
             lambda i: self.target_chosen.emit(self.target_box.itemData(i)))
         self.draft_box.activated.connect(
@@ -120,6 +138,20 @@ class ModelBar(QWidget):
         wanted = draft_path or (NGRAM if mode == NGRAM else NONE)
         self.draft_box.setCurrentIndex(max(self.draft_box.findData(wanted), 0))
         self.draft_box.blockSignals(False)
+
+    def show_engine(self, kind: str, server_url: str = "") -> None:
+        """Select engine `kind`; turn off the drop-downs that engine does not take."""
+        self.engine_box.setCurrentIndex(max(self.engine_box.findData(kind), 0))
+        remote = self.engine_box.model().item(self.engine_box.findData("remote"))
+        remote.setToolTip(server_url or "Set the server's address in Settings")
+        self.target_box.setEnabled(kind != "remote")
+        self.target_box.setToolTip("The remote server answers with its own model" if
+                                   kind == "remote" else self.TARGET_TIP)
+        self.draft_box.setEnabled(kind == "local")
+        self.draft_box.setToolTip(
+            self.DRAFT_TIP if kind == "local" else
+            "llama-server takes its draft model from Settings (for the draft-* speculation "
+            "types)" if kind == "llama-server" else "The remote server drafts as it is set up")
 
     def show_loading(self, what: str) -> None:
         self.progress.setFormat(what)
