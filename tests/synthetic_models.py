@@ -1,15 +1,18 @@
-"""Tiny GGUF models with random weights, for architectures no small real model here has.
+"""Tiny GGUF models with random (or built) weights, for architectures no small real model here
+has.
 
-    python -m tests.synthetic_models ARCH OUT.gguf [--size small|bench] [--seed N]
+    python -m tests.synthetic_models MODEL OUT.gguf [--size small|bench] [--seed N]
 
-ARCH is one of ARCHS: a hybrid with native recurrent rollback (lfm2), a purely recurrent model
-without it (mamba), and a mixture of experts (qwen3moe). Each carries the bundled SmolLM2's
-tokenizer and ChatML template (vocabulary 49,152), so the app can tokenize, template and decode
-with it like with any chat model. `small` (~9 MB, most of it the vocabulary's two matrices)
-loads and evaluates a few hundred tokens in well under a second: unit tests. Load it with
-n_threads=1: where other processes share the cores, two llama.cpp threads wait on each other at
-every op, and a model this small then takes ~1 s a token instead of a few ms. `bench` has the
-layer shapes of a ~350M model (~300 MB): cost benchmarks, cached outside the repository by callers.
+MODEL is one of ARCHS: a hybrid with native recurrent rollback (lfm2), a purely recurrent model
+without it (mamba), and a mixture of experts (qwen3moe); or one of MTP_MODELS, which carry their
+own multi-token-prediction block for llama-server's --spec-type draft-mtp. Each carries the
+bundled SmolLM2's tokenizer and ChatML template (vocabulary 49,152), so the app can tokenize,
+template and decode with it like with any chat model. `small` (~9 MB, most of it the
+vocabulary's two matrices) loads and evaluates a few hundred tokens in well under a second: unit
+tests. Load it with n_threads=1: where other processes share the cores, two llama.cpp threads
+wait on each other at every op, and a model this small then takes ~1 s a token instead of a few
+ms. `bench` has the layer shapes of a ~350M model (~300 MB): cost benchmarks, cached outside the
+repository by callers.
 
 What random weights can show: that the engine loads, drives and rolls back these memories (KV
 cache, recurrent state, both), that batched and one-at-a-time evaluation agree bit for bit
@@ -18,6 +21,13 @@ speculation reproduces plain decoding token for token, and what a forward pass c
 shape. The context matters to the logits (a different past changes the next token), so a wrong
 recurrent state or KV cache shows. What they cannot show: acceptance rates, speed-ups, or
 anything else that depends on text being predictable. The output is random tokens.
+
+MTP_MODELS are GLM-4.5's layout (glm4moe: a dense trunk, then one MoE "NextN" block that
+llama.cpp runs as a draft head). "glm4moe-mtp" has random weights: its drafts are nearly always
+rejected, which tests that rejected MTP drafts leave the text alone. "glm4moe-mtp-agreeing" is
+built so its MTP block predicts exactly the model's next token (see _agreeing_head): every
+draft is accepted, which tests that accepted drafts are counted and shown. Neither says anything
+about the acceptance or speed of a trained MTP head.
 
 Weights are deterministic: each tensor is drawn from its own generator, seeded by (seed, name).
 """
@@ -48,6 +58,13 @@ ARCHS = {
     "qwen3": "dense transformer of qwen3moe's shape and its active size (the feed-forward width "
              "of the 2 experts a token uses): what a batch costs without experts",
 }
+MTP_MODELS = {
+    "glm4moe-mtp": "GLM-4.5's layout: a dense transformer trunk and one MoE NextN/MTP block "
+                   "(glm4moe.nextn_predict_layers = 1), random weights",
+    "glm4moe-mtp-agreeing": "the same layout, built so the MTP block drafts exactly the token "
+                            "the model says next: every draft accepted",
+}
+MODELS = ARCHS | MTP_MODELS
 SIZES = ("small", "bench")
 VERSION = 1  # part of cached file names: bump when the weights or keys change
 
@@ -68,6 +85,9 @@ class Shape:
     conv_cache: int = 3  # lfm2: short-convolution taps
     n_expert: int = 0
     n_expert_used: int = 0
+    n_expert_shared: int = 0  # glm4moe: always-used experts next to the routed ones
+    n_ff_exp: int = 0  # glm4moe: width of each expert (the trunk's dense layers use n_ff)
+    n_nextn: int = 0  # glm4moe: NextN (MTP) blocks after the n_layer trunk blocks
     d_inner: int = 0  # mamba: 2 * n_embd (the only expansion llama.cpp supports)
     d_state: int = 16
     d_conv: int = 4
@@ -90,6 +110,12 @@ SHAPES = {
                               n_ff=128),
     ("qwen3", "bench"): Shape(n_embd=1024, n_layer=12, n_head=16, n_head_kv=4, head_dim=64,
                               n_ff=1024),
+    ("glm4moe", "small"): Shape(n_embd=64, n_layer=4, n_head=2, n_head_kv=1, head_dim=32,
+                                n_ff=128, n_expert=4, n_expert_used=2, n_expert_shared=1,
+                                n_ff_exp=64, n_nextn=1),
+    ("glm4moe", "bench"): Shape(n_embd=1024, n_layer=12, n_head=16, n_head_kv=4, head_dim=64,
+                                n_ff=1024, n_expert=8, n_expert_used=2, n_expert_shared=1,
+                                n_ff_exp=512, n_nextn=1),
 }
 
 # Kept in F32 like llama-quantize keeps them: convolution kernels and Mamba's A (no matmuls).
@@ -210,12 +236,12 @@ def _embeddings(t: _Tensors, s: Shape, n_vocab: int, output_norm: str) -> None:
     t.normal("output.weight", (n_vocab, s.n_embd), LOGIT_STD / s.n_embd ** 0.5)
 
 
-def _attention(t: _Tensors, s: Shape, i: int) -> None:
+def _attention(t: _Tensors, s: Shape, i: int, out_gain: float = 1.0) -> None:
     n_q, n_kv = s.n_head * s.head_dim, s.n_head_kv * s.head_dim
     t.linear(f"blk.{i}.attn_q.weight", s.n_embd, n_q)
     t.linear(f"blk.{i}.attn_k.weight", s.n_embd, n_kv)
     t.linear(f"blk.{i}.attn_v.weight", s.n_embd, n_kv)
-    t.linear(f"blk.{i}.attn_output.weight", n_q, s.n_embd)
+    t.linear(f"blk.{i}.attn_output.weight", n_q, s.n_embd, out_gain)
     t.ones(f"blk.{i}.attn_q_norm.weight", s.head_dim)
     t.ones(f"blk.{i}.attn_k_norm.weight", s.head_dim)
 
@@ -316,29 +342,122 @@ def _qwen3(w: gguf.GGUFWriter, t: _Tensors, s: Shape, n_vocab: int) -> None:
     _qwen3_layers(w, t, s, n_vocab, s.n_ff, dense)
 
 
-_BUILDERS = {"lfm2": _lfm2, "mamba": _mamba, "qwen3moe": _qwen3moe, "qwen3": _qwen3}
+def _glm4moe(w: gguf.GGUFWriter, t: _Tensors, s: Shape, n_vocab: int, *,
+             agreeing: bool) -> None:
+    """GLM-4.5's keys and tensors (src/models/glm4-moe.cpp): n_layer dense trunk blocks, then
+    n_nextn MTP blocks (block_count counts both). An MTP block is an attention block with an MoE
+    feed-forward, behind nextn.eh_proj, which mixes the embedding of the token just sampled with
+    the trunk's last hidden state. `agreeing`: see _agreeing_head."""
+    w.add_head_count(s.n_head)
+    w.add_head_count_kv(s.n_head_kv)
+    w.add_key_length(s.head_dim)
+    w.add_value_length(s.head_dim)
+    w.add_feed_forward_length(s.n_ff)
+    w.add_expert_feed_forward_length(s.n_ff_exp)
+    w.add_expert_count(s.n_expert)
+    w.add_expert_used_count(s.n_expert_used)
+    w.add_expert_shared_count(s.n_expert_shared)
+    w.add_leading_dense_block_count(s.n_layer)  # the whole trunk is dense; the MTP block is MoE
+    w.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
+    w.add_expert_weights_norm(True)
+    w.add_expert_weights_scale(1.0)
+    w.add_nextn_predict_layers(s.n_nextn)
+    w.add_rope_freq_base(1_000_000.0)
+    w.add_layer_norm_rms_eps(1e-5)
+    if agreeing:
+        _agreeing_head(t, s, n_vocab)
+    else:
+        _embeddings(t, s, n_vocab, "output_norm.weight")
+    out = 0.0 if agreeing else 1.0  # gain of the projections back into the residual stream
+    for i in range(s.n_layer + s.n_nextn):
+        t.ones(f"blk.{i}.attn_norm.weight", s.n_embd)
+        _attention(t, s, i, out_gain=out)
+        t.ones(f"blk.{i}.post_attention_norm.weight", s.n_embd)  # the feed-forward's input norm
+        if i < s.n_layer:
+            t.linear(f"blk.{i}.ffn_gate.weight", s.n_embd, s.n_ff)
+            t.linear(f"blk.{i}.ffn_up.weight", s.n_embd, s.n_ff)
+            t.linear(f"blk.{i}.ffn_down.weight", s.n_ff, s.n_embd, out)
+            continue
+        t.linear(f"blk.{i}.ffn_gate_inp.weight", s.n_embd, s.n_expert)
+        t.add(f"blk.{i}.exp_probs_b.bias", np.zeros(s.n_expert))
+        shape = (s.n_expert, s.n_ff_exp, s.n_embd)
+        t.normal(f"blk.{i}.ffn_gate_exps.weight", shape, s.n_embd ** -0.5)
+        t.normal(f"blk.{i}.ffn_up_exps.weight", shape, s.n_embd ** -0.5)
+        t.normal(f"blk.{i}.ffn_down_exps.weight", (s.n_expert, s.n_embd, s.n_ff_exp),
+                 out * s.n_ff_exp ** -0.5)
+        n_shared = s.n_ff_exp * s.n_expert_shared
+        t.linear(f"blk.{i}.ffn_gate_shexp.weight", s.n_embd, n_shared)
+        t.linear(f"blk.{i}.ffn_up_shexp.weight", s.n_embd, n_shared)
+        t.linear(f"blk.{i}.ffn_down_shexp.weight", n_shared, s.n_embd, out)
+        t.ones(f"blk.{i}.nextn.enorm.weight", s.n_embd)
+        t.ones(f"blk.{i}.nextn.hnorm.weight", s.n_embd)
+        if agreeing:  # [enorm(embedding) | hnorm(hidden)] -> the embedding half, unchanged
+            t.add(f"blk.{i}.nextn.eh_proj.weight",
+                  np.hstack([np.eye(s.n_embd), np.zeros((s.n_embd, s.n_embd))]))
+        else:
+            t.linear(f"blk.{i}.nextn.eh_proj.weight", 2 * s.n_embd, s.n_embd)
+
+
+def _agreeing_head(t: _Tensors, s: Shape, n_vocab: int) -> None:
+    """Embeddings and an LM head under which the model's next token is a function of the
+    current one alone, `following`, and which the MTP block predicts exactly.
+
+    Every block adds zero to the residual stream (attention output and feed-forward down
+    projections are zero), so the trunk's final hidden state at a position is the embedding e(x)
+    of the token there, and its logits are W·rmsnorm(e(x)). The MTP block (glm4-moe.cpp,
+    graph_mtp) computes eh_proj·[enorm(e(x')) ; hnorm(h)] for the next token x', adds zero,
+    applies output_norm and the same W: with eh_proj = [I | 0] that is W·rmsnorm(rmsnorm(e(x'))),
+    the trunk's own logits after x' up to rounding. So the MTP head drafts what the target says.
+
+    W's row for following(x) is e(x)/|e(x)|: that logit is sqrt(n_embd) (8 at n_embd 64), every
+    other ~N(0, 1) (max ~4.5 over the vocabulary), a margin Q8_0 rounding cannot close.
+    `following` walks all ordinary tokens in one random cycle, so the text does not fall into a
+    short loop; no token is followed by a control token (EOS among them), so replies run to
+    max_tokens."""
+    types = next(value for name, value, *_ in _tokenizer_fields()
+                 if name == "tokenizer.ggml.token_type")
+    ordinary = np.flatnonzero(np.asarray(types) == gguf.TokenType.NORMAL)
+    order = t.rng("following").permutation(ordinary)
+    embeddings = t.rng("token_embd.weight").standard_normal((n_vocab, s.n_embd))
+    head = np.zeros((n_vocab, s.n_embd))
+    head[np.roll(order, -1)] = (embeddings[order]
+                                / np.linalg.norm(embeddings[order], axis=1, keepdims=True))
+    t.add("token_embd.weight", embeddings)
+    t.ones("output_norm.weight", s.n_embd)
+    t.add("output.weight", head)
+
+
+_BUILDERS = {"lfm2": _lfm2, "mamba": _mamba, "qwen3moe": _qwen3moe, "qwen3": _qwen3,
+             "glm4moe-mtp": functools.partial(_glm4moe, agreeing=False),
+             "glm4moe-mtp-agreeing": functools.partial(_glm4moe, agreeing=True)}
 
 
 # --- the file --------------------------------------------------------------------------------
 
+def architecture(model: str) -> str:
+    """The general.architecture of a MODELS entry: "glm4moe-mtp-agreeing" -> "glm4moe"."""
+    return model.split("-", 1)[0]
+
+
 def write_model(arch: str, path: Path, size: str = "small", seed: int = 0) -> Path:
-    """Write a random-weight `arch` model of `size` to `path` (atomically) and return `path`."""
-    if arch not in ARCHS:
-        raise ValueError(f"unknown arch {arch!r}: one of {', '.join(ARCHS)}")
+    """Write the `arch` model (one of MODELS) of `size` to `path` (atomically); return `path`."""
+    if arch not in MODELS:
+        raise ValueError(f"unknown model {arch!r}: one of {', '.join(MODELS)}")
     if size not in SIZES:
         raise ValueError(f"unknown size {size!r}: one of {', '.join(SIZES)}")
     path = Path(path)
-    shape = SHAPES[arch, size]
+    shape = SHAPES[architecture(arch), size]
     tokenizer = _tokenizer_fields()
     n_vocab = len(next(value for name, value, *_ in tokenizer if name == "tokenizer.ggml.tokens"))
 
     partial = path.with_name(path.name + ".partial")
-    writer = gguf.GGUFWriter(partial, arch)
-    writer.add_name(f"synthetic {arch} {size} (random weights, seed {seed})")
+    writer = gguf.GGUFWriter(partial, architecture(arch))
+    weights = "built weights" if arch.endswith("-agreeing") else "random weights"
+    writer.add_name(f"synthetic {arch} {size} ({weights}, seed {seed})")
     writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0)
     writer.add_context_length(CONTEXT_LENGTH)
     writer.add_embedding_length(shape.n_embd)
-    writer.add_block_count(shape.n_layer)
+    writer.add_block_count(shape.n_layer + shape.n_nextn)
     writer.add_vocab_size(n_vocab)
     for name, value, kind, item_kind in tokenizer:
         writer.add_key_value(name, value, kind, sub_type=item_kind)
@@ -368,8 +487,8 @@ def cached_model(arch: str, size: str, folder: Path, *, seed: int = 0) -> Path:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.synthetic_models",
                                      description="Write a tiny GGUF model with random weights.",
-                                     epilog="; ".join(f"{k}: {v}" for k, v in ARCHS.items()))
-    parser.add_argument("arch", choices=list(ARCHS))
+                                     epilog="; ".join(f"{k}: {v}" for k, v in MODELS.items()))
+    parser.add_argument("arch", metavar="MODEL", choices=list(MODELS))
     parser.add_argument("out", type=Path, help="the .gguf file to write")
     parser.add_argument("--size", choices=SIZES, default="small")
     parser.add_argument("--seed", type=int, default=0)
