@@ -18,6 +18,10 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# llama-server builds (app/engine/server/build.py) are kept in the checkout's build/ folder, so
+# that every test, and later runs on this machine, find the one the first build made.
+os.environ.setdefault("DRAFTLIGHT_SERVER_DIR",
+                      str(Path(__file__).resolve().parent.parent / "build" / "llama-server"))
 
 from tests.user_folders import remove_folders, writes_to_not_home  # noqa: E402
 
@@ -93,8 +97,6 @@ def llama_server_binary() -> Path:
     time (a few minutes; `draftlight engine build-server` does the same for users) and kept in
     the checkout's build/ folder, so later runs on this machine reuse it."""
     from app.engine.server import build
-    os.environ.setdefault(build.SERVER_DIR_VARIABLE,
-                          str(Path(__file__).resolve().parent.parent / "build" / "llama-server"))
     path = build.built_server_path()
     if not path.is_file():
         print(f"\nbuilding llama-server into {path.parent} (once) ...", file=sys.stderr)

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Callable
@@ -172,29 +173,35 @@ def _source_tree(scratch: Path, sources: str | Path | None, report: Report) -> P
 
 
 def _download_sdist(folder: Path, report: Report) -> Path:
-    """The installed version's sdist: through pip (its index, mirrors and cache), or straight
-    from PyPI where there is no pip (the frozen app)."""
+    """The installed version's sdist, from PyPI (checked against its published SHA-256); through
+    pip where PyPI cannot be reached directly (pip knows the machine's mirrors), which is slower:
+    pip prepares an sdist's metadata, installing its build requirements first."""
     spec = f"{PACKAGE}=={llama_version()}"
     report(f"downloading the sources of {spec}", -1)
-    if not getattr(sys, "frozen", False):
+    try:
+        return _download_from_pypi(folder, llama_version())
+    except ServerBuildError as direct:
+        if getattr(sys, "frozen", False):
+            raise
         out = subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:",
                               "--no-deps", "-q", "-d", str(folder), spec],
                              capture_output=True, text=True, errors="replace")
         found = sorted(folder.glob("llama_cpp_python-*.tar.gz"))
-        if found:
-            return found[0]
-        if "No module named pip" not in out.stderr:
-            raise ServerBuildError(f"cannot download {spec}: " + _last_line(out.stderr))
-    return _download_from_pypi(folder, llama_version())
+        if not found:
+            raise ServerBuildError(f"{direct}; pip could not either: "
+                                   f"{_last_line(out.stderr)}") from None
+        return found[0]
 
 
 def _download_from_pypi(folder: Path, version: str) -> Path:
+    index = f"https://pypi.org/pypi/{PACKAGE}/json"
     try:
-        with urllib.request.urlopen(f"https://pypi.org/pypi/{PACKAGE}/json", timeout=30) as r:
+        with urllib.request.urlopen(index, timeout=30) as r:
             files = json.load(r)["releases"][version]
         [sdist] = [f for f in files if f["packagetype"] == "sdist"]
         path = folder / sdist["filename"]
-        with urllib.request.urlopen(sdist["url"], timeout=60) as r, open(path, "wb") as out:
+        url = urllib.parse.urljoin(index, sdist["url"])  # a mirror may answer with relative URLs
+        with urllib.request.urlopen(url, timeout=60) as r, open(path, "wb") as out:
             shutil.copyfileobj(r, out)
     except (OSError, KeyError, ValueError) as exc:
         raise ServerBuildError(f"cannot download the {PACKAGE} {version} sources: {exc}") from None
