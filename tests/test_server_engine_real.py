@@ -149,3 +149,12 @@ def test_sigkill_of_the_app_leaves_no_server(llama_server_binary, bundled_model,
     finally:
         if app.poll() is None:
             app.kill()
+
+
+def test_mtp_is_offered_only_for_a_model_that_carries_it(server_engine):
+    assert "llama:draft-simple" in server_engine.modes  # a draft model was given
+    assert "llama:draft-mtp" not in server_engine.modes  # SmolLM2 has no MTP layers
+    from app.engine.errors import EngineError
+    with pytest.raises(EngineError, match="has no multi-token-prediction layers"):
+        ask(server_engine, PROMPTS[0], "llama:draft-mtp")
+    assert ask(server_engine, PROMPTS[0], "llama:none")[0].text  # still usable

@@ -23,7 +23,7 @@ from app.engine.errors import EngineError
 from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from app.engine.sampling import SamplingParams
 from app.engine.server.client import Endpoint, ServerError, stream_chat
-from app.engine.server.process import SPEC_TYPES, ManagedServer, ServerOptions
+from app.engine.server.process import NEEDS_DRAFT_MODEL, SPEC_TYPES, ManagedServer, ServerOptions
 from app.engine.server.provenance import PassTracker
 
 LLAMA_PREFIX = "llama:"
@@ -66,8 +66,11 @@ class ServerEngine:
     def managed(cls, binary: str | Path, options: ServerOptions, *,
                 on_log: Callable[[str], None] | None = None,
                 should_cancel: Callable[[], bool] = lambda: False) -> "ServerEngine":
-        """Start llama-server with `options` (its spec_type is the first mode)."""
-        engine = cls(None, binary=Path(binary), options=options, on_log=on_log)
+        """Start llama-server with `options` (its spec_type is the first mode). The modes on
+        offer are those these models can run: draft-model types with a draft model, MTP with a
+        target that carries MTP layers."""
+        engine = cls(None, binary=Path(binary), options=options, on_log=on_log,
+                     spec_types=runnable_spec_types(options))
         engine._start(options, should_cancel)
         return engine
 
@@ -94,6 +97,8 @@ class ServerEngine:
         return list(self.server.log) if self.server else []
 
     def _start(self, options: ServerOptions, should_cancel=lambda: False) -> None:
+        if options.spec_type not in self._spec_types:
+            raise EngineError(_why_not(options))
         self.close()
         server = ManagedServer(self.binary, options, on_log=self.on_log)
         server.start(should_cancel)
@@ -173,6 +178,27 @@ class ServerEngine:
             body = {k: v for k, v in body.items() if k not in LLAMA_FIELDS
                     and k not in ("top_k", "min_p")}
             yield from stream_chat(self.endpoint, body)
+
+
+def runnable_spec_types(options: ServerOptions) -> tuple[str, ...]:
+    """The --spec-type values llama-server can run on these models."""
+    from app.store.gguf_info import has_mtp
+    try:
+        mtp = has_mtp(options.target) > 0
+    except (OSError, EngineError, ValueError):
+        mtp = False  # an unreadable header: the server will say what is wrong with the file
+    return tuple(t for t in SPEC_TYPES
+                 if (t not in NEEDS_DRAFT_MODEL or options.draft is not None)
+                 and (t != "draft-mtp" or mtp))
+
+
+def _why_not(options: ServerOptions) -> str:
+    if options.spec_type == "draft-mtp":
+        return (f"{options.target.name} has no multi-token-prediction layers "
+                f"(nextn_predict_layers): llama:draft-mtp needs a model that carries them")
+    if options.spec_type in NEEDS_DRAFT_MODEL:
+        return f"llama.cpp's {options.spec_type} needs a draft model"
+    return f"unknown llama.cpp speculation type {options.spec_type!r}"
 
 
 def _fill(stats: Stats, timings: dict, tracker: PassTracker, started: float) -> None:

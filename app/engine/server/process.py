@@ -69,7 +69,10 @@ class ServerOptions:
                 "-ctk", self.kv_type, "-ctv", self.kv_type, "-fa", "on",
                 "-ngl", str(self.gpu_layers), "--spec-type", self.spec_type]
         if self.draft is not None and self.spec_type in NEEDS_DRAFT_MODEL:
-            args += ["-md", str(self.draft), "-ctkd", self.kv_type, "-ctvd", self.kv_type]
+            args += ["-md", str(self.draft)]
+        if self.spec_type in NEEDS_DRAFT_MODEL or self.spec_type == "draft-mtp":
+            # the draft's (or the MTP head's) own cache: the same type as the target's
+            args += ["-ctkd", self.kv_type, "-ctvd", self.kv_type]
         if self.draft_tokens is not None and self.spec_type != "none":
             args += ["--spec-draft-n-max", str(self.draft_tokens)]
         return args + list(self.extra)

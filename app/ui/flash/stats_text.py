@@ -6,7 +6,8 @@ from __future__ import annotations
 from app.engine.server.engine import LLAMA_PREFIX, REMOTE_MODE
 
 LABELS = {"off": "Off", "draft": "Draft model", "ngram": "N-gram", "auto": "Auto",
-          LLAMA_PREFIX + "none": "Off (llama-server)", REMOTE_MODE: "The server's own"}
+          LLAMA_PREFIX + "none": "Off (llama-server)", REMOTE_MODE: "The server's own",
+          LLAMA_PREFIX + "draft-mtp": "MTP (built into the model)"}
 
 
 def mode_label(mode: str) -> str:
