@@ -191,3 +191,31 @@ def test_a_remote_server_refusing_the_key_is_one_line(qtbot, real_window, llama_
         assert window.banner.isVisible() and "401" in line and "\n" not in line
     finally:
         server.close()
+
+
+def test_a_target_with_mtp_layers_offers_mtp_which_runs_on_llama_server_and_flashes(
+        qtbot, real_window, llama_server_binary, tmp_path_factory):
+    from tests.synthetic_models import cached_model
+    from app.ui.engine.model_bar import MTP
+    target = cached_model("glm4moe-mtp-agreeing", "small", tmp_path_factory.mktemp("mtp"))
+    window = real_window(Settings(target_path=str(target), n_threads=1, max_tokens=24,
+                                  mode="off"))
+    qtbot.waitUntil(lambda: window.ready, timeout=120_000)
+    box = window.model_bar.draft_box
+    index = box.findData(MTP)
+    assert index >= 0 and box.itemText(index) == "MTP (built into the model)"
+
+    window.choose_draft(MTP)  # as picking it in the Draft drop-down does
+    qtbot.waitUntil(lambda: window.ready and window.models.engine_kind == "llama-server",
+                    timeout=120_000)
+    assert window.settings.engine == "llama-server" and window.settings.spec_type == "draft-mtp"
+    assert window.current_mode() == "llama:draft-mtp"
+    assert window.toolbar.mode_box.currentText() == "MTP (built into the model)"
+    view = send_and_wait(qtbot, window, "Tell me about the sea.")
+    assert view.stats["mode"] == "llama:draft-mtp" and view.stats["accepted"] > 10
+    # the accepted MTP drafts are runs, highlighted in colour (an accepted EOS is not shown)
+    assert view.runs and sum(t for _s, _e, t in view.runs) >= view.stats["accepted"] - 1
+    spans = highlighted_text(view)
+    assert spans and all(coloured for _, coloured in spans)
+    assert_spans_are_run_text([text for text, _ in spans],
+                              [view.text[start:end] for start, end, _ in view.runs])

@@ -24,7 +24,7 @@ from app.ui.chat.session import ChatSession
 from app.ui.chat.conversation_list import ConversationList
 from app.ui.engine.factory import EngineSpec
 from app.ui.engine.model_loader import ModelLoader
-from app.ui.engine.model_bar import NGRAM, NONE as NO_DRAFT, ModelBar
+from app.ui.engine.model_bar import MTP, NGRAM, NONE as NO_DRAFT, ModelBar
 from app.ui.engine.server_log import ServerLog, ServerLogDialog
 from app.ui.chat.main_toolbar import MainToolbar
 from app.ui.flash.palette import scheme_named
@@ -233,7 +233,8 @@ class MainWindow(QMainWindow):
 
     def _fill_model_bar(self) -> None:
         self.model_bar.fill(self.settings.target_path, self.draft_name and
-                            self.models.spec.draft_path, self.current_mode(), self.models.modes)
+                            self.models.spec.draft_path, self.current_mode(), self.models.modes,
+                            mtp=self.models.target_mtp)
         self.model_bar.show_engine(self.models.engine_kind, self.settings.server_url)
 
     def _on_model_status(self, text: str) -> None:
@@ -252,6 +253,10 @@ class MainWindow(QMainWindow):
     def choose_draft(self, choice: str) -> None:
         """From the model bar: a draft model (swapped in, the target stays), n-gram or none."""
         mode = self.current_mode()
+        if choice == MTP:  # the target drafts for itself: llama.cpp's server runs that
+            self.apply_settings(dataclasses.replace(self.settings, engine="llama-server",
+                                                    spec_type="draft-mtp"))
+            return
         if choice == NGRAM:
             new, mode = dataclasses.replace(self.settings, draft_path=None), "ngram"
         elif choice == NO_DRAFT:

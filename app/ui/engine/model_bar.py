@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from app.store.gguf_info import vocabulary_of
@@ -27,6 +27,7 @@ ENGINE_LABELS = {"local": "This computer", "llama-server": "llama.cpp server",
                  "remote": "Remote server"}
 NGRAM = "ngram"  # draft drop-down data: n-gram lookup, no draft model
 NONE = ""  # no drafting
+MTP = "mtp"  # the target's own multi-token-prediction layers, on llama-server (draft-mtp)
 MAX_VOCAB_SIZE_DIFFERENCE = 128  # as app.engine.compat (padding differs between sizes)
 
 
@@ -98,8 +99,9 @@ class ModelBar(QWidget):
             lambda i: self.draft_chosen.emit(self.draft_box.itemData(i)))
 
     def fill(self, target_path: str | None, draft_path: str | None, mode: str,
-             modes: tuple[str, ...]) -> None:
-        """List the installed models, the current ones chosen."""
+             modes: tuple[str, ...], mtp: bool = False) -> None:
+        """List the installed models, the current ones chosen; `mtp`: the target carries
+        multi-token-prediction layers, which llama.cpp's server drafts with."""
         models = [m for m in list_installed() if m.exists]
         current_target = target_path or ""
         self.target_box.blockSignals(True)
@@ -118,6 +120,12 @@ class ModelBar(QWidget):
         self.draft_box.addItem("None", NONE)
         if NGRAM in modes:
             self.draft_box.addItem("N-gram (no model)", NGRAM)
+        if mtp:
+            self.draft_box.addItem("MTP (built into the model)", MTP)
+            self.draft_box.setItemData(self.draft_box.count() - 1,
+                                       "The target's own prediction heads draft; runs on "
+                                       "llama.cpp's server (--spec-type draft-mtp)",
+                                       Qt.ToolTipRole)
         for model in models:
             if str(model.path) == resolved_target:
                 continue
@@ -135,7 +143,8 @@ class ModelBar(QWidget):
                 item.setText(f"{model.name} — cross-vocabulary")
                 item.setToolTip(f"{difference}: drafts through the tokens both share; the "
                                 "overlap is measured when it loads")
-        wanted = draft_path or (NGRAM if mode == NGRAM else NONE)
+        wanted = draft_path or (NGRAM if mode == NGRAM else MTP if mode == "llama:draft-mtp"
+                                else NONE)
         self.draft_box.setCurrentIndex(max(self.draft_box.findData(wanted), 0))
         self.draft_box.blockSignals(False)
 

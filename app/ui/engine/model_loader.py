@@ -35,6 +35,7 @@ class ModelLoader(QObject):
         self.gpu_offload = False  # whether this llama.cpp build can put layers on a GPU
         self.loading = True
         self.ready = False
+        self.target_mtp = False  # the loaded target carries MTP layers (llama-server draft-mtp)
         self.draft_name: str | None = None  # the draft really loaded, not just asked for
         self.target_name = spec.target_name  # the target file really loaded, once ready
         worker = engine.worker
@@ -103,6 +104,7 @@ class ModelLoader(QObject):
         self.loading, self.ready = False, True
         self.draft_name = info.get("draft")
         self.target_name = info["target"]
+        self.target_mtp = bool(info.get("mtp_layers"))  # the target can draft for itself
         self.modes = tuple(info.get("modes") or self.local_modes)
         self.changed.emit()
         self.status.emit(self._ready_line(info["target"]))

@@ -26,6 +26,16 @@ from app.ui.engine.factory import EngineSpec, LlamaEngineFactory
 STOP_ALL = sys.maxsize
 
 
+def mtp_layers(path: str) -> int:
+    """The target's multi-token-prediction blocks (llama-server's draft-mtp drafts with them);
+    read here, on the worker thread: a file without them is read to the end of its header."""
+    from app.store.gguf_info import has_mtp
+    try:
+        return has_mtp(path) if path else 0
+    except (OSError, ValueError):
+        return 0
+
+
 def one_line(exc: BaseException) -> str:
     from_engine = type(exc).__module__.startswith("app.")
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -98,7 +108,8 @@ class EngineWorker(QObject):
             self.load_failed.emit(one_line(exc))
             return
         info = {"target": spec.target_name, "draft": None, "draft_error": None,
-                "notices": notices + self._notices(spec), "engine": spec.engine}
+                "notices": notices + self._notices(spec), "engine": spec.engine,
+                "mtp_layers": mtp_layers(spec.target_path) if spec.engine != "remote" else 0}
         if spec.engine != "local":
             # the server's own modes; it is given its draft model on its command line
             info["modes"] = tuple(self.engine.modes)
