@@ -29,6 +29,9 @@ def add_chat_parser(commands) -> None:
                            "(it decides how it decodes; --target and --mode are not used)")
     chat.add_argument("--api-key", metavar="KEY", help="with --engine: the server's API key")
     chat.add_argument("--model", metavar="NAME", help="with --engine: the model to ask for")
+    chat.add_argument("--rpc", metavar="HOST:PORT,...",
+                      help="split the model over these machines' rpc-servers (`draftlight "
+                           "engine rpc-server` there); runs on llama-server (docs/engines.md)")
     chat.add_argument("--server-binary", metavar="PATH",
                       help="with --mode llama:…: this llama-server (default: Settings, PATH, "
                            "or the one `draftlight engine build-server` built)")
@@ -93,8 +96,13 @@ def run_chat(args: argparse.Namespace) -> int:
     else:
         target = default_target_in_terminal(target)
         check_models_fit(target, draft, n_ctx=n_ctx)  # refuses, with the numbers, before loading
+        rpc = _rpc(args)
+        if rpc and not mode.startswith("llama:"):
+            mode = {"off": "llama:none", "draft": "llama:draft-simple"}.get(mode,
+                                                                           "llama:ngram-simple")
+            note(f"--rpc runs on llama-server: mode {mode}")
         if mode.startswith("llama:"):
-            engine = _managed_engine(args, settings, target, draft, mode, n_ctx)
+            engine = _managed_engine(args, settings, target, draft, mode, n_ctx, rpc)
         else:
             engine = Engine.load(target, draft,
                                  LoadOptions(n_ctx=n_ctx, n_threads=settings.n_threads))
@@ -125,7 +133,16 @@ def _remote_engine(args):
         raise UserError(str(exc)) from None
 
 
-def _managed_engine(args, settings, target, draft, mode, n_ctx):
+def _rpc(args) -> tuple[str, ...]:
+    from app.engine.errors import EngineError
+    from app.engine.server.process import rpc_addresses
+    try:
+        return rpc_addresses(args.rpc or "")
+    except EngineError as exc:
+        raise UserError(f"--rpc: {exc}") from None
+
+
+def _managed_engine(args, settings, target, draft, mode, n_ctx, rpc=()):
     """llama.cpp's llama-server on `target`, started here, with the mode's --spec-type."""
     from app.engine.server.build import find_server
     from app.engine.server.engine import ServerEngine, spec_type_of
@@ -138,9 +155,15 @@ def _managed_engine(args, settings, target, draft, mode, n_ctx):
         raise UserError("no llama-server here yet: `draftlight engine build-server` builds one "
                         "(a few minutes, once), or name one with --server-binary")
     options = ServerOptions(target=Path(target), spec_type=spec, draft=draft, n_ctx=n_ctx,
-                            threads=settings.n_threads)
-    note(f"starting llama-server ({binary}) with --spec-type {spec}")
-    return ServerEngine.managed(binary, options)
+                            threads=settings.n_threads, rpc=rpc)
+    note(f"starting llama-server ({binary}) with --spec-type {spec}"
+         + (f", split over {', '.join(rpc)}" if rpc else ""))
+    engine = ServerEngine.managed(binary, options)
+    if rpc:
+        from app.engine.server.process import device_lines
+        for line in device_lines(engine.log):
+            note(line)
+    return engine
 
 
 def answer(messages, engine, params, mode, printer) -> str:

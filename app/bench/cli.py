@@ -36,6 +36,8 @@ def add_bench_parser(commands) -> None:
                        help="also run the questions on the OpenAI-compatible server at URL "
                             "(mode 'remote'; it decides how it decodes)")
     bench.add_argument("--api-key", metavar="KEY", help="with --engine: the server's API key")
+    bench.add_argument("--rpc", metavar="HOST:PORT,...",
+                       help="run the llama:… modes split over these machines' rpc-servers")
     bench.add_argument("--server-binary", metavar="PATH",
                        help="the llama-server for llama:… modes (default: Settings, PATH, or "
                             "the one `draftlight engine build-server` built)")
@@ -144,6 +146,12 @@ def _server_modes(args, modes, target, draft, options):
             raise UserError("llama:… modes need llama-server: `draftlight engine build-server` "
                             "builds one (a few minutes, once), or name one with --server-binary")
         # Draft-model types draft with --draft, else with the target itself (as "draft" does)
+        from app.engine.errors import EngineError
+        from app.engine.server.process import rpc_addresses
+        try:
+            rpc = rpc_addresses(args.rpc or "")
+        except EngineError as exc:
+            raise UserError(f"--rpc: {exc}") from None
         server_options = ServerOptions(target=Path(target), draft=Path(draft or target),
-                                       n_ctx=options.n_ctx, threads=options.n_threads)
+                                       n_ctx=options.n_ctx, threads=options.n_threads, rpc=rpc)
     return ServerModes(binary, server_options, endpoint)

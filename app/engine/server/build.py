@@ -34,6 +34,12 @@ from app.engine.errors import EngineError
 
 PACKAGE = "llama-cpp-python"
 BINARY = "llama-server.exe" if sys.platform == "win32" else "llama-server"
+# llama.cpp's RPC helper (runs on each machine a model is split over) and the RPC backend module
+# that llama-server and it load from their own folder (llama_server.cmake)
+RPC_BINARY = "rpc-server.exe" if sys.platform == "win32" else "rpc-server"
+RPC_MODULE = {"win32": "ggml-rpc.dll", "darwin": "libggml-rpc.so"}.get(sys.platform,
+                                                                        "libggml-rpc.so")
+RECIPE = 2  # what a build holds; a build of an older recipe is made again (2: + RPC)
 # Where built servers are kept (one folder per llama-cpp-python version and installation); the
 # suite points it at a folder that outlives its runs.
 SERVER_DIR_VARIABLE = "DRAFTLIGHT_SERVER_DIR"
@@ -67,7 +73,17 @@ def built_server_path() -> Path:
         base = cache_dir() / "llama-server"
     # The libraries it links against are this installation's: their folder is part of the key.
     where = hashlib.sha256(str(llama_lib_dir()).encode()).hexdigest()[:8]
-    return base / f"{llama_version()}-{platform.machine().lower()}-{where}" / BINARY
+    return (base / f"{llama_version()}-{platform.machine().lower()}-{where}-r{RECIPE}"
+            / BINARY)
+
+
+def find_rpc_server() -> Path | None:
+    """llama.cpp's rpc-server: on PATH, else the one built with our llama-server."""
+    on_path = shutil.which("rpc-server")
+    if on_path:
+        return Path(on_path)
+    built = built_server_path().with_name(RPC_BINARY)
+    return built if built.is_file() and built_server_path().is_file() else None
 
 
 def check_server_binary(path: str | Path) -> Path:
@@ -136,14 +152,16 @@ def build_server(report: Report | None = None, should_cancel: Callable[[], bool]
         report("configuring llama-server", 0)
         _run(["cmake", "-S", str(tree), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
               f"-DLLAMA_LIB_DIR={llama_lib_dir()}"], report, should_cancel)
-        _run(["cmake", "--build", str(build), "--target", "llama-server",
-              "-j", str(jobs or os.cpu_count() or 2)], report, should_cancel)
-        built = build / "bin" / BINARY
-        if not built.is_file():
-            raise ServerBuildError(f"the build finished without {BINARY}")
-        partial = target.with_suffix(".part")
-        shutil.copy2(built, partial)
-        os.replace(partial, target)  # never a half-copied binary under the final name
+        _run(["cmake", "--build", str(build), "--target", "llama-server", "ggml-rpc",
+              "rpc-server", "-j", str(jobs or os.cpu_count() or 2)], report, should_cancel)
+        # llama-server last: its presence says the folder is complete
+        for name in (RPC_MODULE, RPC_BINARY, BINARY):
+            built = build / "bin" / name
+            if not built.is_file():
+                raise ServerBuildError(f"the build finished without {name}")
+            partial = target.with_name(name + ".part")
+            shutil.copy2(built, partial)
+            os.replace(partial, target.with_name(name))  # never half-copied under its name
     report("llama-server is ready", 100)
     return check_server_binary(target)
 

@@ -24,6 +24,18 @@ def add_engine_parser(commands) -> None:
                        help="build even when a llama-server is found")
     build.add_argument("--jobs", type=int, help="parallel compile jobs (default: all cores)")
     build.set_defaults(run=run_build_server)
+    rpc = actions.add_parser(
+        "rpc-server", help="lend this machine to a model split over several (llama.cpp RPC)",
+        description="Run llama.cpp's rpc-server: a llama-server on another machine, started "
+                    "with --rpc THIS_HOST:PORT (draftlight chat/bench --rpc, or Settings ▸ "
+                    "Engine), then keeps part of the model here and computes it. llama.cpp's "
+                    "RPC is a proof of concept with no authentication: whoever can reach the "
+                    "port can use this machine. Bind it to a private network only.")
+    rpc.add_argument("--port", type=int, default=50052, help="port to listen on (50052)")
+    rpc.add_argument("--host", default="127.0.0.1",
+                     help="address to listen on (default 127.0.0.1: this machine only)")
+    rpc.add_argument("--threads", type=int, help="CPU threads (default: llama.cpp's)")
+    rpc.set_defaults(run=run_rpc_server)
 
 
 def run_build_server(args: argparse.Namespace) -> int:
@@ -38,6 +50,35 @@ def run_build_server(args: argparse.Namespace) -> int:
         sys.stderr.write("\n")
     print(found)
     return 0
+
+
+def run_rpc_server(args: argparse.Namespace) -> int:
+    from app.engine.server.build import find_rpc_server
+    from app.engine.server.process import is_loopback_host, popen_tied
+    from app.user_messages import UserError
+    if not 0 < args.port < 65536:
+        raise UserError("--port must be between 1 and 65535")
+    binary = find_rpc_server()
+    if binary is None:
+        raise UserError("no rpc-server here yet: `draftlight engine build-server` builds it "
+                        "with llama-server (a few minutes, once)")
+    if not is_loopback_host(args.host):
+        print(f"draftlight: warning: rpc-server on {args.host}:{args.port} has no "
+              f"authentication: anyone who can reach it can run computations here and read "
+              f"the model. Use it on a private network only, never an open one.",
+              file=sys.stderr, flush=True)
+    command = [str(binary), "--host", args.host, "--port", str(args.port)]
+    command += ["--threads", str(args.threads)] if args.threads else []
+    print(f"draftlight: lending this machine at {args.host}:{args.port} "
+          f"(start llama-server elsewhere with --rpc {args.host}:{args.port}); Ctrl-C stops",
+          file=sys.stderr, flush=True)
+    process = popen_tied(command)  # stops with this command, however it is stopped
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        process.terminate()
+        process.wait(timeout=10)
+        return 130
 
 
 def _progress(what: str, percent: int) -> None:

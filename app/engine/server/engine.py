@@ -23,7 +23,8 @@ from app.engine.errors import EngineError
 from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from app.engine.sampling import SamplingParams
 from app.engine.server.client import Endpoint, ServerError, stream_chat
-from app.engine.server.process import NEEDS_DRAFT_MODEL, SPEC_TYPES, ManagedServer, ServerOptions
+from app.engine.server.process import (NEEDS_DRAFT_MODEL, SPEC_TYPES, ManagedServer,
+                                      ServerOptions, ServerStartError, unreachable)
 from app.engine.server.provenance import PassTracker
 
 LLAMA_PREFIX = "llama:"
@@ -99,6 +100,11 @@ class ServerEngine:
     def _start(self, options: ServerOptions, should_cancel=lambda: False) -> None:
         if options.spec_type not in self._spec_types:
             raise EngineError(_why_not(options))
+        gone = unreachable(options.rpc)
+        if gone:
+            raise ServerStartError(
+                f"{', '.join(gone)} {'does' if len(gone) == 1 else 'do'} not answer: start "
+                f"`draftlight engine rpc-server` there, or leave it out of the machines")
         self.close()
         server = ManagedServer(self.binary, options, on_log=self.on_log)
         server.start(should_cancel)
@@ -111,6 +117,22 @@ class ServerEngine:
             return False
         self._start(replace(self.options, spec_type=spec_type))
         return True
+
+    def _alive(self, grace: float = 2.0) -> bool:
+        """Whether the managed server still runs (a crashing one gets `grace` seconds to go)."""
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            if not self.server.running:
+                return False
+            time.sleep(0.1)
+        return self.server.running
+
+    def _why_it_stopped(self) -> str:
+        line = f"llama-server stopped mid-reply: {self.server.reason()}"
+        gone = unreachable(self.options.rpc)
+        if gone:
+            line += f" ({', '.join(gone)} no longer answers)"
+        return line
 
     def close(self) -> None:
         server, self.server = self.server, None
@@ -171,6 +193,9 @@ class ServerEngine:
         try:
             yield from stream_chat(self.endpoint, body)
         except ServerError as exc:
+            cut = "(HTTP " not in str(exc)  # the stream broke, or the server went away
+            if self.is_managed and self.server is not None and cut and not self._alive():
+                raise ServerError(self._why_it_stopped()) from None
             # An OpenAI-style server may refuse llama.cpp's fields: ask again without them.
             if not self._llama_fields or "(HTTP 400)" not in str(exc) or self.is_managed:
                 raise

@@ -61,3 +61,19 @@ add_subdirectory(common)
 add_subdirectory(tools/ui)
 add_subdirectory(tools/server)
 set_target_properties(llama-server PROPERTIES BUILD_RPATH "${LLAMA_LIB_DIR}")
+
+# llama.cpp's RPC backend (one model split over machines: llama-server --rpc HOST:PORT,...), as a
+# module: llama-server and rpc-server call ggml_backend_load_all(), which loads libggml-rpc.so
+# from the executable's folder, so the installed ggml needs no rebuild for it.
+add_library(ggml-rpc MODULE ggml/src/ggml-rpc/ggml-rpc.cpp ggml/src/ggml-rpc/transport.cpp)
+target_compile_definitions(ggml-rpc PRIVATE GGML_BACKEND_DL GGML_BACKEND_BUILD GGML_BACKEND_SHARED)
+target_include_directories(ggml-rpc PRIVATE ggml/src)
+target_link_libraries(ggml-rpc PRIVATE ggml ggml-base Threads::Threads)
+target_compile_features(ggml-rpc PRIVATE cxx_std_17)
+set_target_properties(ggml-rpc PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin
+                      BUILD_RPATH "${LLAMA_LIB_DIR}")
+
+add_executable(rpc-server tools/rpc/rpc-server.cpp)
+target_link_libraries(rpc-server PRIVATE ggml ggml-base)
+target_compile_features(rpc-server PRIVATE cxx_std_17)
+set_target_properties(rpc-server PROPERTIES BUILD_RPATH "${LLAMA_LIB_DIR}")

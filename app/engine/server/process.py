@@ -55,6 +55,8 @@ class ServerOptions:
     # The in-process engine's KV cache type (llama_backend.LoadOptions.kv_type): with the same
     # cache both engines take the same attention path, so greedy text matches.
     kv_type: str = "q8_0"
+    # Other machines' rpc-servers ("host:port"): the model's layers are split over them
+    rpc: tuple[str, ...] = ()
     extra: tuple[str, ...] = field(default_factory=tuple)
 
     def arguments(self) -> list[str]:
@@ -75,7 +77,61 @@ class ServerOptions:
             args += ["-ctkd", self.kv_type, "-ctvd", self.kv_type]
         if self.draft_tokens is not None and self.spec_type != "none":
             args += ["--spec-draft-n-max", str(self.draft_tokens)]
+        if self.rpc:
+            for address in self.rpc:
+                check_rpc_address(address)
+            # llama-server looks for its RPC backend (libggml-rpc.so beside it) only when an
+            # option before --rpc asks for the list of backends: a tensor override that matches
+            # no tensor does. Layers go to the RPC devices only when offloaded (-ngl); -lv 4
+            # logs where each layer and buffer went.
+            args += ["-ot", "^draftlight-no-tensor$=CPU", "--rpc", ",".join(self.rpc),
+                     "-lv", "4"]
+            if self.gpu_layers == 0:
+                args[args.index("-ngl") + 1] = "999"
         return args + list(self.extra)
+
+
+def is_loopback_host(host: str) -> bool:
+    import ipaddress
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def rpc_addresses(text: str) -> tuple[str, ...]:
+    """"a:1, b:2" -> ("a:1", "b:2"), each checked (EngineError otherwise)."""
+    return tuple(check_rpc_address(a) for a in text.split(",") if a.strip())
+
+
+def check_rpc_address(address: str) -> str:
+    """`address` if it is HOST:PORT, else EngineError saying what is expected."""
+    host, _, port = address.strip().rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise EngineError(f"{address!r} is not a machine's address: write it as HOST:PORT "
+                          f"(e.g. 192.168.1.20:50052)")
+    return address.strip()
+
+
+def unreachable(addresses: tuple[str, ...], timeout: float = 1.0) -> list[str]:
+    """Those of `addresses` (HOST:PORT) that do not accept a connection within `timeout`."""
+    gone = []
+    for address in addresses:
+        host, _, port = address.rpartition(":")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        except (OSError, ValueError):
+            gone.append(address)
+    return gone
+
+
+def device_lines(log) -> list[str]:
+    """What went where, from llama-server's log: per device its layers and buffers."""
+    keep = ("offloaded", "model buffer size", "KV buffer size", "compute buffer size")
+    return [line.split(" I ", 1)[-1].strip() for line in log
+            if any(k in line for k in keep)]
 
 
 class ManagedServer:
@@ -124,12 +180,9 @@ class ManagedServer:
         env = dict(os.environ, LLAMA_LOG_COLORS="off")
         self.log.append("$ " + " ".join(command).replace(self.api_key, "<key>"))
         try:
-            self.process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, text=True, errors="replace", env=env,
-                preexec_fn=(functools.partial(_die_with_parent, os.getpid())
-                            if sys.platform.startswith("linux") else None),
-                start_new_session=not sys.platform.startswith("linux"))
+            self.process = popen_tied(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True, errors="replace",
+                                      env=env)
         except OSError as exc:
             raise ServerStartError(f"cannot run {self.binary}: {exc.strerror or exc}") from None
         _RUNNING.add(self)
@@ -170,8 +223,10 @@ class ManagedServer:
 
     def reason(self) -> str:
         """The log line that best says what went wrong (the last error, else the last line)."""
-        lines = [line for line in self._this_run() if line.strip()]
-        errors = [line for line in lines if "error" in line.lower() or "failed" in line.lower()]
+        lines = [line for line in self._this_run() if line.strip()
+                 and not line.lstrip().startswith("#") and "No such file" not in line]
+        errors = [line for line in lines if any(
+            word in line.lower() for word in ("error", "failed", "crashed"))]
         chosen = errors[-1] if errors else (lines[-1] if lines else "it printed nothing")
         return chosen.strip()[:300]
 
@@ -202,6 +257,15 @@ _RUNNING: "weakref.WeakSet[ManagedServer]" = weakref.WeakSet()
 def _stop_all() -> None:
     for server in list(_RUNNING):
         server.close()
+
+
+def popen_tied(command: list[str], **kwargs) -> subprocess.Popen:
+    """Popen a child that dies with the thread starting it, on Linux even by SIGKILL; in its
+    own process group, so a Ctrl-C in the terminal reaches the app, which stops it."""
+    linux = sys.platform.startswith("linux")
+    return subprocess.Popen(
+        command, preexec_fn=functools.partial(_die_with_parent, os.getpid()) if linux else None,
+        start_new_session=not linux, **kwargs)
 
 
 def _die_with_parent(parent: int) -> None:  # pragma: no cover - in the child, before exec
