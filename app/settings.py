@@ -51,6 +51,8 @@ class Settings:
     spec_type: str = "ngram-mod"  # llama-server's --spec-type with the llama-server engine
     server_url: str = ""  # the remote engine's address, e.g. http://192.168.1.20:8080
     server_api_key: str = ""  # its API key ("" = none)
+    # llama-server engine: other machines' rpc-servers the model is split over, "host:port, ..."
+    rpc_servers: str = ""
 
     def effective_mode(self) -> str:
         return self.mode or "auto"
@@ -67,6 +69,11 @@ class Settings:
             raise ValueError("the server port must be between 0 and 65535")
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}")
+        for address in self.rpc_servers.split(","):
+            host, _, port = address.strip().rpartition(":")
+            if address.strip() and (not host or not port.isdigit() or not 0 < int(port) < 65536):
+                raise ValueError(f"{address.strip()!r} is not a machine's address: write "
+                                 f"HOST:PORT, e.g. 192.168.1.20:50052")
         if self.palette not in ("default", "colourblind", "contrast"):
             raise ValueError("palette must be default, colourblind or contrast")
         self.sampling_params().validate()

@@ -22,6 +22,8 @@ from app.engine.server.engine import ServerEngine
 from app.engine.server.process import (ServerOptions, ServerStartError, device_lines, free_port,
                                        unreachable)
 
+from tests.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
+
 pytestmark = pytest.mark.slow
 PROMPT = [{"role": "user", "content": "Explain in three sentences why the sky is blue, then "
                                       "repeat the first sentence."}]
@@ -122,3 +124,30 @@ def test_engine_rpc_server_lends_this_machine_on_loopback(llama_server_binary):
         app.terminate()
         _, err = app.communicate(timeout=20)
     assert f"lending this machine at 127.0.0.1:{port}" in err and "warning" not in err
+
+
+def test_the_window_on_a_split_model_keeps_the_conversation_when_a_helper_dies(
+        qtbot, real_window, helpers, llama_server_binary, bundled_model):
+    from app.settings import Settings
+    from app.store.history import INTERRUPTED
+    from tests.test_ui_model import send_and_wait
+    addresses = ", ".join(a for _, a in helpers)
+    window = real_window(Settings(engine="llama-server", spec_type="none", n_threads=1,
+                                  target_path=str(bundled_model), rpc_servers=addresses,
+                                  max_tokens=2000, n_ctx=2048))
+    qtbot.waitUntil(lambda: window.ready, timeout=120_000)
+    victim, address = helpers[1]
+    timer = threading.Timer(3.0, victim.kill)  # once the reply is streaming
+    timer.start()
+    try:
+        view = send_and_wait(qtbot, window, "Write a long story about a dragon.", timeout=60_000)
+    finally:
+        timer.cancel()
+    line = window.banner.label.text()
+    assert window.banner.isVisible() and "llama-server stopped mid-reply" in line
+    assert f"{address} no longer answers" in line and "\n" not in line
+    assert view.status == INTERRUPTED and view.text  # what had streamed stays, marked
+    saved = window.history.messages(window.session.conversation_id)
+    assert [m.role for m in saved] == ["user", "assistant"]
+    assert saved[0].text == "Write a long story about a dragon." and saved[1].text == view.text
+    assert window.send_button.isEnabled()

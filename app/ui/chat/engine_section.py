@@ -40,6 +40,13 @@ class EngineSection(QGroupBox):
         self.spec_type.setToolTip("llama-server's --spec-type: how it drafts (the toolbar's "
                                   "Speculation box switches it too)")
         form.addRow("llama.cpp speculation:", self.spec_type)
+        self.rpc_servers = QLineEdit(settings.rpc_servers,
+                                     placeholderText="none: this machine only")
+        self.rpc_servers.setToolTip(
+            "Split the model over other machines: their addresses, HOST:PORT, comma-separated. "
+            "On each, run `draftlight engine rpc-server --host ADDRESS`. llama.cpp's RPC has no "
+            "authentication: use it on a private network only.")
+        form.addRow("Use other machines:", self.rpc_servers)
         self.server_url = QLineEdit(settings.server_url, placeholderText="http://127.0.0.1:8080")
         form.addRow("Server address:", self.server_url)
         self.server_api_key = QLineEdit(settings.server_api_key, placeholderText="none")
@@ -53,6 +60,7 @@ class EngineSection(QGroupBox):
         for widget, used in ((self.llama_server, kind == "llama-server"),
                              (self.server_note, kind == "llama-server"),
                              (self.spec_type, kind == "llama-server"),
+                             (self.rpc_servers, kind == "llama-server"),
                              (self.server_url, kind == "remote"),
                              (self.server_api_key, kind == "remote")):
             self.form.setRowVisible(widget, used)
@@ -73,4 +81,5 @@ class EngineSection(QGroupBox):
         return dict(engine=self.engine.currentData(), llama_server=self.llama_server.value() or "",
                     spec_type=self.spec_type.currentData(),
                     server_url=self.server_url.text().strip(),
-                    server_api_key=self.server_api_key.text().strip())
+                    server_api_key=self.server_api_key.text().strip(),
+                    rpc_servers=self.rpc_servers.text().strip())

@@ -36,6 +36,7 @@ class EngineSpec:
     spec_type: str = "ngram-mod"  # the --spec-type llama-server starts with
     server_url: str = ""  # the remote engine's address
     server_api_key: str = ""
+    rpc_servers: str = ""  # llama-server: other machines' rpc-servers, "host:port, ..."
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "EngineSpec":
@@ -43,7 +44,8 @@ class EngineSpec:
         return cls(settings.target_path or "", settings.draft_path or None, settings.n_ctx,
                    settings.n_threads, settings.target_gpu_layers, settings.draft_gpu_layers,
                    settings.engine, settings.llama_server, settings.spec_type,
-                   settings.server_url.strip(), settings.server_api_key)
+                   settings.server_url.strip(), settings.server_api_key,
+                   settings.rpc_servers.strip())
 
     def same_target(self, other: "EngineSpec") -> bool:
         """Whether `other` runs on the engine already loaded for this spec (else: reload)."""
@@ -54,7 +56,7 @@ class EngineSpec:
             return self.engine, self.server_url, self.server_api_key
         key = (self.engine, self.target_path, self.n_ctx, self.n_threads, self.target_gpu_layers)
         if self.engine == "llama-server":  # its draft model is a command-line argument
-            key += (self.llama_server, self.draft_path)
+            key += (self.llama_server, self.draft_path, self.rpc_servers)
         return key
 
     @property
@@ -124,14 +126,15 @@ class LlamaEngineFactory:
             ServerStartError: the server would not start or load the model."""
         from app.engine.server.build import build_server, find_server
         from app.engine.server.engine import ServerEngine
-        from app.engine.server.process import ServerOptions
+        from app.engine.server.process import ServerOptions, rpc_addresses
         binary = find_server(spec.llama_server or None)
         if binary is None:
             binary = build_server(report, should_cancel)
         options = ServerOptions(target=Path(spec.target_path), spec_type=spec.spec_type,
                                 draft=Path(spec.draft_path) if spec.draft_path else None,
                                 n_ctx=spec.n_ctx, threads=spec.n_threads,
-                                gpu_layers=spec.target_gpu_layers)
+                                gpu_layers=spec.target_gpu_layers,
+                                rpc=rpc_addresses(spec.rpc_servers))
         return ServerEngine.managed(binary, options, on_log=on_log, should_cancel=should_cancel)
 
     def open_remote(self, spec: EngineSpec):
