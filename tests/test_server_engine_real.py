@@ -72,15 +72,20 @@ def test_rebuilt_drafted_tokens_add_up_to_the_servers_count(server_engine, mode)
     stats = done.stats
     drafted = [p for p in pieces if p.source == "draft"]
     assert stats.drafted >= stats.accepted > 0
-    # every accepted token was seen, none invented (an accepted EOS is counted, never sent)
-    assert len(drafted) <= stats.accepted <= len(drafted) + (stats.stop_reason == "eos")
-    # each pass emits its accepted tokens and one of its own; at the end an EOS (drafted or
-    # the pass's own) is not sent, nor what its pass had after it
-    assert stats.new_tokens - stats.accepted <= stats.target_passes
-    assert stats.target_passes <= stats.new_tokens - stats.accepted + 2
+    assert_counts_add_up(stats, len(drafted), draft_tokens=4)
     assert len({p.step for p in pieces}) == stats.target_passes
     if mode == "llama:draft-simple":
         assert stats.accepted / stats.drafted > 0.9  # the target drafting for itself
+
+
+def assert_counts_add_up(stats, drafted_pieces: int, draft_tokens: int) -> None:
+    """Every accepted token the stream carried was seen as drafted, none invented: the server
+    also counts accepted tokens it never sends, an EOS or those past max_tokens at the end.
+    Each pass sends at most one token of its own, and only the last may send none."""
+    unsent = 1 if stats.stop_reason == "eos" else draft_tokens
+    assert drafted_pieces <= stats.accepted <= drafted_pieces + unsent
+    own = stats.new_tokens - drafted_pieces
+    assert own <= stats.target_passes <= own + 1
 
 
 def test_a_binary_that_is_not_llama_server(tmp_path):
@@ -158,3 +163,30 @@ def test_mtp_is_offered_only_for_a_model_that_carries_it(server_engine):
     with pytest.raises(EngineError, match="has no multi-token-prediction layers"):
         ask(server_engine, PROMPTS[0], "llama:draft-mtp")
     assert ask(server_engine, PROMPTS[0], "llama:none")[0].text  # still usable
+
+
+def test_provenance_holds_through_a_recurrent_targets_checkpoint_replays(
+        llama_server_binary, tmp_path_factory):
+    """A recurrent target (mamba: no partial rollback) restores a checkpoint after a partial
+    acceptance and replays the kept tokens; llama-server's synthetic acceptance
+    (--spec-synth-len) makes partial acceptances happen with a draft that is the target itself."""
+    from tests.synthetic_models import cached_model
+    target = cached_model("mamba", "small", tmp_path_factory.mktemp("mamba"))
+    prompt = [{"role": "user", "content": "Repeat: the cat sat on the mat"}]
+    texts = {}
+    for extra in ((), ("--spec-synth-len", "2.5")):
+        engine = ServerEngine.managed(llama_server_binary, ServerOptions(
+            target=target, draft=target, spec_type="draft-simple", threads=1, n_ctx=1024,
+            draft_tokens=6, extra=extra))
+        try:
+            events = list(engine.generate(prompt, SamplingParams(max_tokens=80),
+                                          "llama:draft-simple"))
+        finally:
+            engine.close()
+        done, stats = events[-1], events[-1].stats
+        drafted = sum(1 for e in events if isinstance(e, TextPiece) and e.source == "draft")
+        assert_counts_add_up(stats, drafted, draft_tokens=6)
+        texts[extra] = done.text
+        if extra:  # partial acceptances did happen, and were replayed
+            assert 0 < stats.accepted < stats.drafted / 2
+    assert len(set(texts.values())) == 1  # replays change no token

@@ -16,7 +16,7 @@ def t(n, drafted=0, accepted=0):
 
 def labels(chunks):
     tracker = PassTracker()
-    return [tracker.label(c)[:2] for c in chunks], tracker
+    return [label for c in chunks for label in tracker.label(c)], tracker
 
 
 def test_plain_tokens_are_one_pass_each():
@@ -51,15 +51,16 @@ def test_a_hybrid_replay_labels_the_correction_and_the_bonus_as_the_targets():
     assert [s for s, _ in got] == ["target", "draft", "draft", "target", "target"]
 
 
-def test_a_chunk_of_several_tokens_counts_them_all():
+def test_a_chunk_of_several_tokens_labels_each():
     tracker = PassTracker()
-    assert tracker.label(t(1)) == ("target", 0, 1)
-    assert tracker.label(t(4, 3, 2)) == ("draft", 1, 3)  # d d T held back by a stop string
-    assert tracker.label(t(5, 3, 2)) == ("target", 2, 1)
+    assert tracker.label(t(1)) == [("target", 0)]
+    # d d T held back by a stop string, or a character split over tokens
+    assert tracker.label(t(4, 3, 2)) == [("draft", 1), ("draft", 1), ("target", 1)]
+    assert tracker.label(t(6, 3, 2)) == [("target", 2), ("target", 3)]
 
 
 def test_no_counters_means_unknown_never_a_guess():
     tracker = PassTracker()
-    assert tracker.label(None)[0] == "unknown"
-    assert tracker.label({})[0] == "unknown"
+    assert tracker.label(None) == [("unknown", 0)]
+    assert tracker.label({}) == [("unknown", 1)]
     assert not tracker.known

@@ -166,12 +166,13 @@ class ServerEngine:
                     piece = (choice.get("delta") or {}).get("content")
                     if not piece:
                         continue
-                    source, step, tokens = tracker.label(chunk.get("timings"))
+                    labels = tracker.label(chunk.get("timings"))
                     if stats.new_tokens == 0:
                         stats.prefill_seconds = time.perf_counter() - started
-                    stats.new_tokens += tokens
+                    stats.new_tokens += len(labels)
                     text.append(piece)
-                    yield TextPiece(piece, source, step)
+                    for i, (source, step) in enumerate(labels):  # the text goes with the last
+                        yield TextPiece(piece if i == len(labels) - 1 else "", source, step)
                     _fill(stats, timings, tracker, started)
                     yield Progress(replace(stats))
         except GeneratorExit:

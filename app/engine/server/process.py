@@ -19,6 +19,7 @@ import ctypes
 import functools
 import http.client
 import os
+import re
 import secrets
 import signal
 import socket
@@ -37,6 +38,7 @@ SPEC_TYPES = ("none", "draft-simple", "draft-eagle3", "draft-mtp", "draft-dflash
               "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
 NEEDS_DRAFT_MODEL = ("draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark")
 LOG_LINES = 2000  # the server's latest log lines kept for the Server log view
+_LOG_PREFIX = re.compile(r"^\d+\.\d+\.\d+\.\d+ [A-Z] ")  # llama.cpp's "0.00.018.518 E "
 
 
 class ServerStartError(EngineError):
@@ -227,8 +229,11 @@ class ManagedServer:
                  and not line.lstrip().startswith("#") and "No such file" not in line]
         errors = [line for line in lines if any(
             word in line.lower() for word in ("error", "failed", "crashed"))]
-        chosen = errors[-1] if errors else (lines[-1] if lines else "it printed nothing")
-        return chosen.strip()[:300]
+        # the line that says why, before the ones that only say that it failed
+        telling = [line for line in errors if any(word in line.lower() for word in (
+            "error loading", "crashed", "cannot", "invalid", "unknown", "not found", "unable"))]
+        chosen = (telling or errors or lines or ["it printed nothing"])[0]
+        return _LOG_PREFIX.sub("", chosen).strip()[:300]
 
     @property
     def running(self) -> bool:

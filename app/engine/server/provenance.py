@@ -14,7 +14,9 @@ with unchanged counters are plain one-token passes. A hybrid target that restore
 re-runs the kept part of the draft ("replay") and emits the correction and the replay's bonus
 token: both are the target's, and the rule above labels them so.
 
-A chunk holding several tokens (text held back by a stop string) is labelled by its first token.
+A chunk can carry several tokens (a character split over two tokens, text held back while it
+might start a stop string): each gets its own label, and the text goes with the last of them, as
+the in-process engine gives an incomplete character's text to the token that completes it.
 Where the counters are missing (another OpenAI-compatible server) nothing can be said: tokens
 are "unknown", never guessed.
 """
@@ -34,12 +36,12 @@ class PassTracker:
     target_left: int = 0  # 1 while the current pass's own token is still to come
     known: bool = True  # False once a chunk came without counters
 
-    def label(self, timings: dict | None) -> tuple[str, int, int]:
-        """(source, pass index, tokens) for the next chunk with text, from its `timings`."""
+    def label(self, timings: dict | None) -> list[tuple[str, int]]:
+        """(source, pass index) of each token of the next chunk with text, from its `timings`."""
         if not timings or "predicted_n" not in timings:
             self.known = False
             self.passes += 1
-            return "unknown", self.passes - 1, 1
+            return [("unknown", self.passes - 1)]
         generated = int(timings["predicted_n"])
         drafted = int(timings.get("draft_n", 0))
         accepted = int(timings.get("draft_n_accepted", 0))
@@ -48,11 +50,11 @@ class PassTracker:
             self.passes += 1
             self.drafted_left, self.target_left = max(accepted - self.accepted, 0), 1
         self.generated, self.drafted, self.accepted = generated, drafted, accepted
-        source = self._take()
-        index = self.passes - 1
-        for _ in range(tokens - 1):
-            self._take()
-        return source, index, tokens
+        labels = []
+        for _ in range(tokens):
+            source = self._take()
+            labels.append((source, self.passes - 1))
+        return labels
 
     def _take(self) -> str:
         if self.drafted_left:
