@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from app.engine.server.cli import mode_argument
 from app.store.default_in_terminal import default_target_in_terminal
 from app.user_messages import UserError, note
 
@@ -18,7 +19,7 @@ def add_chat_parser(commands) -> None:
     chat = commands.add_parser("chat", help="chat in the terminal",
                                description="Chat in the terminal. Accepted draft tokens are "
                                            "shown in colour.")
-    chat.add_argument("--mode", type=chat_mode, default="auto", metavar="MODE",
+    chat.add_argument("--mode", type=mode_argument, default="auto", metavar="MODE",
                       help="speculation: auto (n-gram lookup and --draft, only as much as pays; "
                            "the default, as in the window), off, draft (the --draft model), "
                            "ngram (prompt lookup), or llama:SPEC_TYPE: llama.cpp's own "
@@ -50,17 +51,6 @@ def add_chat_parser(commands) -> None:
     chat.add_argument("question", nargs="?",
                       help="answer this and exit ('-' reads it from stdin); omit for a chat")
     chat.set_defaults(run=run_chat)
-
-
-def chat_mode(value: str) -> str:
-    from app.engine.server.process import SPEC_TYPES
-    if value in ("auto", "off", "draft", "ngram"):
-        return value
-    if value.startswith("llama:") and value[6:] in SPEC_TYPES:
-        return value
-    raise argparse.ArgumentTypeError(
-        f"{value!r}: choose auto, off, draft, ngram or llama:TYPE with TYPE one of "
-        f"{', '.join(SPEC_TYPES)}")
 
 
 def run_chat(args: argparse.Namespace) -> int:

@@ -79,3 +79,52 @@ def test_build_server_prints_the_one_already_built(capsys, llama_server_binary):
     assert main(["engine", "build-server"]) == 0
     assert capsys.readouterr().out.strip() in (str(llama_server_binary),
                                                  __import__("shutil").which("llama-server"))
+
+
+@pytest.mark.slow
+def test_serve_through_llama_server_passes_its_drafts_on(tmp_path, llama_server_binary,
+                                                        bundled_model):
+    """`draftlight serve --mode llama:ngram-simple`: the real openai client gets the reply, each
+    chunk says whether llama-server drafted it, an over-long prompt is refused by its length
+    (llama-server's own template and tokenizer count it), and Ctrl-C stops both servers."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import openai
+    import psutil
+    log = tmp_path / "serve.log"
+    with log.open("w") as stderr:
+        app = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve", "--port", "0", "--target", str(bundled_model),
+             "--mode", "llama:ngram-simple", "--server-binary", str(llama_server_binary),
+             "--ctx", "1024", "--api-key", "k"],
+            stdout=subprocess.DEVNULL, stderr=stderr, env={**os.environ,
+                                                          "DRAFTLIGHT_HOME": str(tmp_path)})
+    try:
+        deadline = time.monotonic() + 120
+        while not (found := re.search(r"serving (\S+) at (http://\S+/v1)", log.read_text())):
+            assert app.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        [server] = [c for c in psutil.Process(app.pid).children(recursive=True)
+                    if "llama-server" in c.name()]
+        model, url = found.groups()
+        client = openai.OpenAI(base_url=url, api_key="k", max_retries=0, timeout=120)
+        chunks = list(client.chat.completions.create(
+            model=model, stream=True, max_tokens=60, temperature=0, messages=[{
+                "role": "user", "content": "Repeat this line three times: the cat sat on the "
+                                           "mat, the dog sat on the log, the bird sat on the tree."}]))
+        pieces = [c for c in chunks if c.choices and c.choices[0].delta.content]
+        sources = [c.model_extra["draftlight"]["source"] for c in pieces]
+        assert "draft" in sources and set(sources) <= {"draft", "target"}
+        with pytest.raises(openai.BadRequestError, match="do not fit the 1,024-token context"):
+            client.chat.completions.create(model=model, max_tokens=10, messages=[
+                {"role": "user", "content": "word " * 1100}])
+    finally:
+        app.send_signal(signal.SIGINT)
+        app.wait(timeout=30)
+    gone, alive = psutil.wait_procs([server], timeout=10)
+    assert not alive

@@ -217,6 +217,11 @@ class Engine:
     # --- generation ----------------------------------------------------------------------
 
     @property
+    def n_ctx(self) -> int:
+        """The target's context window in tokens."""
+        return self.target.n_ctx
+
+    @property
     def modes(self) -> tuple[str, ...]:
         """The modes generate() takes now (draft mode needs a draft model)."""
         return tuple(m for m in MODES if m != "draft" or self.model_drafter is not None)

@@ -23,5 +23,15 @@ class ChatEngine(Protocol):
                  mode: str = "off", *, prediction: str | None = None) -> Iterator[Event]:
         """Reply to `messages`; closing the iterator cancels the reply."""
 
+    @property
+    def n_ctx(self) -> int:
+        """The context window in tokens (0: the server does not say)."""
+
+    def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        """The prompt `messages` make, as tokens (what `draftlight serve` checks the length of)."""
+
+    def reserve(self, params: SamplingParams) -> int:
+        """Tokens of context kept free for the reply."""
+
     def close(self) -> None:
         """Free the models or stop the server. The engine is unusable afterwards."""

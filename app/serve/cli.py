@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from app.engine.server.cli import mode_argument
 from app.serve.background import bind, http_stack, url_of
 from app.serve.guard import access_for, is_loopback
 from app.store.default_in_terminal import default_target_in_terminal
@@ -28,8 +29,14 @@ def add_serve_parser(commands) -> None:
                        help="port (default: %(default)s; 0 = any free one)")
     serve.add_argument("--target", type=Path, help="target GGUF (default: the bundled model)")
     serve.add_argument("--draft", type=Path, help="draft GGUF (as for `draftlight chat`)")
-    serve.add_argument("--mode", choices=["auto", "off", "draft", "ngram"], default="auto",
-                       help="speculation when a request has no prediction (default: auto)")
+    serve.add_argument("--mode", type=mode_argument, default="auto", metavar="MODE",
+                       help="speculation when a request has no prediction: auto (default), "
+                            "off, draft, ngram, or llama:SPEC_TYPE to serve through llama.cpp's "
+                            "llama-server with that --spec-type (its drafted tokens still come "
+                            "back in each chunk's `draftlight` field)")
+    serve.add_argument("--server-binary", metavar="PATH",
+                       help="with --mode llama:…: this llama-server (default: Settings, PATH, "
+                            "or the one `draftlight engine build-server` built)")
     serve.add_argument("--api-key", metavar="KEY",
                        help="require 'Authorization: Bearer KEY' on every request (needed "
                             "with a --host other machines can reach)")
@@ -83,7 +90,9 @@ def run_serve(args: argparse.Namespace) -> int:
     check_models_fit(target, args.draft, n_ctx=n_ctx)
     options = LoadOptions(n_ctx=n_ctx, n_threads=settings.n_threads)
 
-    def load() -> Engine:
+    def load():
+        if args.mode.startswith("llama:"):  # llama.cpp's server, started on the engine thread
+            return _llama_server(args, settings, target, n_ctx)
         engine = Engine.load(target, args.draft, options)
         if args.mode == "auto":
             engine.prepare_auto()  # times the model now (or reads the cache), not on a request
@@ -109,3 +118,16 @@ def run_serve(args: argparse.Namespace) -> int:
         listener.close()
         print("draftlight: server stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _llama_server(args, settings, target, n_ctx):
+    from app.engine.server.build import find_server
+    from app.engine.server.engine import ServerEngine, spec_type_of
+    from app.engine.server.process import ServerOptions
+    binary = find_server(args.server_binary or settings.llama_server or None)
+    if binary is None:
+        raise UserError("no llama-server here yet: `draftlight engine build-server` builds one "
+                        "(a few minutes, once), or name one with --server-binary")
+    return ServerEngine.managed(binary, ServerOptions(
+        target=Path(target), spec_type=spec_type_of(args.mode), draft=args.draft, n_ctx=n_ctx,
+        threads=settings.n_threads))

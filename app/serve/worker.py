@@ -76,7 +76,7 @@ class EngineWorker(threading.Thread):
     def run(self) -> None:
         try:
             self.engine = self._load()
-            self.n_ctx = self.engine.target.n_ctx
+            self.n_ctx = self.engine.n_ctx
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which reports it
             self.load_error = exc
             self.ready.set()
@@ -134,7 +134,7 @@ def run_job(engine, job: Job, mode: str) -> None:
     delivering Started, TextPieces and Finished, or one ApiError. Also the window's server
     (app/ui/engine/serve_switch.py) runs its jobs with it, on the window's engine thread."""
     request = job.request
-    n_ctx = engine.target.n_ctx
+    n_ctx = engine.n_ctx
     try:
         prompt_tokens = len(engine.tokenize_chat(request.messages))
     except EngineError as exc:  # e.g. a chat template that refuses these roles

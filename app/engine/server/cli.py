@@ -6,6 +6,18 @@ import argparse
 import sys
 
 
+def mode_argument(value: str) -> str:
+    """argparse type of `--mode`: Draftlight's modes, or llama:SPEC_TYPE (llama-server's)."""
+    from app.engine.server.process import SPEC_TYPES
+    if value in ("auto", "off", "draft", "ngram"):
+        return value
+    if value.startswith("llama:") and value[6:] in SPEC_TYPES:
+        return value
+    raise argparse.ArgumentTypeError(
+        f"{value!r}: choose auto, off, draft, ngram or llama:TYPE with TYPE one of "
+        f"{', '.join(SPEC_TYPES)}")
+
+
 def add_engine_parser(commands) -> None:
     engine = commands.add_parser(
         "engine", help="llama.cpp's llama-server, for the llama-server engine",

@@ -78,6 +78,31 @@ def stream_chat(endpoint: Endpoint, body: dict) -> Iterator[dict]:
         connection.close()
 
 
+def post_json(endpoint: Endpoint, path: str, body: dict) -> dict:
+    """POST `body` to `path` (e.g. "/tokenize") and return the JSON answer.
+
+    Raises:
+        ServerError: one line, as for stream_chat."""
+    parts = urlsplit(check_url(endpoint.base))
+    connection_type = (http.client.HTTPSConnection if parts.scheme == "https"
+                       else http.client.HTTPConnection)
+    connection = connection_type(parts.hostname, parts.port, timeout=endpoint.timeout)
+    headers = {"Content-Type": "application/json"}
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    try:
+        connection.request("POST", parts.path.rstrip("/") + path, json.dumps(body), headers)
+        response = connection.getresponse()
+        if response.status != 200:
+            raise ServerError(_status_line(response.status, _error_text(response)))
+        return json.loads(response.read())
+    except (OSError, ValueError) as exc:
+        raise ServerError(f"cannot ask the server at {parts.hostname}:{parts.port} for "
+                          f"{path}: {exc}") from None
+    finally:
+        connection.close()
+
+
 def _events(response, where: str) -> Iterator[dict]:
     finished = False
     try:

@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 from app.engine.errors import EngineError
 from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from app.engine.sampling import SamplingParams
-from app.engine.server.client import Endpoint, ServerError, stream_chat
+from app.engine.server.client import Endpoint, ServerError, post_json, stream_chat
 from app.engine.server.process import (NEEDS_DRAFT_MODEL, SPEC_TYPES, ManagedServer,
                                       ServerOptions, ServerStartError, unreachable)
 from app.engine.server.provenance import PassTracker
@@ -88,6 +88,24 @@ class ServerEngine:
         if not self.is_managed:
             return (REMOTE_MODE,)
         return tuple(llama_mode(t) for t in self._spec_types)
+
+    @property
+    def n_ctx(self) -> int:
+        """The managed server's context window; 0 for a remote server (it does not say)."""
+        return self.options.n_ctx if self.is_managed else 0
+
+    def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        """The prompt as llama-server renders and tokenizes it (/apply-template, /tokenize).
+
+        Raises:
+            ServerError: not a llama-server, or it refused."""
+        prompt = post_json(self.endpoint, "/apply-template", {"messages": messages})["prompt"]
+        return post_json(self.endpoint, "/tokenize",
+                         {"content": prompt, "add_special": True, "parse_special": True})["tokens"]
+
+    def reserve(self, params: SamplingParams) -> int:
+        """As the in-process engine: the reply's max_tokens, at most a quarter of the context."""
+        return min(params.max_tokens, max(self.n_ctx // 4, 1))
 
     @property
     def spec_type(self) -> str | None:
