@@ -125,7 +125,7 @@ def _remote_engine(args):
 
 def _rpc(args) -> tuple[str, ...]:
     from app.engine.errors import EngineError
-    from app.engine.server.process import rpc_addresses
+    from app.engine.server.rpc import rpc_addresses
     try:
         return rpc_addresses(args.rpc or "")
     except EngineError as exc:
@@ -150,7 +150,7 @@ def _managed_engine(args, settings, target, draft, mode, n_ctx, rpc=()):
          + (f", split over {', '.join(rpc)}" if rpc else ""))
     engine = ServerEngine.managed(binary, options)
     if rpc:
-        from app.engine.server.process import device_lines
+        from app.engine.server.rpc import device_lines
         for line in device_lines(engine.log):
             note(line)
     return engine

@@ -19,8 +19,8 @@ from app.engine.sampling import SamplingParams
 from app.engine.server.build import find_rpc_server
 from app.engine.server.client import ServerError
 from app.engine.server.engine import ServerEngine
-from app.engine.server.process import (ServerOptions, ServerStartError, device_lines, free_port,
-                                       unreachable)
+from app.engine.server.process import ServerOptions, ServerStartError, free_port, popen_tied
+from app.engine.server.rpc import device_lines, unreachable
 
 from tests.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 
@@ -31,9 +31,8 @@ PROMPT = [{"role": "user", "content": "Explain in three sentences why the sky is
 
 def start_helper() -> tuple[subprocess.Popen, str]:
     port = free_port()
-    helper = subprocess.Popen([str(find_rpc_server()), "--host", "127.0.0.1", "--port",
-                               str(port), "--threads", "1"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    helper = popen_tied([str(find_rpc_server()), "--host", "127.0.0.1", "--port", str(port),
+                         "--threads", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     address = f"127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while unreachable((address,), timeout=0.2) and time.monotonic() < deadline:

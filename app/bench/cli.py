@@ -147,7 +147,7 @@ def _server_modes(args, modes, target, draft, options):
                             "builds one (a few minutes, once), or name one with --server-binary")
         # Draft-model types draft with --draft, else with the target itself (as "draft" does)
         from app.engine.errors import EngineError
-        from app.engine.server.process import rpc_addresses
+        from app.engine.server.rpc import rpc_addresses
         try:
             rpc = rpc_addresses(args.rpc or "")
         except EngineError as exc:

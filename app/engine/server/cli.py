@@ -66,7 +66,8 @@ def run_build_server(args: argparse.Namespace) -> int:
 
 def run_rpc_server(args: argparse.Namespace) -> int:
     from app.engine.server.build import find_rpc_server
-    from app.engine.server.process import is_loopback_host, popen_tied
+    from app.engine.server.process import popen_tied
+    from app.engine.server.rpc import is_loopback_host
     from app.user_messages import UserError
     if not 0 < args.port < 65536:
         raise UserError("--port must be between 1 and 65535")

@@ -24,7 +24,8 @@ from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from app.engine.sampling import SamplingParams
 from app.engine.server.client import Endpoint, ServerError, post_json, stream_chat
 from app.engine.server.process import (NEEDS_DRAFT_MODEL, SPEC_TYPES, ManagedServer,
-                                      ServerOptions, ServerStartError, unreachable)
+                                      ServerOptions, ServerStartError)
+from app.engine.server.rpc import unreachable
 from app.engine.server.provenance import PassTracker
 
 LLAMA_PREFIX = "llama:"

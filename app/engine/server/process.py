@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Callable
 
 from app.engine.errors import EngineError
+from app.engine.server.rpc import check_rpc_address
 
 SPEC_TYPES = ("none", "draft-simple", "draft-eagle3", "draft-mtp", "draft-dflash", "draft-dspark",
               "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
@@ -91,49 +92,6 @@ class ServerOptions:
             if self.gpu_layers == 0:
                 args[args.index("-ngl") + 1] = "999"
         return args + list(self.extra)
-
-
-def is_loopback_host(host: str) -> bool:
-    import ipaddress
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def rpc_addresses(text: str) -> tuple[str, ...]:
-    """"a:1, b:2" -> ("a:1", "b:2"), each checked (EngineError otherwise)."""
-    return tuple(check_rpc_address(a) for a in text.split(",") if a.strip())
-
-
-def check_rpc_address(address: str) -> str:
-    """`address` if it is HOST:PORT, else EngineError saying what is expected."""
-    host, _, port = address.strip().rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise EngineError(f"{address!r} is not a machine's address: write it as HOST:PORT "
-                          f"(e.g. 192.168.1.20:50052)")
-    return address.strip()
-
-
-def unreachable(addresses: tuple[str, ...], timeout: float = 1.0) -> list[str]:
-    """Those of `addresses` (HOST:PORT) that do not accept a connection within `timeout`."""
-    gone = []
-    for address in addresses:
-        host, _, port = address.rpartition(":")
-        try:
-            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
-        except (OSError, ValueError):
-            gone.append(address)
-    return gone
-
-
-def device_lines(log) -> list[str]:
-    """What went where, from llama-server's log: per device its layers and buffers."""
-    keep = ("offloaded", "model buffer size", "KV buffer size", "compute buffer size")
-    return [line.split(" I ", 1)[-1].strip() for line in log
-            if any(k in line for k in keep)]
 
 
 class ManagedServer:

@@ -126,7 +126,8 @@ class LlamaEngineFactory:
             ServerStartError: the server would not start or load the model."""
         from app.engine.server.build import build_server, find_server
         from app.engine.server.engine import ServerEngine
-        from app.engine.server.process import ServerOptions, rpc_addresses
+        from app.engine.server.process import ServerOptions
+        from app.engine.server.rpc import rpc_addresses
         binary = find_server(spec.llama_server or None)
         if binary is None:
             binary = build_server(report, should_cancel)
