@@ -134,16 +134,13 @@ def _rpc(args) -> tuple[str, ...]:
 
 def _managed_engine(args, settings, target, draft, mode, n_ctx, rpc=()):
     """llama.cpp's llama-server on `target`, started here, with the mode's --spec-type."""
-    from app.engine.server.build import find_server
+    from app.engine.server.build import server_for_terminal
     from app.engine.server.engine import ServerEngine, spec_type_of
     from app.engine.server.process import NEEDS_DRAFT_MODEL, ServerOptions
     spec = spec_type_of(mode)
     if spec in NEEDS_DRAFT_MODEL and draft is None:
         raise UserError(f"--mode {mode} needs --draft PATH")
-    binary = find_server(args.server_binary or settings.llama_server)
-    if binary is None:
-        raise UserError("no llama-server here yet: `draftlight engine build-server` builds one "
-                        "(a few minutes, once), or name one with --server-binary")
+    binary = server_for_terminal(args.server_binary or settings.llama_server)
     options = ServerOptions(target=Path(target), spec_type=spec, draft=draft, n_ctx=n_ctx,
                             threads=settings.n_threads, rpc=rpc)
     note(f"starting llama-server ({binary}) with --spec-type {spec}"

@@ -69,11 +69,12 @@ class Settings:
             raise ValueError("the server port must be between 0 and 65535")
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}")
-        for address in self.rpc_servers.split(","):
-            host, _, port = address.strip().rpartition(":")
-            if address.strip() and (not host or not port.isdigit() or not 0 < int(port) < 65536):
-                raise ValueError(f"{address.strip()!r} is not a machine's address: write "
-                                 f"HOST:PORT, e.g. 192.168.1.20:50052")
+        from app.engine.errors import EngineError
+        from app.engine.server.rpc import rpc_addresses
+        try:
+            rpc_addresses(self.rpc_servers)
+        except EngineError as exc:
+            raise ValueError(str(exc)) from None
         if self.palette not in ("default", "colourblind", "contrast"):
             raise ValueError("palette must be default, colourblind or contrast")
         self.sampling_params().validate()

@@ -129,7 +129,7 @@ def run_bench(args: argparse.Namespace) -> int:
 def _server_modes(args, modes, target, draft, options):
     """The server engines the llama:… and remote modes need (started by run_benchmark's caller)."""
     from app.bench.server_modes import ServerModes
-    from app.engine.server.build import find_server
+    from app.engine.server.build import server_for_terminal
     from app.engine.server.client import Endpoint, ServerError, check_url
     from app.engine.server.process import ServerOptions
     from app.settings import load_settings
@@ -141,10 +141,7 @@ def _server_modes(args, modes, target, draft, options):
             raise UserError(str(exc)) from None
     binary, server_options = None, None
     if any(m.startswith("llama:") for m in modes):
-        binary = find_server(args.server_binary or load_settings()[0].llama_server or None)
-        if binary is None:
-            raise UserError("llama:… modes need llama-server: `draftlight engine build-server` "
-                            "builds one (a few minutes, once), or name one with --server-binary")
+        binary = server_for_terminal(args.server_binary or load_settings()[0].llama_server)
         # Draft-model types draft with --draft, else with the target itself (as "draft" does)
         from app.engine.errors import EngineError
         from app.engine.server.rpc import rpc_addresses

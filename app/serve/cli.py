@@ -121,13 +121,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def _llama_server(args, settings, target, n_ctx):
-    from app.engine.server.build import find_server
+    from app.engine.server.build import server_for_terminal
     from app.engine.server.engine import ServerEngine, spec_type_of
     from app.engine.server.process import ServerOptions
-    binary = find_server(args.server_binary or settings.llama_server or None)
-    if binary is None:
-        raise UserError("no llama-server here yet: `draftlight engine build-server` builds one "
-                        "(a few minutes, once), or name one with --server-binary")
+    binary = server_for_terminal(args.server_binary or settings.llama_server)
     return ServerEngine.managed(binary, ServerOptions(
         target=Path(target), spec_type=spec_type_of(args.mode), draft=args.draft, n_ctx=n_ctx,
         threads=settings.n_threads))

@@ -125,6 +125,17 @@ def find_server(setting: str | None = None) -> Path | None:
     return built if built.is_file() else None
 
 
+def server_for_terminal(setting: str | None = None) -> Path:
+    """find_server for the command line, which does not build on its own (minutes): the
+    llama-server to run, else ServerBuildError saying how to get one."""
+    found = find_server(setting or None)
+    if found is None:
+        raise ServerBuildError("no llama-server here yet: `draftlight engine build-server` "
+                               "builds one (a few minutes, once), or name one with "
+                               "--server-binary")
+    return found
+
+
 def build_server(report: Report | None = None, should_cancel: Callable[[], bool] = lambda: False,
                  sources: str | Path | None = None, jobs: int | None = None) -> Path:
     """Build llama-server for this installation (or return the one already built).

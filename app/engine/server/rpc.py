@@ -27,11 +27,12 @@ def rpc_addresses(text: str) -> tuple[str, ...]:
 
 def check_rpc_address(address: str) -> str:
     """`address` if it is HOST:PORT, else EngineError saying what is expected."""
-    host, _, port = address.strip().rpartition(":")
+    address = address.strip()
+    host, _, port = address.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise EngineError(f"{address!r} is not a machine's address: write it as HOST:PORT "
                           f"(e.g. 192.168.1.20:50052)")
-    return address.strip()
+    return address
 
 
 def unreachable(addresses: tuple[str, ...], timeout: float = 1.0) -> list[str]:
