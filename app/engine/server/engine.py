@@ -25,7 +25,7 @@ from app.engine.sampling import SamplingParams
 from app.engine.server.client import Endpoint, ServerError, post_json, stream_chat
 from app.engine.server.process import (NEEDS_DRAFT_MODEL, SPEC_TYPES, ManagedServer,
                                       ServerOptions, ServerStartError)
-from app.engine.server.rpc import unreachable
+from app.engine.server.rpc import no_longer_answer, unreachable
 from app.engine.server.provenance import PassTracker
 
 LLAMA_PREFIX = "llama:"
@@ -150,7 +150,7 @@ class ServerEngine:
         line = f"llama-server stopped mid-reply: {self.server.reason()}"
         gone = unreachable(self.options.rpc)
         if gone:
-            line += f" ({', '.join(gone)} no longer answers)"
+            line += f" {no_longer_answer(gone)}"
         return line
 
     def close(self) -> None:

@@ -6,6 +6,7 @@ Addresses are HOST:PORT. What llama-server put where comes from its log (`-lv 4`
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 
 from app.engine.errors import EngineError
@@ -45,6 +46,26 @@ def unreachable(addresses: tuple[str, ...], timeout: float = 1.0) -> list[str]:
         except (OSError, ValueError):
             gone.append(address)
     return gone
+
+
+def no_longer_answer(gone: list[str]) -> str:
+    """"(a:1 no longer answers)": how a reply's error names the machines that went away."""
+    return f"({', '.join(gone)} no longer answer{'s' if len(gone) == 1 else ''})"
+
+
+_GONE = re.compile(r"\(([^()]+) no longer answers?\)")
+
+
+def machines_gone(message: str) -> tuple[str, ...]:
+    """The machines an error names with no_longer_answer(), so the window can offer to go on
+    without them; () when it names none."""
+    match = _GONE.search(message)
+    if not match:
+        return ()
+    try:
+        return rpc_addresses(match.group(1))
+    except EngineError:
+        return ()
 
 
 def device_lines(log) -> list[str]:

@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 
 from app.engine.server.engine import LLAMA_PREFIX, REMOTE_MODE, llama_mode
+from app.engine.server.rpc import machines_gone, rpc_addresses
 from app.settings import Settings, save_settings
 from app.store.history import History
 from app.ui.chat.pane import ChatPane
@@ -149,7 +150,7 @@ class MainWindow(QMainWindow):
         session.busy_changed.connect(self._update_actions)
         session.conversations_changed.connect(self.conversations.refresh)
         session.current_changed.connect(self.conversations.set_current)
-        session.error.connect(self.banner.show_message)
+        session.error.connect(self._on_reply_failed)
         session.info.connect(self.show_status)
         session.live_stats.connect(self.stats_label.setText)
         session.speed.connect(self.toolbar.speed_meter.show_rates)
@@ -330,6 +331,22 @@ class MainWindow(QMainWindow):
         self.models.apply(EngineSpec.from_settings(new))
         if new.engine == "llama-server":
             self.set_mode(llama_mode(new.spec_type))  # restarts llama-server at the next reply
+
+    def _on_reply_failed(self, message: str) -> None:
+        """A reply's error; when llama-server lost machines its model was split over, the
+        banner offers to start it again without them."""
+        gone = machines_gone(message) if self.settings.engine == "llama-server" else ()
+        if not gone:
+            self.banner.show_message(message)
+            return
+        self.banner.show_message(message, f"Restart without {', '.join(gone)}",
+                                 lambda: self.restart_without(gone))
+
+    def restart_without(self, machines: tuple[str, ...]) -> None:
+        """Settings ▸ Engine ▸ Use other machines, less `machines`; the engine reloads."""
+        kept = [a for a in rpc_addresses(self.settings.rpc_servers) if a not in machines]
+        self.apply_settings(dataclasses.replace(self.settings, rpc_servers=", ".join(kept)))
+        self.show_status(f"Starting llama-server without {', '.join(machines)}…")
 
     def open_models(self) -> None:
         from app.ui.picker.dialog import PickerDialog  # the action is hidden without it
