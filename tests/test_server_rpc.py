@@ -128,7 +128,8 @@ def test_engine_rpc_server_lends_this_machine_on_loopback(llama_server_binary):
 def test_the_window_on_a_split_model_keeps_the_conversation_when_a_helper_dies(
         qtbot, real_window, helpers, llama_server_binary, bundled_model):
     from app.settings import Settings
-    from app.store.history import INTERRUPTED
+    from PySide6.QtCore import Qt
+    from app.store.history import COMPLETE, INTERRUPTED
     from tests.test_ui_model import send_and_wait
     addresses = ", ".join(a for _, a in helpers)
     window = real_window(Settings(engine="llama-server", spec_type="none", n_threads=1,
@@ -150,3 +151,44 @@ def test_the_window_on_a_split_model_keeps_the_conversation_when_a_helper_dies(
     assert [m.role for m in saved] == ["user", "assistant"]
     assert saved[0].text == "Write a long story about a dragon." and saved[1].text == view.text
     assert window.send_button.isEnabled()
+
+    # The banner offers to go on without the machine that died: one click restarts
+    # llama-server over the machine still there, and the conversation goes on.
+    survivor = helpers[0][1]
+    assert window.banner.action_button.text() == f"Restart without {address}"
+    qtbot.mouseClick(window.banner.action_button, Qt.LeftButton)
+    assert window.settings.rpc_servers == survivor
+    qtbot.waitUntil(lambda: window.ready, timeout=120_000)
+    view = send_and_wait(qtbot, window, "Say hello.", timeout=60_000)
+    assert view.status == COMPLETE and view.text
+    starts = [line for line in window.server_log.lines if line.startswith("$ ")]
+    assert f"--rpc {survivor} " in starts[-1] and address not in starts[-1]
+    assert [m.role for m in window.history.messages(window.session.conversation_id)] == [
+        "user", "assistant", "user", "assistant"]
+
+
+def test_bench_over_a_split_reports_its_passes_next_to_this_machine_alone(
+        tmp_path, helpers, llama_server_binary, bundled_model):
+    import json
+    from app.cli import main
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question_id": 1, "category": "document_qa", "turns": [
+        "Quote the first sentence: 'The sky is blue. Grass is green.'"]}) + "\n")
+    out = tmp_path / "out"
+    addresses = ",".join(a for _, a in helpers)
+    assert main(["bench", "--questions", str(questions), "--modes", "plain,llama:none",
+                 "--max-tokens", "16", "--target", str(bundled_model), "--rpc", addresses,
+                 "--server-binary", str(llama_server_binary), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    passes = report["server_passes"]
+    assert passes["machines"] == [a for _, a in helpers]
+    for side in ("split", "local"):  # timed by the server's clock, for every pass size
+        assert set(passes[side]["ms"]) == {"1", "2", "4", "8", "16"}
+        assert all(ms > 0 for ms in passes[side]["ms"].values())
+        assert passes[side]["v"]["1"] == 1.0 and passes[side]["v"]["16"] > 1.0
+    assert set(passes["rpc_share"]) == {"1", "2", "4", "8", "16"}
+    assert passes["v_split_over_local"] > 0
+    share = report["overall"]["llama:none"]["server_share_of_wall"]
+    assert 0 < share < 1.5  # the server's decoding time, about the time waited here
+    text = (out / "report.md").read_text()
+    assert "RPC's share of the pass" in text and "Over the split a k-token pass costs" in text

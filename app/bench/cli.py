@@ -109,8 +109,10 @@ def run_bench(args: argparse.Namespace) -> int:
         if "auto" in modes:
             engine.prepare_auto()  # measured (or cached) before timing starts
         servers.start_all(modes)
+        server_passes = servers.time_passes(modes)
         log = run_benchmark(engine, questions, modes, params, peer, ProgressBar(),
                             repeats=args.repeats, servers=servers)
+        log.server_passes = server_passes
     finally:
         servers.close()
         engine.close()

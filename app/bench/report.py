@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from app.bench.runner import ORIGIN_KINDS, RunLog, TurnResult
+from app.bench.server_curve import passes_markdown, passes_report
 
 BOOTSTRAP = 2000  # resamples of the questions for a speedup's 95% interval
 
@@ -19,6 +20,7 @@ def _figures(rows: list[TurnResult], plain_tps: float | None) -> dict:
     drafted = sum(r.drafted for r in rows)
     accepted = sum(r.accepted for r in rows)
     passes = sum(r.target_passes for r in rows)
+    server_seconds = sum(r.server_seconds for r in rows)
     tps = tokens / seconds if seconds > 0 else 0.0
     compared = [r.identical_to_plain for r in rows if r.identical_to_plain is not None]
     return {
@@ -29,6 +31,10 @@ def _figures(rows: list[TurnResult], plain_tps: float | None) -> dict:
         "identical_to_plain": (round(sum(compared) / len(compared), 3) if compared
                                else (1.0 if rows and rows[0].mode == "plain" else None)),
         "accepted_by_origin": _origin_shares(rows),
+        # server modes: the share of the decoding time seen here that the server accounts for
+        # (the rest is HTTP, streaming and this process)
+        "server_share_of_wall": (round(server_seconds / seconds, 3)
+                                 if server_seconds > 0 and seconds > 0 else None),
     }
 
 
@@ -72,6 +78,7 @@ def build_report(log: RunLog) -> dict:
         "draft_kind": log.draft_kind,
         "rollback": log.rollback,
         "cost_curve": log.cost_curve,
+        "server_passes": passes_report(log.server_passes),
         # Speedup in target passes of an oracle drafting exactly the n-gram guesses that will be
         # accepted (app/bench/ceiling.py); only when auto ran (it needs the cost curve).
         "ngram_ceiling": ceiling if ceiling["overall"] is not None else {},
@@ -162,18 +169,26 @@ def markdown(report: dict, command: str) -> str:
             cells.append("–" if ceiling.get(key) is None else f"{ceiling[key]:.2f}x")
         lines.append(f"| {category} | " + " | ".join(cells) + " |")
     lines += ["", "| mode | tok/s | acceptance | tokens/pass | identical to plain | "
-                  "projection, flat v(k) | peak RSS MB |", "|---|---|---|---|---|---|---|"]
+                  "projection, flat v(k) | server time / wall | peak RSS MB |",
+              "|---|---|---|---|---|---|---|---|"]
     for mode, f in report["overall"].items():
         acc = "–" if f["acceptance_rate"] is None else f"{100 * f['acceptance_rate']:.0f}%"
         tpp = "–" if f["mean_accepted_length"] is None else f"{f['mean_accepted_length']:.2f}"
         same = "–" if f["identical_to_plain"] is None else f"{100 * f['identical_to_plain']:.0f}%"
         flat = f.get("flat_cost_projection")
         projection = "–" if flat is None else f"{flat:.2f}x"
+        share = f.get("server_share_of_wall")
+        server = "–" if share is None else f"{100 * share:.0f}%"
         lines.append(f"| {mode} | {f['tokens_per_second']:.1f} | {acc} | {tpp} | {same} | "
-                     f"{projection} | {report['peak_rss_mb'].get(mode, 0):.0f} |")
+                     f"{projection} | {server} | {report['peak_rss_mb'].get(mode, 0):.0f} |")
     lines += ["", "Projection, flat v(k): a projection, not a measurement: the speedup these "
                   "runs' drafts would give if a pass over up to 16 tokens cost one pass (as on a "
                   "GPU), drafts chosen for this machine's curve."]
+    if any(f.get("server_share_of_wall") for f in report["overall"].values()):
+        lines += ["", "Server time / wall: the decoding time llama-server's own clock counts, "
+                      "over the decoding time waited here; the rest is HTTP, streaming and this "
+                      "process."]
+    lines += passes_markdown(report.get("server_passes") or {})
     if ceiling:
         lines += ["", "n-gram ceiling: the speedup, in target passes, of an oracle that drafts "
                       "exactly the n-gram guesses the target will accept, priced with the cost "

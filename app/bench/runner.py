@@ -41,6 +41,7 @@ class TurnResult:
     repeat: int = 0  # which pass over the question set (--repeats)
     # accepted draft tokens by where they came from (ORIGIN_KINDS)
     origins: dict[str, int] = field(default_factory=dict)
+    server_seconds: float = 0.0  # server modes: decoding time by the server's own clock
 
 
 @dataclass
@@ -57,6 +58,9 @@ class RunLog:
     # A recurrent target: what a rejected draft costs it (generator.rollback_note; "" for a KV
     # cache)
     rollback: str = ""
+    # llama-server's pass times (ServerModes.time_passes): {"machines": [...], "split" or
+    # "local": {k: ms}, "local_error": why this machine alone was not timed}
+    server_passes: dict = field(default_factory=dict)
 
 
 def load_questions(path: Path) -> list[dict]:
@@ -201,7 +205,8 @@ def _run_one(engine, peer, messages, params, mode, log, question, turn_index,
         log.peak_rss_mb[mode] = max(log.peak_rss_mb.get(mode, 0.0), servers.rss_mb(mode))
         return TurnResult(**base, text=done.text, tokens=[], new_tokens=stats.new_tokens,
                           decode_seconds=stats.decode_seconds, drafted=stats.drafted,
-                          accepted=stats.accepted, target_passes=stats.target_passes)
+                          accepted=stats.accepted, target_passes=stats.target_passes,
+                          server_seconds=stats.verify_seconds)
     if mode == "lcp-pld":
         peak = log.peak_rss_mb.get(mode, 0.0)
         out = peer.run(messages, params.max_tokens, params.temperature, params.seed)

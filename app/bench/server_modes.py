@@ -9,12 +9,16 @@ drafted and accepted counts are the server's own, their passes rebuilt from its 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from app.bench.server_curve import time_passes
+from app.engine.errors import EngineError
 from app.engine.events import Done, TextPiece
 from app.engine.sampling import SamplingParams
 from app.engine.server.client import Endpoint
-from app.engine.server.engine import LLAMA_PREFIX, REMOTE_MODE, ServerEngine, spec_type_of
+from app.engine.server.engine import (LLAMA_PREFIX, REMOTE_MODE, ServerEngine, llama_mode,
+                                     spec_type_of)
 from app.engine.server.process import ServerOptions
 
 
@@ -45,6 +49,34 @@ class ServerModes:
         for mode in modes:
             if is_server_mode(mode):
                 self.engine(mode)
+
+    def time_passes(self, modes: list[str]) -> dict:
+        """llama-server's pass times before the run (server_curve.py): {"machines": the RPC
+        helpers, "split" (over them) or "local" (this machine): {k: ms}}. Over RPC the same
+        model is also timed on this machine alone, in a server started for that and stopped
+        again ("local", or "local_error" when it cannot run here, e.g. it does not fit)."""
+        llama = [m for m in modes if m.startswith(LLAMA_PREFIX)]
+        if not llama:
+            return {}
+        mode = llama_mode("none") if llama_mode("none") in llama else llama[0]
+        rpc = self.options.rpc
+        passes = {"machines": list(rpc)}
+        try:
+            passes["split" if rpc else "local"] = time_passes(self.engine(mode).endpoint)
+        except EngineError as exc:  # the run goes on without them
+            return passes | {"error": str(exc)}
+        if rpc:
+            try:
+                alone = ServerEngine.managed(self.binary, replace(
+                    self.options, rpc=(), spec_type="none"))
+            except EngineError as exc:
+                passes["local_error"] = str(exc)
+            else:
+                try:
+                    passes["local"] = time_passes(alone.endpoint)
+                finally:
+                    alone.close()
+        return passes
 
     def run(self, mode: str, messages, params: SamplingParams) -> tuple[Done, int]:
         """(Done, drafted pieces seen in the stream) of one reply."""

@@ -1,0 +1,59 @@
+"""The bench's account of llama-server passes (app/bench/server_curve.py) and the names of the
+machines a split lost (app/engine/server/rpc.py), on made-up figures: exact and fast. The real
+measurement over two rpc-servers is in tests/test_server_rpc.py."""
+
+from __future__ import annotations
+
+from app.bench.server_curve import cost_curve, passes_markdown, passes_report, rpc_shares
+from app.engine.server.rpc import machines_gone, no_longer_answer
+
+ALONE = {1: 20.0, 2: 36.0, 4: 60.0, 8: 100.0}
+# RPC adds 10 ms a pass, whatever its size: relative to one token, long passes get cheaper
+SPLIT = {k: ms + 10.0 for k, ms in ALONE.items()}
+
+
+def test_the_curve_is_each_pass_over_a_one_token_pass():
+    assert cost_curve(ALONE) == {1: 1.0, 2: 1.8, 4: 3.0, 8: 5.0}
+    assert cost_curve({1: 0.0, 2: 1.0}) == {}
+
+
+def test_rpcs_share_is_what_the_split_adds_to_a_pass():
+    assert rpc_shares(SPLIT, ALONE) == {1: 0.333, 2: 0.217, 4: 0.143, 8: 0.091}
+    # a split no slower than this machine alone adds nothing
+    assert rpc_shares(ALONE, SPLIT) == {1: 0.0, 2: 0.0, 4: 0.0, 8: 0.0}
+
+
+def test_a_fixed_round_trip_per_pass_makes_drafting_pay_more_over_the_split():
+    report = passes_report({"machines": ["127.0.0.1:1", "127.0.0.1:2"], "split": SPLIT,
+                            "local": ALONE})
+    assert report["split"]["v"] == {1: 1.0, 2: 1.53, 4: 2.33, 8: 3.67}
+    assert report["v_split_over_local"] < 0.95
+    text = "\n".join(passes_markdown(report))
+    assert "| ms, split over 127.0.0.1:1, 127.0.0.1:2 | 30.0 | 46.0 | 70.0 | 110.0 |" in text
+    assert "| RPC's share of the pass | 33% | 22% | 14% | 9% |" in text
+    assert "drafting pays more over the split" in text
+    # the same cost curve on both sides: no more, no less
+    same = passes_report({"machines": ["a:1"], "split": ALONE, "local": ALONE})
+    assert "within 5%" in "\n".join(passes_markdown(same))
+
+
+def test_a_split_that_cannot_be_compared_says_why():
+    report = passes_report({"machines": ["a:1"], "split": SPLIT,
+                            "local_error": "it does not fit"})
+    text = "\n".join(passes_markdown(report))
+    assert "This machine alone was not timed: it does not fit" in text
+    assert "RPC's share" not in text and "v_split_over_local" not in report
+    assert "not timed: refused" in "\n".join(passes_markdown(
+        passes_report({"machines": [], "error": "refused"})))
+    assert passes_markdown(passes_report({})) == []
+
+
+def test_the_machines_a_reply_lost_are_read_back_from_its_error():
+    one = f"llama-server stopped mid-reply: x {no_longer_answer(['127.0.0.1:5'])}"
+    assert one.endswith("(127.0.0.1:5 no longer answers)")
+    assert machines_gone(one) == ("127.0.0.1:5",)
+    two = f"llama-server stopped mid-reply: x {no_longer_answer(['h:1', '[::1]:2'])}"
+    assert two.endswith("(h:1, [::1]:2 no longer answer)")
+    assert machines_gone(two) == ("h:1", "[::1]:2")
+    assert machines_gone("the server failed (HTTP 500)") == ()
+    assert machines_gone("(not an address no longer answers)") == ()
