@@ -8,8 +8,15 @@
 Managed: Draftlight's own llama-server child (process.py); a mode "llama:SPEC" runs it with
 --spec-type SPEC, restarting it when SPEC changes. Remote: a server already running; it decides
 how it decodes, so there is one mode, "remote". Which tokens were drafted comes from the
-counters llama-server streams (provenance.py); a server that sends none gets "unknown" tokens and
-a footer that says so.
+counters llama-server streams (provenance.py), or from a vLLM server's chunking checked against
+its per-step metrics (vllm_metrics.py); a server that sends neither gets "unknown" tokens and a
+footer that says so.
+
+vLLM's metrics arrive after the last token, and a mark once shown cannot be taken back (the
+window flashes it, `chat --json` has printed it). So a vLLM reply is marked from its chunks
+only when the previous reply on this engine showed that the server's chunks are its steps;
+until then its tokens are "unknown" and only counted. A marked reply whose chunks then fail the
+check says so in its footer, and the next reply is unmarked again.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from app.engine.server.process import (NEEDS_DRAFT_MODEL, SPEC_TYPES, ManagedSer
                                       ServerOptions, ServerStartError)
 from app.engine.server.rpc import no_longer_answer, unreachable
 from app.engine.server.provenance import PassTracker
+from app.engine.server.vllm_metrics import (STREAM_OPTIONS, ChunkSteps, SpecMetrics,
+                                           chunks_as_steps, spec_metrics)
 
 LLAMA_PREFIX = "llama:"
 REMOTE_MODE = "remote"
@@ -34,6 +43,15 @@ REMOTE_MODE = "remote"
 # sampler of its own beyond those the request names (its min_p defaults to 0.05).
 LLAMA_FIELDS = {"timings_per_token": True, "reasoning_format": "none", "cache_prompt": True}
 UNKNOWN_NOTE = "this server does not say which tokens were drafted"
+# What a vLLM reply's footer says when its drafted tokens are counted but not marked (_count_vllm).
+FIRST_VLLM_NOTE = ("drafted tokens counted from vLLM's metrics; its chunks matched its steps, "
+                   "so they are marked from the next reply on")
+SUMMARY_NOTE = ("vLLM sent summary metrics only: drafted tokens are counted, not marked "
+                "(start it with --per-request-spec-decode-metrics detailed)")
+MERGED_NOTE = ("vLLM's chunks were not one engine step each (a busy server, or "
+               "--stream-interval): drafted tokens are counted, not marked")
+NO_USAGE_NOTE = "vLLM sent no per-chunk token counts: drafted tokens are counted, not marked"
+WRONG_MARKS = "this reply's drafted marks may be wrong: "
 STOP_REASONS = {"stop": "eos", "length": "max_tokens"}
 
 
@@ -62,7 +80,8 @@ class ServerEngine:
         self.binary, self.options, self.on_log = binary, options, on_log
         self.server: ManagedServer | None = None
         self._spec_types = spec_types
-        self._llama_fields = True  # dropped for a server that refuses them
+        self._extra_fields = True  # llama.cpp's fields, stream_options: dropped if refused
+        self._vllm_steps = False  # the last reply's chunks were shown to be vLLM's steps
 
     @classmethod
     def managed(cls, binary: str | Path, options: ServerOptions, *,
@@ -173,41 +192,70 @@ class ServerEngine:
             yield Notice("A server engine cannot draft from a predicted output; it is ignored.")
         stats = Stats(mode=mode, draft_kind="llama-server" if self.is_managed else "server")
         started = time.perf_counter()
-        tracker = PassTracker()
+        tracker = PassTracker()  # llama-server's counters, or "unknown" one token a chunk
+        steps = ChunkSteps(marked=self._vllm_steps)  # vLLM: chunks counted from their usage
+        per_chunk_usage: bool | None = None  # decided by the first chunk with a choice
+        metrics: SpecMetrics | None = None
+        held: str | None = None  # a marked reply's last chunk: labelled once the metrics say
+        # whether a stop cut its step short
         text: list[str] = []
         timings: dict = {}
         finish = ""
+
+        def emit(piece: str, labels: list[tuple[str, int]]) -> Iterator[Event]:
+            if stats.new_tokens == 0:
+                stats.prefill_seconds = time.perf_counter() - started
+            stats.new_tokens += len(labels)
+            text.append(piece)
+            for i, (source, step) in enumerate(labels):  # the text goes with the last
+                yield TextPiece(piece if i == len(labels) - 1 else "", source, step)
+            _fill(stats, timings, tracker.passes + len(steps.sizes), started)
+            yield Progress(replace(stats))
+
         try:
             for chunk in self._stream(messages, params):
                 timings = chunk.get("timings") or timings
+                metrics = spec_metrics(chunk) or metrics
                 for choice in chunk.get("choices") or []:
                     finish = choice.get("finish_reason") or finish
-                    piece = (choice.get("delta") or {}).get("content")
-                    if not piece:
+                    piece = (choice.get("delta") or {}).get("content") or ""
+                    if per_chunk_usage is None:
+                        per_chunk_usage = bool(chunk.get("usage"))
+                    if _has_counters(chunk.get("timings")) or not per_chunk_usage:
+                        if piece:
+                            yield from emit(piece, tracker.label(chunk.get("timings")))
                         continue
-                    labels = tracker.label(chunk.get("timings"))
-                    if stats.new_tokens == 0:
-                        stats.prefill_seconds = time.perf_counter() - started
-                    stats.new_tokens += len(labels)
-                    text.append(piece)
-                    for i, (source, step) in enumerate(labels):  # the text goes with the last
-                        yield TextPiece(piece if i == len(labels) - 1 else "", source, step)
-                    _fill(stats, timings, tracker, started)
-                    yield Progress(replace(stats))
+                    if not steps.add(chunk.get("usage")):
+                        continue
+                    if choice.get("finish_reason") and steps.marked:
+                        held = piece
+                        continue
+                    yield from emit(piece, steps.last_labels())
         except GeneratorExit:
             stats.stop_reason = "cancelled"
             raise
-        _fill(stats, timings, tracker, started)
+        match = (chunks_as_steps(steps.sizes, metrics.per_step_accepted)
+                 if metrics and metrics.detailed and steps.sizes and not steps.gaps else "no")
+        if held is not None:
+            yield from emit(held, steps.last_labels(cut=match == "cut"))
+        _fill(stats, timings, tracker.passes + len(steps.sizes), started)
         stats.stop_reason = STOP_REASONS.get(finish, finish or "eos")
-        if not tracker.known:
+        if metrics is not None:
+            _count_vllm(stats, metrics, steps, match)
+        elif not tracker.known or steps.sizes:
             stats.engine_note = UNKNOWN_NOTE
+        if steps.marked and steps.sizes and match == "no":  # marks were shown, unchecked
+            stats.engine_note = WRONG_MARKS + stats.engine_note
+        self._vllm_steps = match != "no"
         yield Done("".join(text), stats)
 
     def _stream(self, messages, params: SamplingParams) -> Iterator[dict]:
         body = {"messages": messages, "max_tokens": params.max_tokens,
                 "temperature": params.temperature, "top_p": params.top_p}
-        if self._llama_fields:
+        if self._extra_fields:
             body |= LLAMA_FIELDS | {"top_k": params.top_k, "min_p": params.min_p}
+            if not self.is_managed:  # vLLM: each chunk's token count, and the final metrics
+                body["stream_options"] = STREAM_OPTIONS
         if params.seed is not None:
             body["seed"] = params.seed
         try:
@@ -216,12 +264,13 @@ class ServerEngine:
             cut = "(HTTP " not in str(exc)  # the stream broke, or the server went away
             if self.is_managed and self.server is not None and cut and not self._alive():
                 raise ServerError(self._why_it_stopped()) from None
-            # An OpenAI-style server may refuse llama.cpp's fields: ask again without them.
-            if not self._llama_fields or "(HTTP 400)" not in str(exc) or self.is_managed:
+            # An OpenAI-style server may refuse llama.cpp's fields or vLLM's stream_options:
+            # ask again without them.
+            if not self._extra_fields or "(HTTP 400)" not in str(exc) or self.is_managed:
                 raise
-            self._llama_fields = False
+            self._extra_fields = False
             body = {k: v for k, v in body.items() if k not in LLAMA_FIELDS
-                    and k not in ("top_k", "min_p")}
+                    and k not in ("top_k", "min_p", "stream_options")}
             yield from stream_chat(self.endpoint, body)
 
 
@@ -246,13 +295,36 @@ def _why_not(options: ServerOptions) -> str:
     return f"unknown llama.cpp speculation type {options.spec_type!r}"
 
 
-def _fill(stats: Stats, timings: dict, tracker: PassTracker, started: float) -> None:
+def _count_vllm(stats: Stats, metrics: SpecMetrics, steps: ChunkSteps, match: str) -> None:
+    """Stats from vLLM's metrics, and the footer's word on what could not be marked."""
+    stats.draft_kind = "vLLM"
+    stats.drafted, stats.accepted = metrics.drafted, metrics.accepted
+    if match != "no":
+        stats.target_passes = len(steps.sizes)  # each chunk was one engine step
+        stats.engine_note = "" if steps.marked else FIRST_VLLM_NOTE
+        return
+    if steps.sizes and not steps.gaps:
+        # each step sends its accepted drafts and one token of its own (a step cut by a stop
+        # sends fewer, so this can be a pass short)
+        stats.target_passes = max(stats.new_tokens - metrics.accepted, metrics.steps)
+    if not metrics.detailed:
+        stats.engine_note = SUMMARY_NOTE
+    elif not steps.sizes or steps.gaps:
+        stats.engine_note = NO_USAGE_NOTE
+    else:
+        stats.engine_note = MERGED_NOTE
+
+
+def _has_counters(timings: dict | None) -> bool:
+    return bool(timings) and "predicted_n" in timings
+
+
+def _fill(stats: Stats, timings: dict, passes: int, started: float) -> None:
     """Stats from the server's own counters; times from here (what the user waits)."""
     stats.seconds = time.perf_counter() - started
+    stats.target_passes = passes
     if not timings:
-        stats.target_passes = tracker.passes
         return
-    stats.target_passes = tracker.passes
     stats.drafted = int(timings.get("draft_n", 0))
     stats.accepted = int(timings.get("draft_n_accepted", 0))
     stats.prompt_tokens = int(timings.get("prompt_n", 0)) + int(timings.get("cache_n", 0))
