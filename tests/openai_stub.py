@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 WORDS = ["Hello", " there", ",", " friend", "."]
@@ -43,6 +44,11 @@ class StubServer(ThreadingHTTPServer):
         self.shutdown()
         self.server_close()
 
+    def handle_error(self, request, client_address) -> None:
+        import sys
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)  # a client that hung up is expected
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -76,10 +82,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             return
-        words = WORDS[:2] if behaviour == "cut" else WORDS
+        words = WORDS[:2] if behaviour in ("cut", "stall") else WORDS
         for word in words:
             self._data({"choices": [{"index": 0, "delta": {"content": word},
                                      "finish_reason": None}]})
+        if behaviour == "stall":  # alive, but silent for longer than the client waits
+            time.sleep(2)
         if behaviour != "cut":
             self._data({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
             self.wfile.write(b"data: [DONE]\n\n")

@@ -65,6 +65,16 @@ def test_each_failure_is_one_clear_line(stub, behaviour, words):
     assert words in str(caught.value) and "\n" not in str(caught.value)
 
 
+def test_a_server_that_stalls_mid_reply_ends_it_after_the_wait_the_line_names(stub):
+    server = stub("stall")
+    engine = ServerEngine.remote(Endpoint(server.url, timeout=0.5))
+    events = engine.generate(MESSAGES, SamplingParams(max_tokens=20), "remote")
+    assert next(e for e in events if isinstance(e, TextPiece)).text == WORDS[0]
+    with pytest.raises(ServerError) as caught:
+        list(events)
+    assert str(caught.value).endswith("sent nothing for 0.5 s; the reply stopped")
+
+
 def test_the_right_key_is_sent_as_a_bearer_token(stub):
     server = stub("401")
     assert run(ServerEngine.remote(Endpoint(server.url, api_key="right")))[1].text

@@ -73,7 +73,7 @@ def stream_chat(endpoint: Endpoint, body: dict) -> Iterator[dict]:
                               f"{getattr(exc, 'strerror', None) or exc}") from None
         if response.status != 200:
             raise ServerError(_status_line(response.status, _error_text(response)))
-        yield from _events(response, where)
+        yield from _events(response, where, endpoint.timeout)
     finally:
         connection.close()
 
@@ -103,7 +103,7 @@ def post_json(endpoint: Endpoint, path: str, body: dict) -> dict:
         connection.close()
 
 
-def _events(response, where: str) -> Iterator[dict]:
+def _events(response, where: str, timeout: float) -> Iterator[dict]:
     finished = False
     try:
         for raw in response:
@@ -124,7 +124,7 @@ def _events(response, where: str) -> Iterator[dict]:
                 finished = True
             yield chunk
     except (socket.timeout, TimeoutError):
-        raise ServerError(f"the server at {where} sent nothing for too long; the reply "
+        raise ServerError(f"the server at {where} sent nothing for {timeout:g} s; the reply "
                           f"stopped") from None
     except (ConnectionError, http.client.IncompleteRead, OSError) as exc:
         raise ServerError(f"the connection to {where} broke mid-reply ({exc})") from None

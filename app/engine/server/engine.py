@@ -30,8 +30,8 @@ from app.engine.errors import EngineError
 from app.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from app.engine.sampling import SamplingParams
 from app.engine.server.client import Endpoint, ServerError, post_json, stream_chat
-from app.engine.server.process import (NEEDS_DRAFT_MODEL, SPEC_TYPES, ManagedServer,
-                                      ServerOptions, ServerStartError)
+from app.engine.server.process import (HEALTH_TIMEOUT, NEEDS_DRAFT_MODEL, SPEC_TYPES,
+                                      ManagedServer, ServerOptions, ServerStartError)
 from app.engine.server.rpc import no_longer_answer, unreachable
 from app.engine.server.provenance import PassTracker
 from app.engine.server.vllm_metrics import (STREAM_OPTIONS, ChunkSteps, SpecMetrics,
@@ -183,7 +183,8 @@ class ServerEngine:
         if self.is_managed:
             spec = spec_type_of(mode)
             if spec != self.options.spec_type or not (self.server and self.server.running):
-                yield Notice(f"Starting llama-server with --spec-type {spec}…")
+                yield Notice(f"Starting llama-server with --spec-type {spec}… (it has "
+                             f"{HEALTH_TIMEOUT:.0f} s to load the model)")
                 self.use_spec_type(spec)
             mode = llama_mode(spec)
         else:

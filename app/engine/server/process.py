@@ -39,6 +39,7 @@ SPEC_TYPES = ("none", "draft-simple", "draft-eagle3", "draft-mtp", "draft-dflash
               "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
 NEEDS_DRAFT_MODEL = ("draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark")
 LOG_LINES = 2000  # the server's latest log lines kept for the Server log view
+HEALTH_TIMEOUT = 180.0  # seconds a start may take (loading a large model) before giving up
 _LOG_PREFIX = re.compile(r"^\d+\.\d+\.\d+\.\d+ [A-Z] ")  # llama.cpp's "0.00.018.518 E "
 
 
@@ -98,7 +99,7 @@ class ManagedServer:
     """One llama-server child process. Start and close it from one thread."""
 
     def __init__(self, binary: str | Path, options: ServerOptions, *,
-                 health_timeout: float = 180.0, on_log: Callable[[str], None] | None = None) -> None:
+                 health_timeout: float = HEALTH_TIMEOUT, on_log: Callable[[str], None] | None = None) -> None:
         self.binary = Path(binary)
         self.options = options
         self.health_timeout = health_timeout

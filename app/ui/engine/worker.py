@@ -21,6 +21,7 @@ from dataclasses import replace
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from app.engine.events import Done, Notice, Progress, TextPiece
+from app.engine.server.process import HEALTH_TIMEOUT
 from app.ui.engine.factory import EngineSpec, LlamaEngineFactory
 
 STOP_ALL = sys.maxsize
@@ -132,7 +133,8 @@ class EngineWorker(QObject):
         if spec.engine == "remote":
             self.loading.emit(f"Connecting to {spec.server_url}…")
             return self.factory.open_remote(spec)
-        self.loading.emit(f"Starting llama-server with {spec.target_name}…")
+        self.loading.emit(f"Starting llama-server with {spec.target_name}… (it has "
+                          f"{HEALTH_TIMEOUT:.0f} s to load the model)")
         return self.factory.open_llama_server(
             spec, report=lambda what, percent: self.preparing.emit(what, percent),
             on_log=self.server_log.emit, should_cancel=cancelled)
