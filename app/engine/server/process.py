@@ -139,7 +139,7 @@ class ManagedServer:
         command = [str(self.binary), *self.options.arguments(), "--host", "127.0.0.1",
                    "--port", str(self.port), "--api-key", self.api_key]
         env = dict(os.environ, LLAMA_LOG_COLORS="off")
-        self.log.append("$ " + " ".join(command).replace(self.api_key, "<key>"))
+        self._record("$ " + " ".join(command).replace(self.api_key, "<key>"))
         try:
             self.process = popen_tied(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True, errors="replace",
@@ -153,10 +153,14 @@ class ManagedServer:
 
     def _read_log(self, process: subprocess.Popen) -> None:
         for line in process.stdout:
-            line = line.rstrip()
-            self.log.append(line)
-            if self.on_log is not None:
-                self.on_log(line)
+            self._record(line.rstrip())
+
+    def _record(self, line: str) -> None:
+        """Keep a log line, and pass it on (the window's Server log shows each start's command
+        line too, so a user sees which machines and options a server runs with)."""
+        self.log.append(line)
+        if self.on_log is not None:
+            self.on_log(line)
 
     def _wait_healthy(self, should_cancel: Callable[[], bool]) -> None:
         deadline = time.monotonic() + self.health_timeout
