@@ -176,7 +176,9 @@ def test_bench_over_a_split_reports_its_passes_next_to_this_machine_alone(
         "Quote the first sentence: 'The sky is blue. Grass is green.'"]}) + "\n")
     out = tmp_path / "out"
     addresses = ",".join(a for _, a in helpers)
-    assert main(["bench", "--questions", str(questions), "--modes", "plain,llama:none",
+    # two llama-server modes: an rpc-server serves one llama-server at a time, so they take turns
+    assert main(["bench", "--questions", str(questions), "--modes",
+                 "plain,llama:none,llama:ngram-simple",
                  "--max-tokens", "16", "--target", str(bundled_model), "--rpc", addresses,
                  "--server-binary", str(llama_server_binary), "--out", str(out)]) == 0
     report = json.loads((out / "report.json").read_text())
@@ -188,7 +190,8 @@ def test_bench_over_a_split_reports_its_passes_next_to_this_machine_alone(
         assert passes[side]["v"]["1"] == 1.0 and passes[side]["v"]["16"] > 1.0
     assert set(passes["rpc_share"]) == {"1", "2", "4", "8", "16"}
     assert passes["v_split_over_local"] > 0
-    share = report["overall"]["llama:none"]["server_share_of_wall"]
-    assert 0 < share < 1.5  # the server's decoding time, about the time waited here
+    for mode in ("llama:none", "llama:ngram-simple"):
+        share = report["overall"][mode]["server_share_of_wall"]
+        assert 0 < share < 1.5  # the server's decoding time, about the time waited here
     text = (out / "report.md").read_text()
     assert "RPC's share of the pass" in text and "Over the split a k-token pass costs" in text

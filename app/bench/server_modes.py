@@ -34,15 +34,22 @@ class ServerModes:
         self.binary, self.options, self.endpoint = binary, options, endpoint
         self.engines: dict[str, ServerEngine] = {}
 
+    def _key(self, mode: str) -> str:
+        """Which server answers `mode`: its own per spec type, but over RPC one for all (an
+        rpc-server serves one llama-server at a time), restarted with each reply's spec type
+        (ServerEngine.generate; a start is not part of any reply's time)."""
+        return LLAMA_PREFIX if self.options and self.options.rpc and mode != REMOTE_MODE else mode
+
     def engine(self, mode: str) -> ServerEngine:
-        if mode not in self.engines:
+        key = self._key(mode)
+        if key not in self.engines:
             if mode == REMOTE_MODE:
-                self.engines[mode] = ServerEngine.remote(self.endpoint)
+                self.engines[key] = ServerEngine.remote(self.endpoint)
             else:
                 options = ServerOptions(**{**self.options.__dict__,
                                            "spec_type": spec_type_of(mode)})
-                self.engines[mode] = ServerEngine.managed(self.binary, options)
-        return self.engines[mode]
+                self.engines[key] = ServerEngine.managed(self.binary, options)
+        return self.engines[key]
 
     def start_all(self, modes: list[str]) -> None:
         """Start every server before timing begins (a start is not part of any reply)."""
@@ -91,7 +98,8 @@ class ServerModes:
 
     def rss_mb(self, mode: str) -> float:
         """The server process's resident memory (0 for a remote server)."""
-        server = self.engines[mode].server if mode in self.engines else None
+        engine = self.engines.get(self._key(mode))
+        server = engine.server if engine else None
         if server is None or server.pid is None:
             return 0.0
         try:
