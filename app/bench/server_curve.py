@@ -11,7 +11,8 @@ cached prefix plus k fresh tokens makes the server evaluate exactly those k toke
 batch. Times come from the server's own clock, so HTTP does not enter them.
 
 Over RPC a pass also sends activations to each helper and waits for its answer: one round trip
-per helper and pass, whatever k is. So next to the same model on this machine alone,
+per helper and pass, whatever k is. So next to the same model on this machine alone, computing
+as the helpers do (RPC devices keep plain weights: no repacked CPU kernels, `--no-repack`),
 
     rpc share of a k-token pass = 1 − ms_local(k) / ms_split(k)
 
@@ -111,7 +112,9 @@ def passes_markdown(report: dict) -> list[str]:
     if "error" in report:
         return lines + ["", f"not timed: {report['error']}"]
     sides = [(side, label) for side, label in (("split", f"split over {machines}"),
-                                               ("local", "this machine alone"))
+                                               ("local", "this machine alone"
+                                                          + (" (no repacking)"
+                                                             if machines else "")))
              if side in report]
     sizes = list(report[sides[0][0]]["ms"])
     lines += ["", "| k | " + " | ".join(str(k) for k in sizes) + " |",
@@ -134,5 +137,6 @@ def passes_markdown(report: dict) -> list[str]:
                    "drafting pays about the same over the split (within 5%)")
         lines += ["", f"Over the split a k-token pass costs {ratio:.2f}× the one-token passes "
                       f"it costs here alone (v(k) ratio, geometric mean over k > 1): {verdict}. "
-                      f"RPC's share: 1 − ms alone / ms split."]
+                      f"RPC's share: 1 − ms alone / ms split, alone computing as the helpers "
+                      f"do (no repacked weights)."]
     return lines

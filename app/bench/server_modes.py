@@ -61,7 +61,9 @@ class ServerModes:
         """llama-server's pass times before the run (server_curve.py): {"machines": the RPC
         helpers, "split" (over them) or "local" (this machine): {k: ms}}. Over RPC the same
         model is also timed on this machine alone, in a server started for that and stopped
-        again ("local", or "local_error" when it cannot run here, e.g. it does not fit)."""
+        again ("local", or "local_error" when it cannot run here, e.g. it does not fit). That
+        server computes as the helpers do, without llama.cpp's repacked CPU weights (which RPC
+        devices do not use), so the difference is what RPC itself adds."""
         llama = [m for m in modes if m.startswith(LLAMA_PREFIX)]
         if not llama:
             return {}
@@ -75,7 +77,8 @@ class ServerModes:
         if rpc:
             try:
                 alone = ServerEngine.managed(self.binary, replace(
-                    self.options, rpc=(), spec_type="none"))
+                    self.options, rpc=(), spec_type="none",
+                    extra=(*self.options.extra, "--no-repack")))
             except EngineError as exc:
                 passes["local_error"] = str(exc)
             else:
