@@ -147,9 +147,8 @@ def _managed_engine(args, settings, target, draft, mode, n_ctx, rpc=()):
          + (f", split over {', '.join(rpc)}" if rpc else ""))
     engine = ServerEngine.managed(binary, options)
     if rpc:
-        from app.engine.server.rpc import device_lines
-        for line in device_lines(engine.log):
-            note(line)
+        from app.engine.server.rpc import placement
+        note(f"placed: {placement(engine.log) or 'nothing on the other machines'}")
     return engine
 
 

@@ -57,3 +57,23 @@ def test_the_machines_a_reply_lost_are_read_back_from_its_error():
     assert machines_gone(two) == ("h:1", "[::1]:2")
     assert machines_gone("the server failed (HTTP 500)") == ()
     assert machines_gone("(not an address no longer answers)") == ()
+
+
+def test_placement_says_per_machine_its_layers_and_memory_from_the_latest_start():
+    from app.engine.server.rpc import placement
+    run = ["0.00.611.676 I print_info: n_layer               = 30",
+           "0.00.639.678 I load_tensors:   CPU_Mapped model buffer size =    28.69 MiB",
+           "0.00.639.681 I load_tensors: RPC0[127.0.0.1:50161] model buffer size =    33.82 MiB",
+           "0.00.639.682 I load_tensors: RPC0[127.0.0.1:50162] model buffer size =    58.28 MiB",
+           "0.00.829.443 I llama_context:        CPU  output buffer size =     0.19 MiB",
+           "0.00.829.692 I llama_kv_cache: RPC0[127.0.0.1:50161] KV buffer size =    12.00 MiB",
+           "0.00.834.669 I llama_kv_cache: RPC0[127.0.0.1:50162] KV buffer size =    10.50 MiB",
+           "0.00.854.350 I sched_reserve: RPC0[127.0.0.1:50161] compute buffer size =    13.38 MiB",
+           "0.00.854.403 I sched_reserve: RPC0[127.0.0.1:50162] compute buffer size =    13.38 MiB",
+           "0.00.854.422 I sched_reserve:        CPU compute buffer size =     3.26 MiB"]
+    assert placement(["$ llama-server --rpc 127.0.0.1:50161,127.0.0.1:50162", *run]) == (
+        "127.0.0.1:50161: 16 of 30 layers, 59 MiB · 127.0.0.1:50162: 14 of 30 layers, 82 MiB"
+        " · this machine: 32 MiB")
+    # an earlier start's lines do not count; a start on this machine alone places nothing
+    alone = [line for line in run if "RPC0" not in line]
+    assert placement(["$ first", *run, "$ again", *alone]) == ""

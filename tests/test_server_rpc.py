@@ -20,7 +20,7 @@ from app.engine.server.build import find_rpc_server
 from app.engine.server.client import ServerError
 from app.engine.server.engine import ServerEngine
 from app.engine.server.process import ServerOptions, ServerStartError, free_port, popen_tied
-from app.engine.server.rpc import device_lines, unreachable
+from app.engine.server.rpc import device_lines, placement, unreachable
 
 from tests.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 
@@ -64,6 +64,11 @@ def test_a_split_model_answers_as_llama_cpp_computes_without_repacked_weights(
         for _, address in helpers:  # both helpers hold part of the model and its cache
             assert any(f"RPC0[{address}] model buffer size" in line for line in where), where
             assert any(f"[{address}] KV buffer size" in line for line in where), where
+        # in words: each helper's layers (of SmolLM2's 30) and memory, then this machine's
+        parts = placement(engine.log).split(" · ")
+        assert [p.split(": ")[0] for p in parts] == [a for _, a in helpers] + ["this machine"]
+        layers = [int(p.split(": ")[1].split(" of 30 layers")[0]) for p in parts[:2]]
+        assert sum(layers) == 30 and min(layers) > 0, parts
         done = list(engine.generate(PROMPT, SamplingParams(max_tokens=64),
                                     "llama:ngram-simple"))[-1]
     finally:
@@ -137,6 +142,8 @@ def test_the_window_on_a_split_model_keeps_the_conversation_when_a_helper_dies(
                                   max_tokens=2000, n_ctx=2048))
     qtbot.waitUntil(lambda: window.ready, timeout=120_000)
     victim, address = helpers[1]
+    status = window.status_label.text()  # where the model went, in the status bar
+    assert ", split: " in status and all(f"{a}: " in status for _, a in helpers), status
     timer = threading.Timer(3.0, victim.kill)  # once the reply is streaming
     timer.start()
     try:
@@ -161,6 +168,7 @@ def test_the_window_on_a_split_model_keeps_the_conversation_when_a_helper_dies(
     qtbot.waitUntil(lambda: window.ready, timeout=120_000)
     view = send_and_wait(qtbot, window, "Say hello.", timeout=60_000)
     assert view.status == COMPLETE and view.text
+    assert f"{survivor}: 30 of 30 layers" in window.status_label.text()
     starts = [line for line in window.server_log.lines if line.startswith("$ ")]
     assert f"--rpc {survivor} " in starts[-1] and address not in starts[-1]
     assert [m.role for m in window.history.messages(window.session.conversation_id)] == [

@@ -68,6 +68,47 @@ def machines_gone(message: str) -> tuple[str, ...]:
         return ()
 
 
+_BUFFER = re.compile(r"(\S+)\s+(model|KV|compute|output) buffer size =\s*([\d.]+) MiB")
+_RPC_DEVICE = re.compile(r"RPC\d+\[(.+)\]$")
+_LAYERS = re.compile(r"\bn_layer\s+=\s+(\d+)")
+HERE = "this machine"
+
+
+def placement(log) -> str:
+    """What llama-server put on each machine, from its latest start's log (`-lv 4`), e.g.
+    "127.0.0.1:50161: 16 of 30 layers, 59 MiB · 127.0.0.1:50162: 14 of 30 layers, 82 MiB ·
+    this machine: 32 MiB"; "" when nothing went to another machine.
+
+    Memory is the model, KV cache and compute buffers together. llama.cpp logs no layer
+    count per device; every layer of a KV cache holds the same share of it, so a device's
+    layers are its share of the KV cache times the model's layers (a model whose layers differ,
+    sliding-window or recurrent, gets an estimate)."""
+    lines = list(log)
+    starts = [i for i, line in enumerate(lines) if line.startswith("$ ")]
+    memory: dict[str, float] = {}
+    kv: dict[str, float] = {}
+    layers = 0
+    for line in lines[starts[-1] + 1:] if starts else lines:
+        if found := _LAYERS.search(line):
+            layers = int(found.group(1))
+        if found := _BUFFER.search(line):
+            device, kind, mib = found.groups()
+            rpc = _RPC_DEVICE.match(device)
+            where = rpc.group(1) if rpc else HERE
+            memory[where] = memory.get(where, 0.0) + float(mib)
+            if kind == "KV":
+                kv[where] = kv.get(where, 0.0) + float(mib)
+    if not any(where != HERE for where in memory):
+        return ""
+    kv_total = sum(kv.values())
+    parts = []
+    for where in sorted(memory, key=lambda w: w == HERE):  # this machine last
+        share = (f"{round(layers * kv[where] / kv_total)} of {layers} layers, "
+                 if layers and kv_total and where in kv else "")
+        parts.append(f"{where}: {share}{memory[where]:.0f} MiB")
+    return " · ".join(parts)
+
+
 def device_lines(log) -> list[str]:
     """What went where, from llama-server's log: per device its layers and buffers."""
     keep = ("offloaded", "model buffer size", "KV buffer size", "compute buffer size")

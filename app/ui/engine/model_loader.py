@@ -38,6 +38,7 @@ class ModelLoader(QObject):
         self.target_mtp = False  # the loaded target carries MTP layers (llama-server draft-mtp)
         self.draft_name: str | None = None  # the draft really loaded, not just asked for
         self.target_name = spec.target_name  # the target file really loaded, once ready
+        self.placement = ""  # llama-server over other machines: what went where (rpc.placement)
         worker = engine.worker
         worker.capabilities.connect(self._on_capabilities)
         worker.loading.connect(self._on_loading)
@@ -78,7 +79,8 @@ class ModelLoader(QObject):
 
     def _ready_line(self, target: str) -> str:
         line = f"Ready: {target}" + (f" + draft {self.draft_name}" if self.draft_name else "")
-        return line + (" on llama-server" if self.engine_kind == "llama-server" else "")
+        line += " on llama-server" if self.engine_kind == "llama-server" else ""
+        return line + (f", split: {self.placement}" if self.placement else "")
 
     def _on_capabilities(self, caps: dict) -> None:
         self.local_modes = tuple(caps.get("modes", self.local_modes))
@@ -104,6 +106,7 @@ class ModelLoader(QObject):
         self.loading, self.ready = False, True
         self.draft_name = info.get("draft")
         self.target_name = info["target"]
+        self.placement = info.get("placement") or ""
         self.target_mtp = bool(info.get("mtp_layers"))  # the target can draft for itself
         self.modes = tuple(info.get("modes") or self.local_modes)
         self.changed.emit()

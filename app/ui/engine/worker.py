@@ -22,6 +22,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from app.engine.events import Done, Notice, Progress, TextPiece
 from app.engine.server.process import HEALTH_TIMEOUT
+from app.engine.server.rpc import placement
 from app.ui.engine.factory import EngineSpec, LlamaEngineFactory
 
 STOP_ALL = sys.maxsize
@@ -115,6 +116,7 @@ class EngineWorker(QObject):
             # the server's own modes; it is given its draft model on its command line
             info["modes"] = tuple(self.engine.modes)
             info["draft"] = spec.draft_name if spec.engine == "llama-server" else None
+            info["placement"] = placement(self.engine.log)  # "" on one machine
         elif spec.draft_path:
             try:
                 self.loading.emit(f"Loading draft {spec.draft_name}…")
