@@ -75,6 +75,30 @@ def test_bench_runs_llama_servers_next_to_draftlight(tmp_path, capsys, llama_ser
     assert "| llama:ngram-simple |" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow
+def test_bench_times_the_passes_of_a_llama_server_at_engine_url(tmp_path, capsys,
+                                                                llama_server_binary,
+                                                                bundled_model):
+    from app.engine.server.process import ManagedServer, ServerOptions
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question_id": 1, "category": "document_qa", "turns": [
+        "Quote: 'The sky is blue.'"]}) + "\n")
+    server = ManagedServer(llama_server_binary, ServerOptions(target=bundled_model, threads=1))
+    server.start()
+    try:
+        assert main(["bench", "--questions", str(questions), "--modes", "plain",
+                     "--target", str(bundled_model), "--max-tokens", "16",
+                     "--engine", server.url, "--api-key", server.api_key,
+                     "--out", str(tmp_path / "out")]) == 0
+    finally:
+        server.close()
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    remote = report["server_passes"]["remote"]
+    assert remote["v"]["1"] == 1.0 and remote["v"]["16"] > 1.0
+    assert report["overall"]["remote"]["server_share_of_wall"] > 0
+    assert f"| v(k), the server at {server.url} |" in (tmp_path / "out" / "report.md").read_text()
+
+
 def test_build_server_prints_the_one_already_built(capsys, llama_server_binary):
     assert main(["engine", "build-server"]) == 0
     assert capsys.readouterr().out.strip() in (str(llama_server_binary),

@@ -46,6 +46,9 @@ def test_a_split_that_cannot_be_compared_says_why():
     assert "not timed: refused" in "\n".join(passes_markdown(
         passes_report({"machines": [], "error": "refused"})))
     assert passes_markdown(passes_report({})) == []
+    remote = "\n".join(passes_markdown(passes_report({
+        "remote_url": "http://h:8000", "remote_error": "the server has no such endpoint"})))
+    assert "The server at http://h:8000 was not timed: the server has no such endpoint" in remote
 
 
 def test_the_machines_a_reply_lost_are_read_back_from_its_error():

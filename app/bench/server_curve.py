@@ -28,6 +28,8 @@ import statistics
 from app.engine.server.client import Endpoint, ServerError, post_json
 
 PASS_SIZES = (1, 2, 4, 8, 16)
+SIDES = ("split", "local", "remote")  # over RPC; this machine alone; a server at --engine URL
+ERRORS = ("error", "local_error", "remote_error")  # why a side was not timed
 REPEATS = 5  # passes timed per size (the median is kept)
 PREFIX_TOKENS = 256  # context the passes run after (a cached prefix)
 # Ordinary text for the prefix: a pass costs what it costs after real tokens
@@ -88,8 +90,8 @@ def passes_report(passes: dict) -> dict:
     drafting pays more over the split: its v(k) over this machine's, geometric mean, k > 1)."""
     if not passes:
         return {}
-    out = {key: passes[key] for key in ("machines", "error", "local_error") if key in passes}
-    for side in ("split", "local"):
+    out = {key: passes[key] for key in ("machines", "remote_url", *ERRORS) if key in passes}
+    for side in SIDES:
         if side in passes:
             out[side] = {"ms": {k: round(ms, 2) for k, ms in sorted(passes[side].items())},
                          "v": cost_curve(passes[side])}
@@ -107,15 +109,18 @@ def passes_markdown(report: dict) -> list[str]:
     if not report:
         return []
     machines = ", ".join(report.get("machines", []))
+    labels = {"split": f"split over {machines}",
+              "local": "this machine alone" + (" (no repacking)" if machines else ""),
+              "remote": f"the server at {report.get('remote_url')}"}
     lines = ["", "Passes on llama-server (its own clock, median of "
                  f"{REPEATS} after {PREFIX_TOKENS} tokens; app/bench/server_curve.py):"]
-    if "error" in report:
-        return lines + ["", f"not timed: {report['error']}"]
-    sides = [(side, label) for side, label in (("split", f"split over {machines}"),
-                                               ("local", "this machine alone"
-                                                          + (" (no repacking)"
-                                                             if machines else "")))
-             if side in report]
+    sides = [(side, labels[side]) for side in SIDES if side in report]
+    whose = dict(zip(ERRORS, ("llama-server", "this machine alone", labels["remote"])))
+    for error, who in whose.items():
+        if error in report:
+            lines += ["", f"{who[0].upper()}{who[1:]} was not timed: {report[error]}"]
+    if not sides:
+        return lines
     sizes = list(report[sides[0][0]]["ms"])
     lines += ["", "| k | " + " | ".join(str(k) for k in sizes) + " |",
               "|---|" + "---|" * len(sizes)]
@@ -128,8 +133,6 @@ def passes_markdown(report: dict) -> list[str]:
     if "rpc_share" in report:
         lines.append("| RPC's share of the pass | " + " | ".join(
             f"{100 * report['rpc_share'].get(k, 0):.0f}%" for k in sizes) + " |")
-    if "local_error" in report:
-        lines += ["", f"This machine alone was not timed: {report['local_error']}"]
     ratio = report.get("v_split_over_local")
     if ratio is not None:
         verdict = ("drafting pays more over the split" if ratio < 0.95 else

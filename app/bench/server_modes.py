@@ -59,20 +59,30 @@ class ServerModes:
 
     def time_passes(self, modes: list[str]) -> dict:
         """llama-server's pass times before the run (server_curve.py): {"machines": the RPC
-        helpers, "split" (over them) or "local" (this machine): {k: ms}}. Over RPC the same
+        helpers, "split" (over them) or "local" (this machine): {k: ms}, "remote": the same
+        for a llama-server at --engine URL, which may itself run over RPC}. Over RPC the same
         model is also timed on this machine alone, in a server started for that and stopped
         again ("local", or "local_error" when it cannot run here, e.g. it does not fit). That
         server computes as the helpers do, without llama.cpp's repacked CPU weights (which RPC
-        devices do not use), so the difference is what RPC itself adds."""
+        devices do not use), so the difference is what RPC itself adds. "error",
+        "local_error" and "remote_error" say why a side was not timed; the run goes on."""
+        passes = {}
+        if REMOTE_MODE in modes:  # a llama-server (over RPC or not) at --engine URL is timed too
+            passes["remote_url"] = self.endpoint.base
+            try:
+                passes["remote"] = time_passes(self.engine(REMOTE_MODE).endpoint)
+            except EngineError as exc:  # e.g. not a llama-server
+                passes["remote_error"] = str(exc)
         llama = [m for m in modes if m.startswith(LLAMA_PREFIX)]
-        if not llama:
-            return {}
+        return passes | self._time_llama_server(llama) if llama else passes
+
+    def _time_llama_server(self, llama: list[str]) -> dict:
         mode = llama_mode("none") if llama_mode("none") in llama else llama[0]
         rpc = self.options.rpc
         passes = {"machines": list(rpc)}
         try:
             passes["split" if rpc else "local"] = time_passes(self.engine(mode).endpoint)
-        except EngineError as exc:  # the run goes on without them
+        except EngineError as exc:
             return passes | {"error": str(exc)}
         if rpc:
             try:
