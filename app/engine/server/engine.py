@@ -10,13 +10,7 @@ Managed: Draftlight's own llama-server child (process.py); a mode "llama:SPEC" r
 how it decodes, so there is one mode, "remote". Which tokens were drafted comes from the
 counters llama-server streams (provenance.py), or from a vLLM server's chunking checked against
 its per-step metrics (vllm_metrics.py); a server that sends neither gets "unknown" tokens and a
-footer that says so.
-
-vLLM's metrics arrive after the last token, and a mark once shown cannot be taken back (the
-window flashes it, `chat --json` has printed it). So a vLLM reply is marked from its chunks
-only when the previous reply on this engine showed that the server's chunks are its steps;
-until then its tokens are "unknown" and only counted. A marked reply whose chunks then fail the
-check says so in its footer, and the next reply is unmarked again.
+footer that says so. reply_labels.py decides which, per reply.
 """
 
 from __future__ import annotations
@@ -33,25 +27,14 @@ from app.engine.server.client import Endpoint, ServerError, post_json, stream_ch
 from app.engine.server.process import (HEALTH_TIMEOUT, NEEDS_DRAFT_MODEL, SPEC_TYPES,
                                       ManagedServer, ServerOptions, ServerStartError)
 from app.engine.server.rpc import no_longer_answer, unreachable
-from app.engine.server.provenance import PassTracker
-from app.engine.server.vllm_metrics import (STREAM_OPTIONS, ChunkSteps, SpecMetrics,
-                                           chunks_as_steps, spec_metrics)
+from app.engine.server.reply_labels import UNKNOWN_NOTE, ReplyLabels
+from app.engine.server.vllm_metrics import STREAM_OPTIONS
 
 LLAMA_PREFIX = "llama:"
 REMOTE_MODE = "remote"
 # llama.cpp's request fields: per-chunk counters, raw text (no reasoning split), and no
 # sampler of its own beyond those the request names (its min_p defaults to 0.05).
 LLAMA_FIELDS = {"timings_per_token": True, "reasoning_format": "none", "cache_prompt": True}
-UNKNOWN_NOTE = "this server does not say which tokens were drafted"
-# What a vLLM reply's footer says when its drafted tokens are counted but not marked (_count_vllm).
-FIRST_VLLM_NOTE = ("drafted tokens counted from vLLM's metrics; its chunks matched its steps, "
-                   "so they are marked from the next reply on")
-SUMMARY_NOTE = ("vLLM sent summary metrics only: drafted tokens are counted, not marked "
-                "(start it with --per-request-spec-decode-metrics detailed)")
-MERGED_NOTE = ("vLLM's chunks were not one engine step each (a busy server, or "
-               "--stream-interval): drafted tokens are counted, not marked")
-NO_USAGE_NOTE = "vLLM sent no per-chunk token counts: drafted tokens are counted, not marked"
-WRONG_MARKS = "this reply's drafted marks may be wrong: "
 STOP_REASONS = {"stop": "eos", "length": "max_tokens"}
 
 
@@ -193,61 +176,36 @@ class ServerEngine:
             yield Notice("A server engine cannot draft from a predicted output; it is ignored.")
         stats = Stats(mode=mode, draft_kind="llama-server" if self.is_managed else "server")
         started = time.perf_counter()
-        tracker = PassTracker()  # llama-server's counters, or "unknown" one token a chunk
-        steps = ChunkSteps(marked=self._vllm_steps)  # vLLM: chunks counted from their usage
-        per_chunk_usage: bool | None = None  # decided by the first chunk with a choice
-        metrics: SpecMetrics | None = None
-        held: str | None = None  # a marked reply's last chunk: labelled once the metrics say
-        # whether a stop cut its step short
+        labels = ReplyLabels(vllm_marked=self._vllm_steps)
         text: list[str] = []
         timings: dict = {}
         finish = ""
 
-        def emit(piece: str, labels: list[tuple[str, int]]) -> Iterator[Event]:
+        def emit(piece: str, tokens: list[tuple[str, int]]) -> Iterator[Event]:
             if stats.new_tokens == 0:
                 stats.prefill_seconds = time.perf_counter() - started
-            stats.new_tokens += len(labels)
+            stats.new_tokens += len(tokens)
             text.append(piece)
-            for i, (source, step) in enumerate(labels):  # the text goes with the last
-                yield TextPiece(piece if i == len(labels) - 1 else "", source, step)
-            _fill(stats, timings, tracker.passes + len(steps.sizes), started)
+            for i, (source, step) in enumerate(tokens):  # the text goes with the last
+                yield TextPiece(piece if i == len(tokens) - 1 else "", source, step)
+            _fill(stats, timings, labels.passes, started)
             yield Progress(replace(stats))
 
         try:
             for chunk in self._stream(messages, params):
                 timings = chunk.get("timings") or timings
-                metrics = spec_metrics(chunk) or metrics
                 for choice in chunk.get("choices") or []:
                     finish = choice.get("finish_reason") or finish
-                    piece = (choice.get("delta") or {}).get("content") or ""
-                    if per_chunk_usage is None:
-                        per_chunk_usage = bool(chunk.get("usage"))
-                    if _has_counters(chunk.get("timings")) or not per_chunk_usage:
-                        if piece:
-                            yield from emit(piece, tracker.label(chunk.get("timings")))
-                        continue
-                    if not steps.add(chunk.get("usage")):
-                        continue
-                    if choice.get("finish_reason") and steps.marked:
-                        held = piece
-                        continue
-                    yield from emit(piece, steps.last_labels())
+                for piece, tokens in labels.read(chunk):
+                    yield from emit(piece, tokens)
         except GeneratorExit:
             stats.stop_reason = "cancelled"
             raise
-        match = (chunks_as_steps(steps.sizes, metrics.per_step_accepted)
-                 if metrics and metrics.detailed and steps.sizes and not steps.gaps else "no")
-        if held is not None:
-            yield from emit(held, steps.last_labels(cut=match == "cut"))
-        _fill(stats, timings, tracker.passes + len(steps.sizes), started)
+        for piece, tokens in labels.end():
+            yield from emit(piece, tokens)
+        _fill(stats, timings, labels.passes, started)
         stats.stop_reason = STOP_REASONS.get(finish, finish or "eos")
-        if metrics is not None:
-            _count_vllm(stats, metrics, steps, match)
-        elif not tracker.known or steps.sizes:
-            stats.engine_note = UNKNOWN_NOTE
-        if steps.marked and steps.sizes and match == "no":  # marks were shown, unchecked
-            stats.engine_note = WRONG_MARKS + stats.engine_note
-        self._vllm_steps = match != "no"
+        self._vllm_steps = labels.settle(stats)
         yield Done("".join(text), stats)
 
     def _stream(self, messages, params: SamplingParams) -> Iterator[dict]:
@@ -294,30 +252,6 @@ def _why_not(options: ServerOptions) -> str:
     if options.spec_type in NEEDS_DRAFT_MODEL:
         return f"llama.cpp's {options.spec_type} needs a draft model"
     return f"unknown llama.cpp speculation type {options.spec_type!r}"
-
-
-def _count_vllm(stats: Stats, metrics: SpecMetrics, steps: ChunkSteps, match: str) -> None:
-    """Stats from vLLM's metrics, and the footer's word on what could not be marked."""
-    stats.draft_kind = "vLLM"
-    stats.drafted, stats.accepted = metrics.drafted, metrics.accepted
-    if match != "no":
-        stats.target_passes = len(steps.sizes)  # each chunk was one engine step
-        stats.engine_note = "" if steps.marked else FIRST_VLLM_NOTE
-        return
-    if steps.sizes and not steps.gaps:
-        # each step sends its accepted drafts and one token of its own (a step cut by a stop
-        # sends fewer, so this can be a pass short)
-        stats.target_passes = max(stats.new_tokens - metrics.accepted, metrics.steps)
-    if not metrics.detailed:
-        stats.engine_note = SUMMARY_NOTE
-    elif not steps.sizes or steps.gaps:
-        stats.engine_note = NO_USAGE_NOTE
-    else:
-        stats.engine_note = MERGED_NOTE
-
-
-def _has_counters(timings: dict | None) -> bool:
-    return bool(timings) and "predicted_n" in timings
 
 
 def _fill(stats: Stats, timings: dict, passes: int, started: float) -> None:

@@ -26,7 +26,7 @@ ahead of its HTTP side it merges the outputs of several steps (vllm/v1/engine/ou
 RequestOutputCollector), and `--stream-interval N` batches them on purpose. So the chunk sizes
 are checked against `per_step_accepted` at the end of every reply (`chunks_as_steps`), and the
 engine marks tokens as drafted only on a server whose previous reply passed that check
-(engine.py says why).
+(reply_labels.py says why).
 
 A reply that ends on a stop token or max_tokens loses the tokens of its last step after that
 point, while the step's accepted count keeps them: a last chunk of m <= a tokens was all drafted.
