@@ -58,8 +58,8 @@ class RunLog:
     # A recurrent target: what a rejected draft costs it (generator.rollback_note; "" for a KV
     # cache)
     rollback: str = ""
-    # llama-server's pass times (ServerModes.time_passes): {"machines": [...], "split" or
-    # "local": {k: ms}, "local_error": why this machine alone was not timed}
+    # llama-server's pass times (ServerModes.time_passes): {"machines": [...], "split",
+    # "local" or "remote": {k: ms}, and why a side was not timed}
     server_passes: dict = field(default_factory=dict)
 
 

@@ -99,7 +99,8 @@ class ManagedServer:
     """One llama-server child process. Start and close it from one thread."""
 
     def __init__(self, binary: str | Path, options: ServerOptions, *,
-                 health_timeout: float = HEALTH_TIMEOUT, on_log: Callable[[str], None] | None = None) -> None:
+                 health_timeout: float = HEALTH_TIMEOUT,
+                 on_log: Callable[[str], None] | None = None) -> None:
         self.binary = Path(binary)
         self.options = options
         self.health_timeout = health_timeout
