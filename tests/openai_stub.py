@@ -9,6 +9,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
+
 WORDS = ["Hello", " there", ",", " friend", "."]
 
 # One reply as vLLM's engine makes it: the tokens of each engine step, and how many the step
@@ -163,3 +165,17 @@ def vllm_chunks(body: dict, behaviour: str = "vllm") -> list[dict]:
             final["metrics"] = {"speculative_decoding": spec}
         chunks.append(final)
     return chunks
+
+
+@pytest.fixture
+def stub():
+    """start(behaviour) -> a running StubServer; every one started is closed afterwards."""
+    servers = []
+
+    def start(behaviour: str):
+        servers.append(StubServer(behaviour))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()

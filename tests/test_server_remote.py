@@ -10,22 +10,9 @@ from app.engine.sampling import SamplingParams
 from app.engine.server.client import Endpoint, ServerError
 from app.engine.server.engine import UNKNOWN_NOTE, ServerEngine
 from app.engine.server.process import free_port
-from tests.openai_stub import WORDS, StubServer
+from tests.openai_stub import WORDS, stub  # noqa: F401 - the fixture
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
-
-
-@pytest.fixture
-def stub():
-    servers = []
-
-    def start(behaviour="ok"):
-        servers.append(StubServer(behaviour))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 def run(engine, params=SamplingParams(max_tokens=20)):

@@ -13,7 +13,8 @@ from app.engine.server.engine import ServerEngine
 from app.engine.server.reply_labels import (FIRST_VLLM_NOTE, MERGED_NOTE, SUMMARY_NOTE,
                                             UNKNOWN_NOTE, WRONG_MARKS)
 from app.engine.server.vllm_metrics import chunks_as_steps, spec_metrics
-from tests.openai_stub import VLLM_ACCEPTED, VLLM_DRAFTED, VLLM_STEPS, WORDS, StubServer
+from tests.openai_stub import (VLLM_ACCEPTED, VLLM_DRAFTED, VLLM_STEPS, WORDS,  # noqa: F401
+                               stub)
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
 TEXT = "".join("".join(tokens) for tokens, _ in VLLM_STEPS)
@@ -23,19 +24,6 @@ DRAFTED, ACCEPTED = sum(VLLM_DRAFTED), sum(VLLM_ACCEPTED)  # 12, 6
 # the end-of-text token it drafted, so all three of its tokens are drafted.
 MARKED = [("target", 0), ("draft", 1), ("target", 1), ("target", 2), ("draft", 3), ("draft", 3),
           ("target", 3), ("target", 4), ("draft", 5), ("draft", 5), ("draft", 5)]
-
-
-@pytest.fixture
-def stub():
-    servers = []
-
-    def start(behaviour="vllm"):
-        servers.append(StubServer(behaviour))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 def run(engine):

@@ -70,7 +70,7 @@ class ServerModes:
         if REMOTE_MODE in modes:  # a llama-server (over RPC or not) at --engine URL is timed too
             passes["remote_url"] = self.endpoint.base
             try:
-                passes["remote"] = time_passes(self.engine(REMOTE_MODE).endpoint)
+                passes["remote"] = time_passes(self.endpoint)
             except EngineError as exc:  # e.g. not a llama-server
                 passes["remote_error"] = str(exc)
         llama = [m for m in modes if m.startswith(LLAMA_PREFIX)]

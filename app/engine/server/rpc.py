@@ -107,10 +107,3 @@ def placement(log) -> str:
                  if layers and kv_total and where in kv else "")
         parts.append(f"{where}: {share}{memory[where]:.0f} MiB")
     return " · ".join(parts)
-
-
-def device_lines(log) -> list[str]:
-    """What went where, from llama-server's log: per device its layers and buffers."""
-    keep = ("offloaded", "model buffer size", "KV buffer size", "compute buffer size")
-    return [line.split(" I ", 1)[-1].strip() for line in log
-            if any(k in line for k in keep)]

@@ -116,7 +116,7 @@ class EngineWorker(QObject):
             # the server's own modes; it is given its draft model on its command line
             info["modes"] = tuple(self.engine.modes)
             info["draft"] = spec.draft_name if spec.engine == "llama-server" else None
-            info["placement"] = placement(getattr(self.engine, "log", ()))  # "" on one machine
+            info["placement"] = placement(self.engine.log) if spec.rpc_servers else ""
         elif spec.draft_path:
             try:
                 self.loading.emit(f"Loading draft {spec.draft_name}…")
