@@ -1,5 +1,5 @@
 """What the frozen app runs: the same `draftlight` command as the console script."""
 
-from app.cli import main
+from draftlight.cli import main
 
 raise SystemExit(main())

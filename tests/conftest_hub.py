@@ -51,7 +51,7 @@ def fake_hub(clean_env):
 
 @pytest.fixture
 def hub_client(fake_hub):
-    from app.store.hub import HubClient
+    from draftlight.store.hub import HubClient
     return HubClient(fake_hub.url)
 
 

@@ -2,7 +2,7 @@
 tokenizer.chat_template, keeping every tensor byte-for-byte.
 
 llama.cpp's own `gguf` package reads and writes the file (as its gguf_new_metadata script
-does), so these fixtures do not rest on the parser in app/store/gguf_info.py they help test.
+does), so these fixtures do not rest on the parser in app/draftlight/store/gguf_info.py they help test.
 It takes a few seconds for a 49k-token vocabulary: the reader makes an object per token.
 """
 

@@ -77,9 +77,9 @@ RAM = (16 * 1024**3, 11 * 1024**3)  # total, free: the badges in the pictures
 def render(app, out: Path) -> list[Path]:
     """Both pictures, with the picker on the demo hub; the caller has set the models folder
     and the RAM (see main)."""
-    from app.store.download_queue import DownloadQueue
-    from app.store.hub import HubClient, HubRepo
-    from app.ui.picker.dialog import PickerDialog
+    from draftlight.store.download_queue import DownloadQueue
+    from draftlight.store.hub import HubClient, HubRepo
+    from draftlight.ui.picker.dialog import PickerDialog
 
     hub = demo_hub().start()
     queue = DownloadQueue()
@@ -124,7 +124,7 @@ def settle(app) -> None:
 def main(out: Path) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ["DRAFTLIGHT_HOME"] = tempfile.mkdtemp(prefix="draftlight-shots-")
-    from app.store import memory
+    from draftlight.store import memory
     memory.system_memory = lambda: memory.MemoryInfo(*RAM)
     from PySide6.QtWidgets import QApplication
     app = QApplication.instance() or QApplication(sys.argv[:1])

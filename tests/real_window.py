@@ -19,7 +19,7 @@ def cost_cache_file(tmp_path_factory):
 
 @pytest.fixture
 def shared_cost_cache(cost_cache_file, monkeypatch):
-    from app.engine import disk_cache
+    from draftlight.engine import disk_cache
     monkeypatch.setattr(disk_cache, "_cache_file", lambda: cost_cache_file)
     return cost_cache_file
 
@@ -29,8 +29,8 @@ def window_opener(qtbot):
     """open_(settings, history=None, factory=None) -> a shown MainWindow with its own history
     file (on the real engine unless a factory is given); on leaving, every window is closed,
     its engine thread joined and its history closed."""
-    from app.store.history import History
-    from app.ui.chat.main_window import MainWindow
+    from draftlight.store.history import History
+    from draftlight.ui.chat.main_window import MainWindow
     opened = []
 
     def open_(settings, history=None, factory=None):

@@ -7,9 +7,9 @@ import http.client
 import json
 from contextlib import contextmanager
 
-from app.engine.generator import Engine
-from app.serve.background import BackgroundServer
-from app.serve.worker import EngineWorker
+from draftlight.engine.generator import Engine
+from draftlight.serve.background import BackgroundServer
+from draftlight.serve.worker import EngineWorker
 from tests.fake_backend import FakeChatModel, scripted_costs
 
 MODEL = "smol"

@@ -47,7 +47,7 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from app.paths import bundled_model_path
+from draftlight.paths import bundled_model_path
 
 ARCHS = {
     "lfm2": "hybrid: short-convolution recurrent layers and attention layers; llama.cpp rolls "

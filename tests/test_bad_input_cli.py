@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from app.settings import settings_path
-from app.store import memory
+from draftlight.settings import settings_path
+from draftlight.store import memory
 
 
 def chat(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app", "chat", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-P", "-m", "draftlight", "chat", *args], capture_output=True,
                           text=True, timeout=300, input=stdin)
 
 
@@ -87,11 +87,11 @@ def test_a_model_that_disappeared_since_the_last_run(tmp_path):
 
 def test_a_pair_that_does_not_fit_in_memory_is_refused_before_loading(
         monkeypatch, capsys, bundled_model):
-    from app.cli import main
+    from draftlight.cli import main
     monkeypatch.setattr(memory, "system_memory",
                         lambda: memory.MemoryInfo(total=200 << 20, available=100 << 20))
     loads = []
-    monkeypatch.setattr("app.engine.generator.Engine.load", lambda *a, **k: loads.append(a))
+    monkeypatch.setattr("draftlight.engine.generator.Engine.load", lambda *a, **k: loads.append(a))
     code = main(["chat", "--target", str(bundled_model), "--draft", str(bundled_model), "hi"])
     assert code == 2 and loads == []
     [line] = capsys.readouterr().err.strip().splitlines()
@@ -102,10 +102,10 @@ def test_a_pair_that_does_not_fit_in_memory_is_refused_before_loading(
 
 
 def test_unreadable_models_registry_is_set_aside_and_listed_empty():
-    from app import paths
+    from draftlight import paths
     registry = paths.models_dir() / "installed.toml"
     registry.write_text("[[models]]\nname = \n")
-    proc = subprocess.run([sys.executable, "-m", "app", "models", "list"], capture_output=True,
+    proc = subprocess.run([sys.executable, "-P", "-m", "draftlight", "models", "list"], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "smollm2-135m-instruct-q4_1" in proc.stdout  # the bundled model is still there

@@ -8,10 +8,10 @@ import sqlite3
 import pytest
 from PySide6.QtCore import Qt
 
-from app.settings import Settings
-from app.store import memory
-from app.store.history import History, history_path
-from app.ui.chat.main_window import EMPTY_MESSAGE
+from draftlight.settings import Settings
+from draftlight.store import memory
+from draftlight.store.history import History, history_path
+from draftlight.ui.chat.main_window import EMPTY_MESSAGE
 from tests.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 
 pytestmark = pytest.mark.slow
@@ -108,8 +108,8 @@ def test_empty_message_huge_paste_and_a_conversation_longer_than_the_context(
 
 
 def test_settings_file_set_aside_is_shown(qtbot, shared_cost_cache):
-    from app.settings import load_settings, settings_path
-    from app.ui.chat.main_window import MainWindow
+    from draftlight.settings import load_settings, settings_path
+    from draftlight.ui.chat.main_window import MainWindow
     settings_path().write_text("max_tokens = -5\n")
     settings, message = load_settings()
     history = History()

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from app.bench.report import build_report
-from app.bench.runner import RunLog, TurnResult, load_questions
-from app.cli import main
-from app.engine.invariance import BatchDrift
+from draftlight.bench.report import build_report
+from draftlight.bench.runner import RunLog, TurnResult, load_questions
+from draftlight.cli import main
+from draftlight.engine.invariance import BatchDrift
 
 
 def turn(mode, category, tokens, seconds, same=None, drafted=0, accepted=0, passes=0):
@@ -39,7 +39,7 @@ def test_questions_in_the_wrong_format_are_refused_clearly(tmp_path):
 
 
 def test_the_project_prompt_set_covers_the_categories():
-    from app.bench.runner import DEFAULT_QUESTIONS
+    from draftlight.bench.runner import DEFAULT_QUESTIONS
     questions = load_questions(DEFAULT_QUESTIONS)
     categories = {}
     for q in questions:
@@ -70,7 +70,7 @@ def test_bench_smoke_run_writes_the_reports(tmp_path, capsys):
     assert "| document_qa |" in (out / "report.md").read_text()
     # The default target (the bundled model converted on first use) verifies batches
     # bit-identically: the report names its weight type and says so.
-    from app.store.default_model import DEFAULT_TYPE
+    from draftlight.store.default_model import DEFAULT_TYPE
     assert report["greedy_identity"].startswith("greedy identity exact")
     text = (out / "report.md").read_text()
     assert "Target: llama" in text and f"{DEFAULT_TYPE}; greedy identity exact" in text
@@ -90,9 +90,9 @@ def test_bench_smoke_run_writes_the_reports(tmp_path, capsys):
 
 
 def test_ngram_oracle_drafts_exactly_the_accepted_runs_and_only_when_they_pay():
-    from app.bench.ceiling import ngram_oracle_cost
-    from app.engine.costs import BatchCosts
-    from app.engine.drafters import NgramDrafter
+    from draftlight.bench.ceiling import ngram_oracle_cost
+    from draftlight.engine.costs import BatchCosts
+    from draftlight.engine.drafters import NgramDrafter
 
     passage = [10, 11, 12, 13, 14, 15, 16, 17]
     prompt = [1, 2] + passage + [3, 4]
@@ -157,7 +157,7 @@ class ScriptedEngine:
         return [ord(c) % 100 for m in messages for c in m["content"]]
 
     def generate(self, messages, params, mode):
-        from app.engine.events import Done, Stats, TextPiece
+        from draftlight.engine.events import Done, Stats, TextPiece
         self.calls.append(mode)
         tokens = self.answers.get((mode, messages[-1]["content"]), PLAIN_ANSWER)
         for token in tokens:
@@ -170,8 +170,8 @@ PLAIN_ANSWER = (5, 6, 7, 8)
 
 
 def test_bench_rotates_the_mode_order_and_still_compares_with_plain():
-    from app.bench.runner import run_benchmark
-    from app.engine.sampling import SamplingParams
+    from draftlight.bench.runner import run_benchmark
+    from draftlight.engine.sampling import SamplingParams
     engine = ScriptedEngine()
     questions = [{"question_id": n, "category": "c", "turns": ["Hi", "More"]} for n in range(3)]
     log = run_benchmark(engine, questions, ["plain", "ngram", "auto"], SamplingParams())
@@ -182,9 +182,9 @@ def test_bench_rotates_the_mode_order_and_still_compares_with_plain():
 
 
 def test_bench_reports_where_a_greedy_run_left_plain_decoding():
-    from app.bench.report import build_report, markdown
-    from app.bench.runner import run_benchmark
-    from app.engine.sampling import SamplingParams
+    from draftlight.bench.report import build_report, markdown
+    from draftlight.bench.runner import run_benchmark
+    from draftlight.engine.sampling import SamplingParams
     questions = [{"question_id": 0, "category": "c", "turns": ["Hi", "More"]},
                  {"question_id": 1, "category": "c", "turns": ["Hello", "Again"]}]
     # ngram answers "Again" with 9 where plain said 7 (token 2); auto stops early on "Hello".
@@ -221,8 +221,8 @@ def test_bench_reports_where_a_greedy_run_left_plain_decoding():
 
 
 def test_repeats_run_the_whole_set_again_and_tag_each_row():
-    from app.bench.runner import run_benchmark
-    from app.engine.sampling import SamplingParams
+    from draftlight.bench.runner import run_benchmark
+    from draftlight.engine.sampling import SamplingParams
     questions = [{"question_id": i, "category": "c", "turns": ["Hi"]} for i in range(3)]
     engine = ScriptedEngine()
     log = run_benchmark(engine, questions, ["plain", "ngram"], SamplingParams(), repeats=2)
@@ -243,7 +243,7 @@ def speedup_rows(ratios):
 
 
 def test_the_speedup_interval_is_as_wide_as_the_questions_disagree():
-    from app.bench.report import speedup_interval
+    from draftlight.bench.report import speedup_interval
     same = speedup_rows([1.2] * 8)
     low, high = speedup_interval([r for r in same if r.mode == "ngram"],
                                  [r for r in same if r.mode == "plain"])
@@ -257,7 +257,7 @@ def test_the_speedup_interval_is_as_wide_as_the_questions_disagree():
 
 
 def test_the_flat_cost_projection_counts_passes_and_draft_model_cost():
-    from app.bench.report import flat_cost_projection
+    from draftlight.bench.report import flat_cost_projection
     plain = [TurnResult(1, "c", 0, "plain", "", [], new_tokens=100, decode_seconds=1.0,
                         target_passes=100)]
     ngram = [TurnResult(1, "c", 0, "ngram", "", [], new_tokens=100, decode_seconds=1.2,
@@ -268,13 +268,13 @@ def test_the_flat_cost_projection_counts_passes_and_draft_model_cost():
     report = build_report(RunLog(results=plain + ngram, target="llama 135M Q4_0",
                                  cost_curve={2: 1.5, 4: 2.2}))
     assert report["overall"]["ngram"]["flat_cost_projection"] == 2.5
-    from app.bench.report import markdown
+    from draftlight.bench.report import markdown
     text = markdown(report, "draftlight bench")
     assert "v(2)=1.50, v(4)=2.20" in text and "2.50x" in text
 
 
 def test_limit_keeps_the_first_questions_of_each_category_in_order():
-    from app.bench.runner import first_of_each_category
+    from draftlight.bench.runner import first_of_each_category
     questions = [{"category": c, "question_id": i} for i, c in enumerate("aabacbb")]
     kept = first_of_each_category(questions, 2)
     assert [q["question_id"] for q in kept] == [0, 1, 2, 4, 5]

@@ -10,7 +10,7 @@ QUESTION = "Repeat after me: the United States of America."
 
 
 def chat(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app", "chat", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-P", "-m", "draftlight", "chat", *args], capture_output=True,
                           text=True, timeout=300)
 
 

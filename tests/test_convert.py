@@ -1,5 +1,5 @@
-"""Converting models with llama.cpp's quantizer (app.store.convert), the default model made from
-the bundled file on first use (app.store.default_model), and `draftlight models convert`."""
+"""Converting models with llama.cpp's quantizer (draftlight.store.convert), the default model made from
+the bundled file on first use (draftlight.store.default_model), and `draftlight models convert`."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from collections import namedtuple
 
 import pytest
 
-from app import paths
-from app.cli import main
-from app.store import convert as convert_module
-from app.store.convert import (ConversionCancelled, ConversionError, conversion_target, convert,
+from draftlight import paths
+from draftlight.cli import main
+from draftlight.store import convert as convert_module
+from draftlight.store.convert import (ConversionCancelled, ConversionError, conversion_target, convert,
                                converting_path, weight_type)
-from app.store.default_model import (DEFAULT_NAME, DEFAULT_TYPE, default_model_file,
+from draftlight.store.default_model import (DEFAULT_NAME, DEFAULT_TYPE, default_model_file,
                                      prepare_default_model)
-from app.store.gguf_info import read_gguf_info
-from app.store.installed import find_installed, list_installed
+from draftlight.store.gguf_info import read_gguf_info
+from draftlight.store.installed import find_installed, list_installed
 
 
 def test_a_conversion_is_verified_renamed_into_place_and_reports_each_tensor(

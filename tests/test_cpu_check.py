@@ -1,4 +1,4 @@
-"""app.engine.cpu_check: where llama.cpp's AMX kernels crash the CPU, models load without
+"""draftlight.engine.cpu_check: where llama.cpp's AMX kernels crash the CPU, models load without
 llama.cpp's extra buffer types, found out once in a child process and remembered."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ import sys
 import numpy as np
 import pytest
 
-from app.engine import cpu_check, llama_backend
-from app.engine.errors import ModelLoadError
-from app.engine.llama_backend import LlamaBackend, LoadOptions
+from draftlight.engine import cpu_check, llama_backend
+from draftlight.engine.errors import ModelLoadError
+from draftlight.engine.llama_backend import LlamaBackend
+from draftlight.engine.load_options import LoadOptions
 
 
 @pytest.fixture

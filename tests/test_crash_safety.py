@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from app import paths
-from app.settings import Settings, save_settings
-from app.store.history import COMPLETE, INTERRUPTED, History, history_path
+from draftlight import paths
+from draftlight.settings import Settings, save_settings
+from draftlight.store.history import COMPLETE, INTERRUPTED, History, history_path
 from tests.conftest_hub import clean_env  # noqa: F401
 from tests.hub_server import FakeHub, synthetic_gguf
 from tests.real_window import cost_cache_file  # noqa: F401
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 
 def start_app(*args: str) -> subprocess.Popen:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.Popen([sys.executable, "-m", "app", *args], env=env,
+    return subprocess.Popen([sys.executable, "-P", "-m", "draftlight", *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -114,14 +114,14 @@ def test_sigkill_during_a_download_installs_nothing_half_written(clean_env):
         wait_for(lambda: part.exists() and part.stat().st_size > 256 << 10, app, timeout=60)
         kill(app)
         assert not (folder / name).exists()
-        listing = subprocess.run([sys.executable, "-m", "app", "models", "list"],
+        listing = subprocess.run([sys.executable, "-P", "-m", "draftlight", "models", "list"],
                                  capture_output=True, text=True, timeout=60)
         assert "crash-q4_k_m" not in listing.stdout
         kept = part.stat().st_size
         assert 0 < kept < len(data)
 
         hub.delay_per_chunk = 0.0
-        pulled = subprocess.run([sys.executable, "-m", "app", "models", "pull", repo, name,
+        pulled = subprocess.run([sys.executable, "-P", "-m", "draftlight", "models", "pull", repo, name,
                                  "--endpoint", hub.url], capture_output=True, text=True,
                                 timeout=120)
         assert pulled.returncode == 0, pulled.stderr

@@ -10,14 +10,14 @@ from tests.test_engine_fake import run as run_engine
 import numpy as np
 import pytest
 
-from app.engine import compat
-from app.engine.cross_vocab import CrossVocabDrafter
-from app.engine.drafters import Draft
-from app.engine.errors import IncompatibleDraftError
-from app.engine.generator import Engine
-from app.engine.sampling import SamplingParams
-from app.engine.speculative import speculative_step
-from app.engine.vocab_map import build_vocab_map, map_cache_path, save_vocab_map, vocab_map_for
+from draftlight.engine import compat
+from draftlight.engine.cross_vocab import CrossVocabDrafter
+from draftlight.engine.drafters import Draft
+from draftlight.engine.errors import IncompatibleDraftError
+from draftlight.engine.generator import Engine
+from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.speculative import speculative_step
+from draftlight.engine.vocab_map import build_vocab_map, map_cache_path, save_vocab_map, vocab_map_for
 from tests.fake_backend import FakeChatModel, FakeWordChatModel, scripted_costs
 from tests.test_lossless_sampling import CHI2_CRITICAL_P001
 

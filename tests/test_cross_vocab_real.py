@@ -2,17 +2,17 @@
 bundled SmolLM2-135M (byte-level BPE, 49k), whose Q4_1 weights give batch-invariant logits, so
 greedy speculation must be plain decoding token for token. The other way round, and SmolLM2
 drafting for Qwen2.5-Coder-1.5B (151k), the targets are K-quants, whose batched logits drift
-(app/engine/invariance.py): replies may differ only where the target's top two tokens nearly
+(app/draftlight/engine/invariance.py): replies may differ only where the target's top two tokens nearly
 tie, which a verification bug would not respect."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.engine.events import Done, TextPiece
-from app.engine.generator import Engine
-from app.engine.llama_backend import LoadOptions
-from app.engine.sampling import SamplingParams
+from draftlight.engine.events import Done, TextPiece
+from draftlight.engine.generator import Engine
+from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.sampling import SamplingParams
 from tests.test_engine_real import PROMPTS as ENGINE_PROMPTS
 from tests.test_identity_kquant import assert_identical_but_for_near_ties
 

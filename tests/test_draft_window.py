@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.engine.drafters import DRAFT_HEADROOM, draft_window
-from app.engine.events import Done, Notice, TextPiece
-from app.engine.generator import Engine
-from app.engine.sampling import SamplingParams
+from draftlight.engine.drafters import DRAFT_HEADROOM, draft_window
+from draftlight.engine.events import Done, Notice, TextPiece
+from draftlight.engine.generator import Engine
+from draftlight.engine.sampling import SamplingParams
 from tests.fake_backend import FakeChatModel, FakeWordChatModel, scripted_costs
 from tests.test_cross_vocab import WORDS
 

@@ -16,12 +16,13 @@ import sys
 
 import pytest
 
-from app.engine.costs import BatchCosts
-from app.engine.events import Done, Notice, TextPiece
-from app.engine.generator import Engine
-from app.engine.llama_backend import LlamaBackend, LoadOptions
-from app.engine.sampling import SamplingParams
-from app.settings import Settings, save_settings
+from draftlight.engine.costs import BatchCosts
+from draftlight.engine.events import Done, Notice, TextPiece
+from draftlight.engine.generator import Engine
+from draftlight.engine.llama_backend import LlamaBackend
+from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.sampling import SamplingParams
+from draftlight.settings import Settings, save_settings
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=48)
 # One thread per model: on a loaded 2-core machine two threads wait on each other
@@ -106,7 +107,7 @@ def test_chat_goes_on_when_the_draft_needs_more_tokens_than_its_context(bundled_
     decoding at near ties (test_identity_kquant.py): what is checked here is that the reply
     completes, with one notice and no traceback."""
     save_settings(Settings(n_threads=1))  # in this test's own DRAFTLIGHT_HOME
-    proc = subprocess.run([sys.executable, "-m", "app", "chat", "--json", "--mode", "draft",
+    proc = subprocess.run([sys.executable, "-P", "-m", "draftlight", "chat", "--json", "--mode", "draft",
                            "--ctx", "256", "--max-tokens", "24", "--target", str(gemma_model),
                            "--draft", str(bundled_model), CHINESE],
                           capture_output=True, text=True, timeout=300)

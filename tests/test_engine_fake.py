@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from app.engine.events import Done, TextPiece
-from app.engine.generator import Engine, SpeculationConfig
-from app.engine.sampling import SamplingParams
+from draftlight.engine.events import Done, TextPiece
+from draftlight.engine.generator import Engine, SpeculationConfig
+from draftlight.engine.sampling import SamplingParams
 from tests.fake_backend import FakeChatModel, scripted_costs
 
 MOTTO = b"The quick brown fox jumps over the lazy dog, and then it rests."
@@ -159,7 +159,7 @@ def test_close_releases_both_models():
 
 
 def test_draft_mode_without_a_draft_model_is_a_clear_error():
-    from app.engine.errors import EngineError
+    from draftlight.engine.errors import EngineError
     engine = engine_for(lambda c: MOTTO)
     with pytest.raises(EngineError, match="draft mode needs a draft model"):
         run(engine, [{"role": "user", "content": "hi"}], mode="draft")
@@ -168,7 +168,7 @@ def test_draft_mode_without_a_draft_model_is_a_clear_error():
 def test_auto_measures_its_costs_inside_a_small_context():
     """The cost probe caches fewer tokens when the context window is small, instead of
     overflowing it."""
-    from app.engine.costs import measure, token_seconds
+    from draftlight.engine.costs import measure, token_seconds
     model = FakeChatModel(lambda c: MOTTO, n_ctx=48)
     probe = model.tokenize("Speculative decoding lets a small draft guess. ", add_bos=False)
     curve = measure(model, probe)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.engine.errors import ModelLoadError
-from app.engine.events import Done, TextPiece
-from app.engine.compare import explain_divergence
-from app.engine.generator import Engine
-from app.engine.llama_backend import LlamaBackend, LoadOptions
-from app.engine.sampling import SamplingParams
+from draftlight.engine.errors import ModelLoadError
+from draftlight.engine.events import Done, TextPiece
+from draftlight.engine.compare import explain_divergence
+from draftlight.engine.generator import Engine
+from draftlight.engine.llama_backend import LlamaBackend
+from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.sampling import SamplingParams
 
 OPTIONS = LoadOptions(n_ctx=2048)
 GREEDY = SamplingParams(temperature=0.0, max_tokens=48)
@@ -177,7 +178,7 @@ def test_truncated_gguf_is_refused(tmp_path, bundled_model):
 
 
 def test_compare_runs_both_sides_and_explains_the_result(engine):
-    from app.engine.compare import Comparison, SidePiece, compare
+    from draftlight.engine.compare import Comparison, SidePiece, compare
     messages = [{"role": "user", "content": PROMPTS[3]}]
     events = list(compare(engine, messages, SamplingParams(temperature=0.7, max_tokens=32),
                           "ngram"))
@@ -192,7 +193,7 @@ def test_compare_runs_both_sides_and_explains_the_result(engine):
 
 
 def test_a_conversation_longer_than_the_context_drops_its_oldest_turns(bundled_model):
-    from app.engine.events import Notice
+    from draftlight.engine.events import Notice
     engine = Engine.load(bundled_model, None, LoadOptions(n_ctx=512))
     try:
         filler = "The quick brown fox jumps over the lazy dog. " * 12
@@ -230,7 +231,7 @@ def test_auto_starts_a_new_session_from_what_it_learnt_on_this_model(bundled_mod
 
 
 def test_saved_counts_are_bounded_and_bad_ones_ignored():
-    from app.engine.adaptive import BUCKET_EDGES, AcceptanceModel
+    from draftlight.engine.adaptive import BUCKET_EDGES, AcceptanceModel
     model = AcceptanceModel()
     model.hits, model.trials = [900.0] * len(BUCKET_EDGES), [1000.0] * len(BUCKET_EDGES)
     counts = model.counts(memory=200)

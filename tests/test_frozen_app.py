@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app import __version__
+from draftlight import __version__
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -124,7 +124,7 @@ def test_screenshot_of_a_reply_from_the_bundled_model(frozen_app, tmp_path):
 
 def test_the_frozen_app_runs_llama_server_and_can_build_it(frozen_app, tmp_path,
                                                            llama_server_binary):
-    assert (frozen_app / "_internal" / "app" / "engine" / "server" / "llama_server.cmake").is_file()
+    assert (frozen_app / "_internal" / "draftlight" / "engine" / "server" / "llama_server.cmake").is_file()
     result = run_frozen(frozen_app, tmp_path, "chat", "--mode", "llama:ngram-simple",
                         "--server-binary", str(llama_server_binary), "--max-tokens", "8",
                         "--json", "Hi", timeout=300)

@@ -1,5 +1,5 @@
 """Highlights after Markdown: a run of the raw reply lights up exactly the rendered characters
-that came from it (app.ui.flash.markdown_render.align, through render_markdown).
+that came from it (draftlight.ui.flash.markdown_render.align, through render_markdown).
 
 Each expected range is found by the test itself: the rendered substrings that must be lit,
 looked up in order in the document's plain text and counted in UTF-16 code units (QTextDocument
@@ -14,8 +14,8 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtGui import QColor, QTextDocument  # noqa: E402
 
-from app.ui.flash import highlight  # noqa: E402
-from app.ui.flash import markdown_render  # noqa: E402
+from draftlight.ui.flash import highlight  # noqa: E402
+from draftlight.ui.flash import markdown_render  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -7,8 +7,8 @@ import sqlite3
 
 import pytest
 
-from app import paths
-from app.store.history import COMPLETE, INTERRUPTED, History, HistoryError, history_path
+from draftlight import paths
+from draftlight.store.history import COMPLETE, INTERRUPTED, History, HistoryError, history_path
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import time
 import pytest
 from huggingface_hub import get_token as REAL_GET_TOKEN
 
-from app.store.errors import (GatedRepoError, HubError, HubOfflineError, RemoteFileNotFoundError,
+from draftlight.store.errors import (GatedRepoError, HubError, HubOfflineError, RemoteFileNotFoundError,
                               RepoNotFoundError)
-from app.store.hub import HubClient, resolve_endpoint
+from draftlight.store.hub import HubClient, resolve_endpoint
 from tests.conftest_hub import (GATED_REPO, SMALL_FILE, SMALL_REPO, SMALL_SIZE,  # noqa: F401
                                 SPLIT_REPO, TARGET_REPO, clean_env, closed_port_url, fake_hub,
                                 hub_client)

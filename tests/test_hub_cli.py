@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.cli import main
+from draftlight.cli import main
 from tests.conftest_hub import (GATED_REPO, SMALL_FILE, SMALL_REPO, SMALL_SIZE,  # noqa: F401
                                 TARGET_REPO, clean_env, closed_port_url, fake_hub)
 
@@ -53,7 +53,7 @@ def test_search_prints_one_line_per_repo_in_the_chosen_order(fake_hub, capsys):
 
 def test_files_is_a_table_with_fit_verify_and_the_recommended_file(fake_hub, capsys,
                                                                      monkeypatch):
-    from app.store import memory
+    from draftlight.store import memory
     monkeypatch.setattr(memory, "system_memory",
                         lambda: memory.MemoryInfo(64 << 30, 32 << 30))
     fake_hub.add_repo("org/SmolLM2-1.7B-GGUF", {f"s-{q}.gguf": b"" for q in

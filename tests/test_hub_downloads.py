@@ -10,15 +10,15 @@ from collections import namedtuple
 
 import pytest
 
-from app.store import downloads as downloads_module
-from app.store.download_queue import DownloadQueue
-from app.store.downloads import DownloadJob, JobState
-from app.store.errors import (ChecksumMismatchError, DownloadCancelledError,
+from draftlight.store import downloads as downloads_module
+from draftlight.store.download_queue import DownloadQueue
+from draftlight.store.downloads import DownloadJob, JobState
+from draftlight.store.errors import (ChecksumMismatchError, DownloadCancelledError,
                               DownloadInterruptedError, HubOfflineError, InsecureRedirectError,
                               InsufficientSpaceError, UnsafeFileNameError)
-from app.store.http_client import check_redirect
-from app.store.hub import HubClient
-from app.store.installed import list_installed
+from draftlight.store.http_client import check_redirect
+from draftlight.store.hub import HubClient
+from draftlight.store.installed import list_installed
 from tests.conftest_hub import (OTHER_FILE, SMALL_FILE, SMALL_REPO, SMALL_SIZE,  # noqa: F401
                                 TARGET_FILE, TARGET_REPO, clean_env, closed_port_url, fake_hub,
                                 hub_client)

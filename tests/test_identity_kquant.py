@@ -1,5 +1,5 @@
 """Greedy speculation on K-quant weights, whose batched logits are not bit-identical to
-one-token ones on llama.cpp's CPU backend (app/engine/invariance.py): the load-time check finds
+one-token ones on llama.cpp's CPU backend (app/draftlight/engine/invariance.py): the load-time check finds
 it, every speculative reply says identity is not guaranteed, and the replies that differ from
 plain decoding differ only where the target's top two tokens were nearly tied (a real bug in
 verification would show up as a difference at a clear choice). A reply that is a prefix of the
@@ -12,11 +12,11 @@ import llama_cpp
 import numpy as np
 import pytest
 
-from app.engine.backend import sync_cache
-from app.engine.compare import explain_divergence
-from app.engine.generator import Engine
-from app.engine.llama_backend import LoadOptions
-from app.engine.sampling import SamplingParams
+from draftlight.engine.backend import sync_cache
+from draftlight.engine.compare import explain_divergence
+from draftlight.engine.generator import Engine
+from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.sampling import SamplingParams
 from tests.test_engine_real import PROMPTS, run
 
 OPTIONS = LoadOptions(n_ctx=2048)

@@ -1,6 +1,7 @@
-"""The import graph of app/: no cycles, and the layers import one way.
+"""The import graph of app/draftlight/: no cycles, and the layers import one way, as
+docs/architecture.md states them (its ```layers block is read here).
 
-app/engine and app/store run in the terminal and in tests without Qt; app/ui reaches llama.cpp
+app/draftlight/engine and app/draftlight/store run in the terminal and in tests without Qt; app/draftlight/ui reaches llama.cpp
 and the hub only through them, on the worker thread. Every file is read with ast, so an import
 inside a function counts as much as one at the top.
 """
@@ -11,9 +12,9 @@ import ast
 import sys
 from pathlib import Path
 
-APP = Path(__file__).resolve().parent.parent / "app"
+APP = Path(__file__).resolve().parent.parent / "app" / "draftlight"
 QT = {"PySide6", "PySide2", "PyQt5", "PyQt6", "qtpy"}
-# The window talks to models and the hub only through app.engine and app.store.
+# The window talks to models and the hub only through draftlight.engine and draftlight.store.
 NOT_IN_THE_WINDOW = {"llama_cpp", "huggingface_hub", "httpx", "httpx2"}
 
 
@@ -45,7 +46,7 @@ def app_files(folder: str = "") -> list[Path]:
 
 def import_graph() -> dict[str, set[str]]:
     """Module -> the app modules it imports. Edges into a package's __init__ are left out: each
-    `from app import x` would otherwise be a cycle through app/__init__, which only names the
+    `from draftlight import x` would otherwise be a cycle through app/__init__, which only names the
     version (the same rule as the project's tools/import_cycles.py)."""
     files = {module_name(p): p for p in app_files()}
 
@@ -56,7 +57,7 @@ def import_graph() -> dict[str, set[str]]:
 
     graph: dict[str, set[str]] = {}
     for name, path in files.items():
-        targets = {known(t) for t in imports_of(path) if t.split(".")[0] == "app"}
+        targets = {known(t) for t in imports_of(path) if t.split(".")[0] == "draftlight"}
         graph[name] = {t for t in targets
                        if t and t != name and files[t].name != "__init__.py"}
     return graph
@@ -116,7 +117,7 @@ def test_engine_and_store_import_no_qt():
     assert offending_imports(app_files("engine") + app_files("store"), QT) == []
 
 
-# Packages outside app/ui that drive the real window: screenshots and recordings of it, and the
+# Packages outside app/draftlight/ui that drive the real window: screenshots and recordings of it, and the
 # benchmark of what the flash costs in it. Everything else runs without Qt.
 DRIVE_THE_WINDOW = {"capture", "bench/flash_cost.py"}
 
@@ -136,7 +137,7 @@ def test_ui_imports_neither_llama_cpp_nor_the_hub():
     assert offending_imports(app_files("ui"), NOT_IN_THE_WINDOW) == []
 
 
-# The window's rooms (app/ui/ROOM/) and the rooms each may import; imports only go down:
+# The window's rooms (app/draftlight/ui/ROOM/) and the rooms each may import; imports only go down:
 # the chat window puts together replies (flash), the engine thread and the picker.
 ROOMS_BELOW = {
     "chat": {"flash", "engine", "picker", "widgets"},
@@ -149,7 +150,7 @@ ROOMS_BELOW = {
 
 def room_of(module: str) -> str | None:
     parts = module.split(".")
-    return parts[2] if len(parts) >= 3 and parts[:2] == ["app", "ui"] and parts[2] in ROOMS_BELOW \
+    return parts[2] if len(parts) >= 3 and parts[:2] == ["draftlight", "ui"] and parts[2] in ROOMS_BELOW \
         else None
 
 
@@ -163,8 +164,8 @@ def room_violations(graph: dict[str, set[str]]) -> list[str]:
 
 def test_every_module_of_the_window_is_in_a_room():
     # desktop.py, the app and its event loop, stands above the rooms
-    loose = [name for name in import_graph() if name.startswith("app.ui.")
-             and room_of(name) is None and name != "app.ui.desktop"]
+    loose = [name for name in import_graph() if name.startswith("draftlight.ui.")
+             and room_of(name) is None and name != "draftlight.ui.desktop"]
     assert loose == []
     assert set(ROOMS_BELOW) == {p.name for p in (APP / "ui").iterdir()
                                 if (p / "__init__.py").exists()}
@@ -177,19 +178,82 @@ def test_the_rooms_of_the_window_import_only_downwards():
 def test_the_room_check_finds_an_upward_import():
     # negative control: the strip (flash) reaching up into the chat window, and the picker into
     # the engine thread, are both reported
-    graph = {"app.ui.flash.strip": {"app.ui.chat.main_window", "app.ui.flash.palette"},
-             "app.ui.picker.dialog": {"app.ui.engine.worker", "app.ui.widgets.banner"},
-             "app.ui.chat.main_window": {"app.ui.picker.dialog"}}
-    assert room_violations(graph) == ["app.ui.flash.strip -> app.ui.chat.main_window",
-                                      "app.ui.picker.dialog -> app.ui.engine.worker"]
+    graph = {"draftlight.ui.flash.strip": {"draftlight.ui.chat.main_window", "draftlight.ui.flash.palette"},
+             "draftlight.ui.picker.dialog": {"draftlight.ui.engine.worker", "draftlight.ui.widgets.banner"},
+             "draftlight.ui.chat.main_window": {"draftlight.ui.picker.dialog"}}
+    assert room_violations(graph) == ["draftlight.ui.flash.strip -> draftlight.ui.chat.main_window",
+                                      "draftlight.ui.picker.dialog -> draftlight.ui.engine.worker"]
 
 
 def test_the_layer_check_sees_lazy_and_relative_imports(tmp_path, monkeypatch):
     # negative control: imports inside a function and relative ones are found too
-    monkeypatch.setattr(sys.modules[__name__], "APP", tmp_path / "app")
-    (tmp_path / "app" / "store" / "deep").mkdir(parents=True)
-    (tmp_path / "app" / "store" / "deep" / "late.py").write_text(
+    monkeypatch.setattr(sys.modules[__name__], "APP", tmp_path / "draftlight")
+    (tmp_path / "draftlight" / "store" / "deep").mkdir(parents=True)
+    (tmp_path / "draftlight" / "store" / "deep" / "late.py").write_text(
         "def f():\n    from PySide6.QtCore import QObject\n")
-    (tmp_path / "app" / "store" / "near.py").write_text("from . import deep\n")
-    assert offending_imports(app_files("store"), QT) == ["app/store/deep/late.py imports PySide6"]
-    assert imports_of(tmp_path / "app" / "store" / "near.py") == {"app.store", "app.store.deep"}
+    (tmp_path / "draftlight" / "store" / "near.py").write_text("from . import deep\n")
+    assert offending_imports(app_files("store"), QT) == ["draftlight/store/deep/late.py imports PySide6"]
+    assert imports_of(tmp_path / "draftlight" / "store" / "near.py") == {"draftlight.store", "draftlight.store.deep"}
+
+
+# --- the layers of docs/architecture.md -------------------------------------------------------
+
+ARCHITECTURE = APP.parents[1] / "docs" / "architecture.md"
+# From the store, the engine reads only GGUF headers.
+NARROW = {("engine", "store"): {"draftlight.store.gguf_info"}}
+
+
+def stated_layers(doc: str) -> list[set[str]]:
+    """The doc's ```layers block, top to bottom: each line's packages (before two spaces)."""
+    block = doc.split("```layers\n", 1)[1].split("```", 1)[0]
+    return [{name.strip() for name in line.split("  ", 1)[0].split(",")}
+            for line in block.splitlines() if line.strip()]
+
+
+def package_of(module: str) -> str:
+    """draftlight.engine.server.process -> engine; draftlight.launch -> launch."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "draftlight"
+
+
+def layer_violations(graph: dict[str, set[str]], layers: list[set[str]]) -> list[str]:
+    """'a -> b' for each import of a package from its own layer or one above it."""
+    depth = {name: i for i, names in enumerate(layers) for name in names}
+    found = []
+    for source, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            a, b = package_of(source), package_of(target)
+            if a == b or b == "draftlight":
+                continue
+            if a not in depth or b not in depth:
+                found.append(f"{source} -> {target} (a package the doc does not place)")
+            elif depth[b] <= depth[a]:
+                found.append(f"{source} -> {target}")
+            elif (a, b) in NARROW and target not in NARROW[(a, b)]:
+                found.append(f"{source} -> {target} (only {', '.join(sorted(NARROW[(a, b)]))})")
+    return found
+
+
+def test_every_arrow_between_packages_goes_down_the_documented_layers():
+    layers = stated_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+    placed = set().union(*layers)
+    on_disk = {p.stem if p.is_file() else p.name for p in APP.iterdir()
+               if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
+    assert on_disk <= placed, f"not in docs/architecture.md's layers: {sorted(on_disk - placed)}"
+    assert layer_violations(import_graph(), layers) == []
+
+
+def test_the_layer_check_finds_an_upward_or_sideways_arrow():
+    # negative control: the engine reaching up into the settings, the store into the engine, a
+    # leaf into the store, and the engine into the store beyond GGUF headers are all reported
+    layers = [{"settings"}, {"engine"}, {"store"}, {"paths", "modes"}]
+    graph = {"draftlight.engine.generator": {"draftlight.settings", "draftlight.store.gguf_info",
+                                             "draftlight.store.history"},
+             "draftlight.store.hub": {"draftlight.engine.errors", "draftlight.paths"},
+             "draftlight.paths": {"draftlight.modes"},
+             "draftlight.settings": {"draftlight.engine.errors"}}
+    assert layer_violations(graph, layers) == [
+        "draftlight.engine.generator -> draftlight.settings",
+        "draftlight.engine.generator -> draftlight.store.history (only draftlight.store.gguf_info)",
+        "draftlight.paths -> draftlight.modes",
+        "draftlight.store.hub -> draftlight.engine.errors"]

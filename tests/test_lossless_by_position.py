@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.engine.drafters import Draft, ModelDrafter
-from app.engine.sampling import SamplingParams, to_probs
-from app.engine.speculative import speculative_step
+from draftlight.engine.drafters import Draft, ModelDrafter
+from draftlight.engine.sampling import SamplingParams, to_probs
+from draftlight.engine.speculative import speculative_step
 from tests.chi_square import chi_square_sf, pearson
 from tests.fake_backend import FakeBackend
 

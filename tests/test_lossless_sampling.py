@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.engine.adaptive import AdaptiveDrafter, Candidate
-from app.engine.costs import BatchCosts
-from app.engine.drafters import ModelDrafter, NgramDrafter
-from app.engine.sampling import SamplingParams, sample, to_probs
-from app.engine.speculative import speculative_step
+from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
+from draftlight.engine.costs import BatchCosts
+from draftlight.engine.drafters import ModelDrafter, NgramDrafter
+from draftlight.engine.sampling import SamplingParams, sample, to_probs
+from draftlight.engine.speculative import speculative_step
 from tests.fake_backend import FakeBackend, constant_logits
 
 # The target's next-token distribution is the same after every prefix, so the token emitted at
@@ -106,8 +106,8 @@ class OldRuleModelDrafter(ModelDrafter):
     """The rule before the fix: draw d_{i+1}, multiply ITS probability in, then maybe drop it."""
 
     def propose(self, context, max_tokens, params, rng):
-        from app.engine.backend import sync_cache
-        from app.engine.drafters import Draft
+        from draftlight.engine.backend import sync_cache
+        from draftlight.engine.drafters import Draft
         sync_cache(self.backend, context[:-1])
         token, tokens, rows, cumulative = context[-1], [], [], 1.0
         for _ in range(max_tokens):

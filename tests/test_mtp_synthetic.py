@@ -14,13 +14,13 @@ import json
 
 import pytest
 
-from app.cli import main
-from app.engine.events import Done, TextPiece
-from app.engine.sampling import SamplingParams
-from app.engine.server.engine import ServerEngine
-from app.engine.server.process import ServerOptions
-from app.settings import Settings, save_settings
-from app.store.gguf_info import has_mtp
+from draftlight.cli import main
+from draftlight.engine.events import Done, TextPiece
+from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.server.engine import ServerEngine
+from draftlight.engine.server.process import ServerOptions
+from draftlight.settings import Settings, save_settings
+from draftlight.store.gguf_info import has_mtp
 from tests.synthetic_models import write_model
 
 pytestmark = pytest.mark.slow

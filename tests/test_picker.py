@@ -9,11 +9,11 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from app.store.download_queue import DownloadQueue  # noqa: E402
-from app.store.downloads import JobState  # noqa: E402
-from app.store.hub import HubClient  # noqa: E402
-from app.store.installed import list_installed  # noqa: E402
-from app.ui.picker.dialog import PickerDialog  # noqa: E402
+from draftlight.store.download_queue import DownloadQueue  # noqa: E402
+from draftlight.store.downloads import JobState  # noqa: E402
+from draftlight.store.hub import HubClient  # noqa: E402
+from draftlight.store.installed import list_installed  # noqa: E402
+from draftlight.ui.picker.dialog import PickerDialog  # noqa: E402
 from tests.conftest_hub import (QUANTS_REPO, SMALL_FILE, SMALL_REPO, SMALL_SIZE,  # noqa: E402,F401
                                 TARGET_FILE, TARGET_REPO, clean_env, closed_port_url, fake_hub)
 
@@ -25,7 +25,7 @@ MiB, GiB, GB = 1 << 20, 1 << 30, 1_000_000_000
 def machine_memory(monkeypatch):
     """Sets the RAM the store reads for this machine (total, available), so a badge does not
     depend on the computer running the test."""
-    from app.store import memory
+    from draftlight.store import memory
 
     def set_memory(total: int, available: int) -> None:
         monkeypatch.setattr(memory, "system_memory",

@@ -13,9 +13,9 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
-from app import paths  # noqa: E402
-from app.store.installed import BUNDLED_NAME, list_installed, register_download  # noqa: E402
-from app.ui.picker.rows import CHIPS_ROLE, SECONDARY_ROLE  # noqa: E402
+from draftlight import paths  # noqa: E402
+from draftlight.store.installed import BUNDLED_NAME, list_installed, register_download  # noqa: E402
+from draftlight.ui.picker.rows import CHIPS_ROLE, SECONDARY_ROLE  # noqa: E402
 from tests.conftest_hub import clean_env, closed_port_url  # noqa: E402,F401
 from tests.hub_server import synthetic_gguf  # noqa: E402
 from tests.test_picker import TIMEOUT_MS, make_dialog  # noqa: E402,F401
@@ -99,8 +99,8 @@ def test_delete_asks_first_and_removes_the_file(qtbot, panel, monkeypatch, downl
 
 
 def test_convert_runs_off_the_gui_thread_with_progress(qtbot, panel, monkeypatch, downloaded):
-    from app.store.convert import ConvertProgress
-    from app.store.installed import register_conversion
+    from draftlight.store.convert import ConvertProgress
+    from draftlight.store.installed import register_conversion
     seen = {"values": []}
     release = threading.Event()
 
@@ -115,7 +115,7 @@ def test_convert_runs_off_the_gui_thread_with_progress(qtbot, panel, monkeypatch
         dest.write_bytes(model.path.read_bytes())
         return register_conversion(dest, model.name)
 
-    monkeypatch.setattr("app.ui.picker.installed.convert_installed", fake_convert)
+    monkeypatch.setattr("draftlight.ui.picker.installed.convert_installed", fake_convert)
     panel.select(downloaded.name)
     conversion = panel.convert(downloaded, "Q8_0")
     qtbot.waitUntil(lambda: panel.progress.value() == 2 and panel.progress.maximum() == 4,
@@ -133,7 +133,7 @@ def test_convert_runs_off_the_gui_thread_with_progress(qtbot, panel, monkeypatch
 
 def test_use_as_draft_loads_it_in_the_window(qtbot, open_window, monkeypatch, downloaded,
                                              clean_env):
-    from app.ui.picker.dialog import PickerDialog
+    from draftlight.ui.picker.dialog import PickerDialog
     from tests.test_ui_window import ScriptedFactory
 
     def exec_and_choose(dialog):  # instead of waiting for a person: click "Use as draft"

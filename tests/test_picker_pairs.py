@@ -9,9 +9,9 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from app.store.catalog import load_catalog  # noqa: E402
-from app.store.downloads import JobState  # noqa: E402
-from app.store.installed import list_installed  # noqa: E402
+from draftlight.store.catalog import load_catalog  # noqa: E402
+from draftlight.store.downloads import JobState  # noqa: E402
+from draftlight.store.installed import list_installed  # noqa: E402
 from tests.conftest_hub import (SMALL_FILE, SMALL_REPO, SMALL_SIZE, TARGET_FILE,  # noqa: E402,F401
                                 TARGET_REPO, clean_env, fake_hub)
 from tests.test_picker import GB, TIMEOUT_MS, make_dialog  # noqa: E402,F401

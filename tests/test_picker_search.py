@@ -7,9 +7,9 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from app.store.hub import HubRepo  # noqa: E402
-from app.ui.picker.search import DEBOUNCE_MS  # noqa: E402
-from app.ui.picker.rows import CHIPS_ROLE, SECONDARY_ROLE  # noqa: E402
+from draftlight.store.hub import HubRepo  # noqa: E402
+from draftlight.ui.picker.search import DEBOUNCE_MS  # noqa: E402
+from draftlight.ui.picker.rows import CHIPS_ROLE, SECONDARY_ROLE  # noqa: E402
 from tests.conftest_hub import clean_env  # noqa: E402,F401
 from tests.hub_server import FakeHub  # noqa: E402
 from tests.test_picker import TIMEOUT_MS, make_dialog  # noqa: E402,F401
@@ -108,7 +108,7 @@ def test_the_readme_screenshots_render_from_the_loopback_hub(qtbot, qapp, tmp_pa
                                                               monkeypatch, clean_env):
     from PySide6.QtGui import QImage
 
-    from app.store import memory
+    from draftlight.store import memory
     from tests import picker_screenshots
     monkeypatch.setattr(memory, "system_memory", lambda: memory.MemoryInfo(
         *picker_screenshots.RAM))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.engine.generator import Engine
-from app.engine.llama_backend import LoadOptions
+from draftlight.engine.generator import Engine
+from draftlight.engine.load_options import LoadOptions
 from tests.test_identity_kquant import assert_identical_but_for_near_ties
 
 PROMPTS = [

@@ -14,7 +14,7 @@ PIL = pytest.importorskip("PIL")
 
 from PIL import Image, ImageSequence  # noqa: E402
 
-from app.ui.flash.palette import DEFAULT  # noqa: E402
+from draftlight.ui.flash.palette import DEFAULT  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMPT = "Repeat after me: the United States of America declared independence in 1776."
@@ -36,7 +36,7 @@ def flash_pixels(frame: Image.Image) -> int:
 @pytest.mark.slow
 def test_record_writes_a_gif_in_which_runs_flash_then_calm_down(tmp_path, bundled_model):
     out = tmp_path / "flash.gif"
-    done = subprocess.run([sys.executable, "-m", "app", "--record", str(out), "--prompt", PROMPT,
+    done = subprocess.run([sys.executable, "-P", "-m", "draftlight", "--record", str(out), "--prompt", PROMPT,
                            "--seconds", "120"], cwd=ROOT, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr

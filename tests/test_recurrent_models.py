@@ -10,12 +10,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from app.engine.drafters import Draft
-from app.engine.events import Done, TextPiece
-from app.engine.generator import Engine
-from app.engine.llama_backend import LlamaBackend, LoadOptions
-from app.engine.sampling import SamplingParams, to_probs
-from app.engine.speculative import speculative_step
+from draftlight.engine.drafters import Draft
+from draftlight.engine.events import Done, TextPiece
+from draftlight.engine.generator import Engine
+from draftlight.engine.llama_backend import LlamaBackend
+from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.sampling import SamplingParams, to_probs
+from draftlight.engine.speculative import speculative_step
 from tests.chi_square import chi_square_sf, pearson
 from tests.synthetic_models import cached_model
 
@@ -162,7 +163,7 @@ class SlowRecurrentModel:
 
 
 def test_going_back_for_more_than_a_second_is_announced_first():
-    from app.engine.rollback_notes import rereading_notice
+    from draftlight.engine.rollback_notes import rereading_notice
     model = SlowRecurrentModel(list(range(3000)))
     assert rereading_notice(model, list(range(500)) + [1]) == ""  # half a second
     notice = rereading_notice(model, list(range(2000)) + [1])
@@ -276,7 +277,7 @@ def test_the_distribution_check_catches_a_rollback_that_keeps_stale_state(files)
 def test_bench_rollback_prints_the_cost_of_a_rejected_step(files, capsys):
     """`draftlight bench rollback`: its last line, exactly as documented, with both costs."""
     import re
-    from app.cli import main
+    from draftlight.cli import main
     assert main(["bench", "rollback", "--target", str(files[("mamba", 0)]), "--threads", "1"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert "copied before each verify pass" in lines[1]

@@ -1,4 +1,4 @@
-"""Auto's policy replayed on the bundled model's recorded greedy answers (app/bench/replay.py),
+"""Auto's policy replayed on the bundled model's recorded greedy answers (app/draftlight/bench/replay.py),
 under the cost curves measured on this project's machines: the promise "never slower", checked
 without a model and without timing noise, and the replay itself checked against the engine."""
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from app.bench.replay import CURVES, curve, load_records, replay, summarise
-from app.engine.drafters import NgramDrafter
+from draftlight.bench.replay import CURVES, curve, load_records, replay, summarise
+from draftlight.engine.drafters import NgramDrafter
 
-RECORDED = Path(__file__).parents[1] / "app" / "bench" / "recorded"
+RECORDED = Path(__file__).parents[1] / "app" / "draftlight" / "bench" / "recorded"
 BUNDLED = RECORDED / "smollm2-135m-q8_0.jsonl.gz"
 CPU_CURVES = [name for name in CURVES if name != "gpu-like"]
 
@@ -74,10 +74,10 @@ def test_record_writes_what_plain_decoding_says_and_later_turns_follow_it(bundle
     and its answer plain decoding's, the second turn built on the first turn's answer."""
     import json
 
-    from app.bench.replay import record
-    from app.engine.generator import Engine
-    from app.engine.llama_backend import LoadOptions
-    from app.engine.sampling import SamplingParams
+    from draftlight.bench.replay import record
+    from draftlight.engine.generator import Engine
+    from draftlight.engine.load_options import LoadOptions
+    from draftlight.engine.sampling import SamplingParams
     from tests.test_engine_real import run
 
     question = {"question_id": 1, "category": "code_editing",
@@ -104,7 +104,7 @@ def test_record_writes_what_plain_decoding_says_and_later_turns_follow_it(bundle
 
 
 def test_bad_records_and_curves_are_refused_in_one_line(tmp_path):
-    from app.bench.replay import parse_curve
+    from draftlight.bench.replay import parse_curve
     for text, reason in (("{not json\n", "cannot read"), ('{"a": 1}\n', "not a recorded turn"),
                          ("\n", "no recorded answers")):
         path = tmp_path / "bad.jsonl"

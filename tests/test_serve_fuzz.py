@@ -15,7 +15,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.serve.schema import ApiError, ChatRequest, parse_chat_request
+from draftlight.serve.schema import ApiError, ChatRequest, parse_chat_request
 from tests.serve_loopback import MODEL, N_CTX, chat_body, request, serving
 
 FUZZ = settings(derandomize=True, database=None, deadline=None,

@@ -12,12 +12,12 @@ import time
 
 import pytest
 
-from app.cli import main
-from app.serve.guard import access_for, normal_origin
-from app.serve.schema import MAX_BODY_BYTES, MAX_MESSAGES, MAX_PREDICTION_CHARS
-from app.engine.events import TextPiece
-from app.serve.worker import Started
-from app.user_messages import UserError
+from draftlight.cli import main
+from draftlight.serve.guard import access_for, normal_origin
+from draftlight.serve.schema import MAX_BODY_BYTES, MAX_MESSAGES, MAX_PREDICTION_CHARS
+from draftlight.engine.events import TextPiece
+from draftlight.serve.worker import Started
+from draftlight.user_messages import UserError
 from tests.serve_loopback import N_CTX, REPLY, chat_body, request, serving
 
 TOOL = "http://localhost:3000"

@@ -1,4 +1,4 @@
-"""A short run of the serve load test (app/bench/serve_load.py) on the bundled model: 8 clients
+"""A short run of the serve load test (app/draftlight/bench/serve_load.py) on the bundled model: 8 clients
 for 10 s against a queue of 2, so that some are told "busy". The long run (32 clients, 60 s) is
 the documented command in docs/serve.md."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.bench.serve_load import KINDS, measure
+from draftlight.bench.serve_load import KINDS, measure
 
 pytestmark = pytest.mark.slow
 

@@ -8,13 +8,13 @@ import json
 import numpy as np
 import pytest
 
-from app.engine.drafters import Draft
-from app.engine.events import Done, TextPiece
-from app.engine.generator import Engine
-from app.engine.prediction import PredictionDrafter
-from app.engine.sampling import SamplingParams
-from app.serve.schema import ApiError, parse_chat_request
-from app.serve.stops import StopFilter
+from draftlight.engine.drafters import Draft
+from draftlight.engine.events import Done, TextPiece
+from draftlight.engine.generator import Engine
+from draftlight.engine.prediction import PredictionDrafter
+from draftlight.engine.sampling import SamplingParams
+from draftlight.serve.schema import ApiError, parse_chat_request
+from draftlight.serve.stops import StopFilter
 from tests.fake_backend import FakeChatModel, scripted_costs
 
 MODEL = "smol"
@@ -253,8 +253,8 @@ def test_the_check_catches_a_prediction_step_that_keeps_the_rejected_token():
     """Negative control: the same check, with a correction drawn from p itself after a
     rejected prediction token instead of from p without it."""
     from tests.test_lossless_sampling import EXPECTED, NGRAM_PROMPT, emitted, worst_position
-    from app.engine.sampling import sample
-    from app.engine.speculative import speculative_step
+    from draftlight.engine.sampling import sample
+    from draftlight.engine.speculative import speculative_step
 
     def step_without_residual(target, drafter, last, gamma, params, rng):
         step = speculative_step(target, drafter, last, gamma, params, rng)

@@ -21,7 +21,7 @@ from pathlib import Path
 import openai
 import pytest
 
-from app.bench.runner import DEFAULT_QUESTIONS
+from draftlight.bench.runner import DEFAULT_QUESTIONS
 
 KEY = "test-key"
 QUESTION = "Repeat after me: the United States of America."
@@ -49,7 +49,7 @@ def server(tmp_path_factory, bundled_model):
     log = home / "server.log"
     with log.open("w") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "app", "serve", "--port", "0", "--target", str(bundled_model),
+            [sys.executable, "-P", "-m", "draftlight", "serve", "--port", "0", "--target", str(bundled_model),
              "--mode", "ngram", "--ctx", "1024", "--api-key", KEY, "--queue-size", "1"],
             stdout=subprocess.DEVNULL, stderr=stderr, env=env)
     try:
@@ -80,7 +80,7 @@ def raw(url: str, body: bytes | None = None, key: str | None = KEY) -> tuple[int
 
 
 def chat_json(server: Server, *args: str) -> tuple[list[dict], dict]:
-    proc = subprocess.run([sys.executable, "-m", "app", "chat", "--json", "--target",
+    proc = subprocess.run([sys.executable, "-P", "-m", "draftlight", "chat", "--json", "--target",
                            str(server.target), *args], capture_output=True, text=True,
                           timeout=300, env=server.env)
     assert proc.returncode == 0, proc.stderr

@@ -1,4 +1,4 @@
-"""`draftlight engine build-server`'s build (app/engine/server/build.py): a clear line when the
+"""`draftlight engine build-server`'s build (app/draftlight/engine/server/build.py): a clear line when the
 tools are missing, and a cancel that stops the build and leaves nothing behind."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import psutil
 import pytest
 
-from app.engine.server import build
+from draftlight.engine.server import build
 
 
 @pytest.fixture

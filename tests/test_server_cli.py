@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from app.cli import main
-from app.engine.server.engine import UNKNOWN_NOTE
-from app.engine.server.process import free_port
+from draftlight.cli import main
+from draftlight.engine.server.engine import UNKNOWN_NOTE
+from draftlight.engine.server.process import free_port
 from tests.openai_stub import WORDS, StubServer
 
 
@@ -79,7 +79,7 @@ def test_bench_runs_llama_servers_next_to_draftlight(tmp_path, capsys, llama_ser
 def test_bench_times_the_passes_of_a_llama_server_at_engine_url(tmp_path, capsys,
                                                                 llama_server_binary,
                                                                 bundled_model):
-    from app.engine.server.process import ManagedServer, ServerOptions
+    from draftlight.engine.server.process import ManagedServer, ServerOptions
     questions = tmp_path / "q.jsonl"
     questions.write_text(json.dumps({"question_id": 1, "category": "document_qa", "turns": [
         "Quote: 'The sky is blue.'"]}) + "\n")
@@ -123,7 +123,7 @@ def test_serve_through_llama_server_passes_its_drafts_on(tmp_path, llama_server_
     log = tmp_path / "serve.log"
     with log.open("w") as stderr:
         app = subprocess.Popen(
-            [sys.executable, "-m", "app", "serve", "--port", "0", "--target", str(bundled_model),
+            [sys.executable, "-P", "-m", "draftlight", "serve", "--port", "0", "--target", str(bundled_model),
              "--mode", "llama:ngram-simple", "--server-binary", str(llama_server_binary),
              "--ctx", "1024", "--api-key", "k"],
             stdout=subprocess.DEVNULL, stderr=stderr, env={**os.environ,

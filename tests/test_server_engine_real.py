@@ -15,14 +15,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from app.engine.events import Done, TextPiece
-from app.engine.generator import Engine
-from app.engine.llama_backend import LoadOptions
-from app.engine.sampling import SamplingParams
-from app.engine.server import process
-from app.engine.server.build import ServerBuildError, check_server_binary
-from app.engine.server.engine import ServerEngine
-from app.engine.server.process import ManagedServer, ServerOptions, ServerStartError
+from draftlight.engine.events import Done, TextPiece
+from draftlight.engine.generator import Engine
+from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.server import process
+from draftlight.engine.server.build import ServerBuildError, check_server_binary
+from draftlight.engine.server.engine import ServerEngine
+from draftlight.engine.server.process import ManagedServer, ServerOptions, ServerStartError
 
 pytestmark = pytest.mark.slow
 PROMPTS = ["Repeat this line three times: the cat sat on the mat, the dog sat on the log.",
@@ -134,7 +134,7 @@ def test_a_taken_port_is_retried_on_another(monkeypatch, llama_server_binary, bu
 
 def test_sigkill_of_the_app_leaves_no_server(llama_server_binary, bundled_model, isolated_home):
     app = subprocess.Popen(
-        [sys.executable, "-m", "app", "chat", "--mode", "llama:none", "--server-binary",
+        [sys.executable, "-P", "-m", "draftlight", "chat", "--mode", "llama:none", "--server-binary",
          str(llama_server_binary), "--target", str(bundled_model)],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         cwd=Path(__file__).resolve().parent.parent, env=dict(os.environ))
@@ -159,7 +159,7 @@ def test_sigkill_of_the_app_leaves_no_server(llama_server_binary, bundled_model,
 def test_mtp_is_offered_only_for_a_model_that_carries_it(server_engine):
     assert "llama:draft-simple" in server_engine.modes  # a draft model was given
     assert "llama:draft-mtp" not in server_engine.modes  # SmolLM2 has no MTP layers
-    from app.engine.errors import EngineError
+    from draftlight.engine.errors import EngineError
     with pytest.raises(EngineError, match="has no multi-token-prediction layers"):
         ask(server_engine, PROMPTS[0], "llama:draft-mtp")
     assert ask(server_engine, PROMPTS[0], "llama:none")[0].text  # still usable

@@ -1,11 +1,11 @@
-"""The bench's account of llama-server passes (app/bench/server_curve.py) and the names of the
-machines a split lost (app/engine/server/rpc.py), on made-up figures: exact and fast. The real
+"""The bench's account of llama-server passes (app/draftlight/bench/server_curve.py) and the names of the
+machines a split lost (app/draftlight/engine/server/rpc.py), on made-up figures: exact and fast. The real
 measurement over two rpc-servers is in tests/test_server_rpc.py."""
 
 from __future__ import annotations
 
-from app.bench.server_curve import cost_curve, passes_markdown, passes_report, rpc_shares
-from app.engine.server.rpc import machines_gone, no_longer_answer
+from draftlight.bench.server_curve import cost_curve, passes_markdown, passes_report, rpc_shares
+from draftlight.engine.server.rpc import machines_gone, no_longer_answer
 
 ALONE = {1: 20.0, 2: 36.0, 4: 60.0, 8: 100.0}
 # RPC adds 10 ms a pass, whatever its size: relative to one token, long passes get cheaper
@@ -63,7 +63,7 @@ def test_the_machines_a_reply_lost_are_read_back_from_its_error():
 
 
 def test_placement_says_per_machine_its_layers_and_memory_from_the_latest_start():
-    from app.engine.server.rpc import placement
+    from draftlight.engine.server.rpc import placement
     run = ["0.00.611.676 I print_info: n_layer               = 30",
            "0.00.639.678 I load_tensors:   CPU_Mapped model buffer size =    28.69 MiB",
            "0.00.639.681 I load_tensors: RPC0[127.0.0.1:50161] model buffer size =    33.82 MiB",

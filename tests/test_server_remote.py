@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.engine.events import Done, TextPiece
-from app.engine.sampling import SamplingParams
-from app.engine.server.client import Endpoint, ServerError
-from app.engine.server.engine import UNKNOWN_NOTE, ServerEngine
-from app.engine.server.process import free_port
+from draftlight.engine.events import Done, TextPiece
+from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.server.client import Endpoint, ServerError
+from draftlight.engine.server.engine import UNKNOWN_NOTE, ServerEngine
+from draftlight.engine.server.process import free_port
 from tests.openai_stub import WORDS, stub  # noqa: F401 - the fixture
 
 MESSAGES = [{"role": "user", "content": "Hi"}]

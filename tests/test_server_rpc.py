@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from app.engine.events import Done
-from app.engine.generator import Engine
-from app.engine.llama_backend import LoadOptions
-from app.engine.sampling import SamplingParams
-from app.engine.server.build import find_rpc_server
-from app.engine.server.client import ServerError
-from app.engine.server.engine import ServerEngine
-from app.engine.server.process import ServerOptions, ServerStartError, free_port, popen_tied
-from app.engine.server.rpc import placement, unreachable
+from draftlight.engine.events import Done
+from draftlight.engine.generator import Engine
+from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.server.build import find_rpc_server
+from draftlight.engine.server.client import ServerError
+from draftlight.engine.server.engine import ServerEngine
+from draftlight.engine.server.process import ServerOptions, ServerStartError, free_port, popen_tied
+from draftlight.engine.server.rpc import placement, unreachable
 
 from tests.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 
@@ -117,7 +117,7 @@ def test_a_helper_missing_at_start_is_named(llama_server_binary, bundled_model, 
 
 def test_engine_rpc_server_lends_this_machine_on_loopback(llama_server_binary):
     port = free_port()
-    app = subprocess.Popen([sys.executable, "-m", "app", "engine", "rpc-server", "--port",
+    app = subprocess.Popen([sys.executable, "-P", "-m", "draftlight", "engine", "rpc-server", "--port",
                             str(port)], stderr=subprocess.PIPE, text=True,
                            cwd=Path(__file__).resolve().parent.parent)
     try:
@@ -133,9 +133,9 @@ def test_engine_rpc_server_lends_this_machine_on_loopback(llama_server_binary):
 
 def test_the_window_on_a_split_model_keeps_the_conversation_when_a_helper_dies(
         qtbot, real_window, helpers, llama_server_binary, bundled_model):
-    from app.settings import Settings
+    from draftlight.settings import Settings
     from PySide6.QtCore import Qt
-    from app.store.history import COMPLETE, INTERRUPTED
+    from draftlight.store.history import COMPLETE, INTERRUPTED
     from tests.test_ui_model import send_and_wait
     addresses = ", ".join(a for _, a in helpers)
     window = real_window(Settings(engine="llama-server", spec_type="none", n_threads=1,
@@ -179,7 +179,7 @@ def test_the_window_on_a_split_model_keeps_the_conversation_when_a_helper_dies(
 def test_bench_over_a_split_reports_its_passes_next_to_this_machine_alone(
         tmp_path, helpers, llama_server_binary, bundled_model):
     import json
-    from app.cli import main
+    from draftlight.cli import main
     questions = tmp_path / "q.jsonl"
     questions.write_text(json.dumps({"question_id": 1, "category": "document_qa", "turns": [
         "Quote the first sentence: 'The sky is blue. Grass is green.'"]}) + "\n")

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from app.engine.events import Done, TextPiece
-from app.engine.sampling import SamplingParams
-from app.engine.server.client import Endpoint
-from app.engine.server.engine import ServerEngine
-from app.engine.server.reply_labels import (FIRST_VLLM_NOTE, MERGED_NOTE, SUMMARY_NOTE,
+from draftlight.engine.events import Done, TextPiece
+from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.server.client import Endpoint
+from draftlight.engine.server.engine import ServerEngine
+from draftlight.engine.server.reply_labels import (FIRST_VLLM_NOTE, MERGED_NOTE, SUMMARY_NOTE,
                                             UNKNOWN_NOTE, WRONG_MARKS)
-from app.engine.server.vllm_metrics import chunks_as_steps, spec_metrics
+from draftlight.engine.server.vllm_metrics import chunks_as_steps, spec_metrics
 from tests.openai_stub import (VLLM_ACCEPTED, VLLM_DRAFTED, VLLM_STEPS, WORDS,  # noqa: F401
                                stub)
 

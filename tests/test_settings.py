@@ -6,8 +6,8 @@ import tomllib
 
 import pytest
 
-from app import paths
-from app.settings import Settings, load_settings, save_settings, settings_path
+from draftlight import paths
+from draftlight.settings import Settings, load_settings, save_settings, settings_path
 
 
 def test_missing_file_gives_defaults_without_message():

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from app import paths
-from app.settings import Settings
-from app.store.history import INTERRUPTED, History
+from draftlight import paths
+from draftlight.settings import Settings
+from draftlight.store.history import INTERRUPTED, History
 from tests.conftest_hub import clean_env  # noqa: F401
 from tests.hub_server import FakeHub, synthetic_gguf
 from tests.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
@@ -37,10 +37,10 @@ def test_closing_during_a_real_reply_joins_the_engine_thread(qtbot, real_window)
 
 
 def test_closing_during_a_download_cancels_and_joins_it(qtbot, clean_env):
-    from app.store.downloads import DownloadJob, JobState
-    from app.store.hub import HubClient
-    from app.ui.picker import dialog as picker
-    from app.ui.chat.main_window import MainWindow
+    from draftlight.store.downloads import DownloadJob, JobState
+    from draftlight.store.hub import HubClient
+    from draftlight.ui.picker import dialog as picker
+    from draftlight.ui.chat.main_window import MainWindow
     from tests.test_ui_window import ScriptedFactory
 
     hub = FakeHub()

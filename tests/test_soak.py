@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from app.engine.events import Done, Notice
-from app.engine.generator import Engine
-from app.engine.llama_backend import LoadOptions
-from app.engine.sampling import SamplingParams
+from draftlight.engine.events import Done, Notice
+from draftlight.engine.generator import Engine
+from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.sampling import SamplingParams
 
 pytestmark = pytest.mark.slow
 TURNS = 200

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.store.catalog import load_catalog
-from app.store.errors import CatalogError
-from app.store.installed import BUNDLED_NAME
-from app.store.model_names import could_draft_for
+from draftlight.store.catalog import load_catalog
+from draftlight.store.errors import CatalogError
+from draftlight.store.installed import BUNDLED_NAME
+from draftlight.store.model_names import could_draft_for
 
 GOOD_ENTRY = '''
 [[models]]

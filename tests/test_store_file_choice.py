@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from app.store.downloads import DownloadProgress, JobState
-from app.store.draft_options import CROSS_VOCABULARY, CURATED, SAME_TOKENIZER, draft_options
-from app.store.file_choice import file_options, pick_draft_file, quant_group, recommend
-from app.store.hub import HubFile, HubRepo
-from app.store.installed import InstalledModel
-from app.store.memory import MemoryInfo
-from app.store.model_names import format_parameters, quant_bits
-from app.store.pair_download import PairDownload
+from draftlight.store.downloads import DownloadProgress, JobState
+from draftlight.store.draft_options import CROSS_VOCABULARY, CURATED, SAME_TOKENIZER, draft_options
+from draftlight.store.file_choice import file_options, pick_draft_file, quant_group, recommend
+from draftlight.store.hub import HubFile, HubRepo
+from draftlight.store.installed import InstalledModel
+from draftlight.store.memory import MemoryInfo
+from draftlight.store.model_names import format_parameters, quant_bits
+from draftlight.store.pair_download import PairDownload
 
 GB, GiB = 1_000_000_000, 1 << 30
 
@@ -64,7 +64,7 @@ def test_a_fast_verifying_file_is_preferred_where_one_leaves_headroom():
 
 
 def test_unknown_memory_gives_no_recommendation_and_no_badge(monkeypatch):
-    from app.store import memory
+    from draftlight.store import memory
     monkeypatch.setattr(memory, "system_memory", lambda: None)  # a sandbox without /proc
     options = file_options([hub_file("Q4_0", 1.0)], n_ctx=4096)
     assert options[0].fit is None
@@ -85,7 +85,7 @@ def installed(name: str, size: int, repo: str | None, tmp: Path) -> InstalledMod
 
 
 def test_draft_options_say_why_each_qualifies(tmp_path):
-    from app.store.catalog import load_catalog
+    from draftlight.store.catalog import load_catalog
     catalog = load_catalog()
     models = [installed("smollm2-135m", 98_000_000, "x/SmolLM2-135M-GGUF", tmp_path),
               installed("qwen2.5-0.5b-local", 500_000_000, "y/Qwen2.5-0.5B-GGUF", tmp_path),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.store.errors import GGUFError
-from app.store.gguf_info import header_values, read_gguf_info, vocabulary_of
+from draftlight.store.errors import GGUFError
+from draftlight.store.gguf_info import header_values, read_gguf_info, vocabulary_of
 from tests.hub_server import synthetic_gguf
 
 

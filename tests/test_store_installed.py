@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from app import paths
-from app.store.errors import GGUFError, ModelNotFoundError, StoreError, UnsafeFileNameError
-from app.store.installed import (BUNDLED_NAME, add_local, find_installed, hub_file_path,
+from draftlight import paths
+from draftlight.store.errors import GGUFError, ModelNotFoundError, StoreError, UnsafeFileNameError
+from draftlight.store.installed import (BUNDLED_NAME, add_local, find_installed, hub_file_path,
                                  list_installed, register_download, remove)
-from app.store.memory import Fit, MemoryInfo, assess, system_memory
-from app.store.model_names import (could_draft_for, family_from_name, parameter_size_from_name,
+from draftlight.store.memory import Fit, MemoryInfo, assess, system_memory
+from draftlight.store.model_names import (could_draft_for, family_from_name, parameter_size_from_name,
                                    quantisation_from_name)
 from tests.hub_server import synthetic_gguf
 

@@ -13,10 +13,11 @@ import pytest
 import llama_cpp
 from llama_cpp import _internals
 
-from app.engine.events import Done, TextPiece
-from app.engine.generator import Engine
-from app.engine.llama_backend import LlamaBackend, LoadOptions
-from app.engine.sampling import SamplingParams
+from draftlight.engine.events import Done, TextPiece
+from draftlight.engine.generator import Engine
+from draftlight.engine.llama_backend import LlamaBackend
+from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.sampling import SamplingParams
 from tests.synthetic_models import ARCHS, write_model
 
 # arch -> (llama_model_is_recurrent, llama_model_is_hybrid, can cut a sequence natively)

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from app.engine.chat_template import ChatTemplate
-from app.engine.errors import ChatTemplateError, UnsafeTemplateError
-from app.engine.generator import Engine
-from app.engine.llama_backend import LoadOptions
+from draftlight.engine.chat_template import ChatTemplate
+from draftlight.engine.errors import ChatTemplateError, UnsafeTemplateError
+from draftlight.engine.generator import Engine
+from draftlight.engine.load_options import LoadOptions
 from tests.gguf_rewrite import REMOVE, rewrite_gguf
 from tests.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 
@@ -89,7 +89,7 @@ def test_unsafe_template_is_refused_when_loaded_not_at_the_first_message():
 
 
 def test_real_chatml_template_still_renders(bundled_model):
-    from app.store.gguf_info import read_gguf_info
+    from draftlight.store.gguf_info import read_gguf_info
     template = ChatTemplate(read_gguf_info(bundled_model).chat_template)
     text = template.render(CHAT)
     assert "<|im_start|>user\nHello<|im_end|>" in text and text.endswith("assistant\n")
@@ -121,7 +121,7 @@ def test_engine_refuses_a_gguf_with_a_hostile_template(hostile_gguf):
 
 
 def chat(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app", "chat", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-P", "-m", "draftlight", "chat", *args], capture_output=True,
                           text=True, timeout=300, input=stdin)
 
 
@@ -154,7 +154,7 @@ def test_engine_fallback_template_is_used(templateless_gguf):
 
 def test_window_shows_a_banner_for_a_hostile_template_and_for_a_missing_one(
         qtbot, real_window, hostile_gguf, templateless_gguf):
-    from app.settings import Settings
+    from draftlight.settings import Settings
     path, marker = hostile_gguf
     window = real_window(Settings(target_path=str(path), n_ctx=512))
     qtbot.waitUntil(lambda: not window.banner.isHidden(), timeout=60_000)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import logging
 
-from app import paths
-from app.store.download_queue import DownloadQueue
-from app.store.downloads import DownloadJob, JobState
-from app.store.hub import HubClient
+from draftlight import paths
+from draftlight.store.download_queue import DownloadQueue
+from draftlight.store.downloads import DownloadJob, JobState
+from draftlight.store.hub import HubClient
 from tests.conftest_hub import (GATED_REPO, SMALL_FILE, SMALL_REPO, clean_env,  # noqa: F401
                                 fake_hub)
 

@@ -11,12 +11,13 @@ import time
 import pytest
 from PySide6.QtCore import QPoint
 
-from app.engine.errors import EngineError
-from app.settings import Settings, load_settings, save_settings
-from app.ui.chat.settings_dialog import SettingsDialog
-from app.ui.engine.factory import EngineSpec
-from app.ui.engine.model_loader import ModelLoader
-from app.ui.engine.server_log import MAX_LINES
+from draftlight.engine.errors import EngineError
+from draftlight.settings import Settings, load_settings, save_settings
+from draftlight.ui.chat.settings_dialog import SettingsDialog
+from draftlight.launch import EngineSpec
+from draftlight.ui.engine.loaded import Capabilities, Loaded
+from draftlight.ui.engine.model_loader import ModelLoader
+from draftlight.ui.engine.server_log import MAX_LINES
 from tests.real_window import window_opener
 from tests.test_model_loader import RecordingEngine
 from tests.test_ui_window import ScriptedEngine, ScriptedFactory, send_and_wait
@@ -110,32 +111,30 @@ def test_the_settings_dialog_sets_the_engine_and_shows_only_its_fields(qtbot):
 
 def test_what_reloads_when_the_engine_settings_change(qtbot):
     engine = RecordingEngine()
-    loader = ModelLoader(engine, EngineSpec("t.gguf"), ("auto",))
-    engine.worker.capabilities.emit({"modes": ("auto", "off", "ngram")})
-    engine.worker.loaded.emit({"target": "t.gguf", "draft": None})
-    server = EngineSpec("t.gguf", engine="llama-server", spec_type="ngram-mod")
+    loader = ModelLoader(engine, EngineSpec(target_path="t.gguf"), ("auto",))
+    engine.worker.capabilities.emit(Capabilities(("auto", "off", "ngram")))
+    engine.worker.loaded.emit(Loaded("t.gguf"))
+    server = EngineSpec(target_path="t.gguf", engine="llama-server", spec_type="ngram-mod")
     loader.apply(server)
     assert engine.calls[-1] == ("load", server)
-    engine.worker.loaded.emit({"target": "t.gguf", "draft": None, "engine": "llama-server",
-                               "modes": SERVER_MODES})
+    engine.worker.loaded.emit(Loaded("t.gguf", modes=SERVER_MODES))
     assert loader.modes == SERVER_MODES and not loader.runs_locally
     # llama-server gets its draft model on its command line: a new draft restarts it.
-    with_draft = EngineSpec("t.gguf", "d.gguf", engine="llama-server")
+    with_draft = EngineSpec(target_path="t.gguf", draft_path="d.gguf", engine="llama-server")
     loader.apply(with_draft)
     assert engine.calls[-1] == ("load", with_draft)
-    engine.worker.loaded.emit({"target": "t.gguf", "draft": "d.gguf", "engine": "llama-server",
-                               "modes": SERVER_MODES})
+    engine.worker.loaded.emit(Loaded("t.gguf", draft="d.gguf", modes=SERVER_MODES))
     calls = len(engine.calls)
-    loader.apply(EngineSpec("t.gguf", "d.gguf", engine="llama-server", spec_type="ngram-simple"))
+    loader.apply(EngineSpec(target_path="t.gguf", draft_path="d.gguf", engine="llama-server", spec_type="ngram-simple"))
     assert len(engine.calls) == calls  # the spec type is the mode's business, not a reload
-    remote = EngineSpec("", engine="remote", server_url="http://h:1")
+    remote = EngineSpec(target_path="", engine="remote", server_url="http://h:1")
     loader.apply(remote)
     assert engine.calls[-1] == ("load", remote)
-    engine.worker.loaded.emit({"target": "x", "engine": "remote", "modes": ("remote",)})
-    loader.apply(EngineSpec("other.gguf", "d2.gguf", engine="remote", server_url="http://h:1"))
+    engine.worker.loaded.emit(Loaded("x", modes=("remote",)))
+    loader.apply(EngineSpec(target_path="other.gguf", draft_path="d2.gguf", engine="remote", server_url="http://h:1"))
     assert engine.calls[-1] == ("load", remote)  # a remote server ignores the local models
-    loader.apply(EngineSpec("t.gguf"))
-    engine.worker.loaded.emit({"target": "t.gguf", "draft": None})
+    loader.apply(EngineSpec(target_path="t.gguf"))
+    engine.worker.loaded.emit(Loaded("t.gguf"))
     assert loader.modes == ("auto", "off", "ngram") and loader.runs_locally
 
 

@@ -12,10 +12,10 @@ import stat
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from app.engine.server.process import free_port
-from app.settings import Settings
-from app.store.history import INTERRUPTED
-from app.ui.flash.driver import DURATION
+from draftlight.engine.server.process import free_port
+from draftlight.settings import Settings
+from draftlight.store.history import INTERRUPTED
+from draftlight.ui.flash.driver import DURATION
 from tests.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.test_ui_flash import distance, plain_background, run_background
 from tests.test_ui_model import assert_spans_are_run_text, highlighted_text, send_and_wait
@@ -33,7 +33,7 @@ PROMPT = ("Repeat this line three times: the cat sat on the mat, the dog sat on 
 def default_target(module_home) -> str:
     """The default target (Q8_0: a batch computes exactly as one token at a time, so greedy
     text is the same on both engines), made once for the module."""
-    from app.store.default_model import prepare_default_model
+    from draftlight.store.default_model import prepare_default_model
     return str(prepare_default_model().path)
 
 
@@ -179,7 +179,7 @@ def test_an_unreachable_remote_server_is_one_line_on_sending_and_the_message_is_
 
 def test_a_remote_server_refusing_the_key_is_one_line(qtbot, real_window, llama_server_binary,
                                                        bundled_model):
-    from app.engine.server.process import ManagedServer, ServerOptions
+    from draftlight.engine.server.process import ManagedServer, ServerOptions
     server = ManagedServer(llama_server_binary, ServerOptions(target=bundled_model, threads=1))
     server.start()
     try:
@@ -196,7 +196,7 @@ def test_a_remote_server_refusing_the_key_is_one_line(qtbot, real_window, llama_
 def test_a_target_with_mtp_layers_offers_mtp_which_runs_on_llama_server_and_flashes(
         qtbot, real_window, llama_server_binary, tmp_path_factory):
     from tests.synthetic_models import cached_model
-    from app.ui.engine.model_bar import MTP
+    from draftlight.ui.engine.model_bar import MTP
     target = cached_model("glm4moe-mtp-agreeing", "small", tmp_path_factory.mktemp("mtp"))
     window = real_window(Settings(target_path=str(target), n_threads=1, max_tokens=24,
                                   mode="off"))

@@ -14,9 +14,9 @@ from collections import Counter
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QTextCursor
 
-from app.settings import Settings
-from app.ui.flash.driver import DURATION
-from app.ui.flash.palette import DEFAULT
+from draftlight.settings import Settings
+from draftlight.ui.flash.driver import DURATION
+from draftlight.ui.flash.palette import DEFAULT
 from tests.test_ui_model import TickRecorder
 from tests.test_ui_window import ScriptedFactory, open_window, send_and_wait  # noqa: F401
 

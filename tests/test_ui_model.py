@@ -9,10 +9,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 
-from app.settings import Settings, load_settings, save_settings
-from app.store.history import COMPLETE, INTERRUPTED, History
-from app.ui.flash import highlight
-from app.ui.chat.main_window import MainWindow
+from draftlight.settings import Settings, load_settings, save_settings
+from draftlight.store.history import COMPLETE, INTERRUPTED, History
+from draftlight.ui.flash import highlight
+from draftlight.ui.chat.main_window import MainWindow
 from tests.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 
 pytest.importorskip("llama_cpp")

@@ -10,8 +10,8 @@ import shutil
 import numpy as np
 import pytest
 
-from app.store.installed import add_local
-from app.ui.engine.model_bar import NGRAM
+from draftlight.store.installed import add_local
+from draftlight.ui.engine.model_bar import NGRAM
 from tests.test_ui_window import ScriptedFactory, open_window, send_and_wait  # noqa: F401
 
 

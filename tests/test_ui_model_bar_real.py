@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
-from app.settings import load_settings
-from app.store.installed import add_local
-from app.ui.engine.model_bar import NGRAM
+from draftlight.settings import load_settings
+from draftlight.store.installed import add_local
+from draftlight.ui.engine.model_bar import NGRAM
 from tests.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.test_ui_model import send_and_wait
 

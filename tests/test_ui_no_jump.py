@@ -12,8 +12,8 @@ import threading
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QTextCursor
 
-from app.settings import Settings
-from app.ui.flash import highlight, markdown_render
+from draftlight.settings import Settings
+from draftlight.ui.flash import highlight, markdown_render
 from tests.test_ui_window import ScriptedFactory, open_window  # noqa: F401
 
 HEAD = [("# Flash notes\n\n", "target", 0),

@@ -11,10 +11,10 @@ from PySide6.QtCore import QEvent, QPoint, QRect, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QPalette, QTextCursor
 from PySide6.QtWidgets import QApplication, QToolTip
 
-from app.engine.events import Done, Stats, TextPiece
-from app.settings import Settings
-from app.ui.flash.driver import DURATION, MARK_HOLD, resting_colour
-from app.ui.flash.provenance import ReplyBuilder
+from draftlight.engine.events import Done, Stats, TextPiece
+from draftlight.settings import Settings
+from draftlight.ui.flash.driver import DURATION, MARK_HOLD, resting_colour
+from draftlight.ui.flash.provenance import ReplyBuilder
 from tests.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.test_ui_flash import FakeClock, distance
 from tests.test_ui_window import (ScriptedEngine, ScriptedFactory, open_window,  # noqa: F401

@@ -7,8 +7,8 @@ import dataclasses
 
 from PySide6.QtGui import QColor
 
-from app.settings import Settings
-from app.ui.flash.palette import SCHEMES
+from draftlight.settings import Settings
+from draftlight.ui.flash.palette import SCHEMES
 from tests.test_ui_flash import distance, run_background
 from tests.test_ui_strip import cells
 from tests.test_ui_window import ScriptedFactory, open_window, send_and_wait  # noqa: F401

@@ -9,7 +9,7 @@ import threading
 import openai
 import pytest
 
-from app.settings import Settings
+from draftlight.settings import Settings
 from tests.real_window import real_window, shared_cost_cache, cost_cache_file  # noqa: F401
 
 QUESTION = "Repeat after me: the United States of America."
@@ -127,9 +127,9 @@ def test_requests_beyond_the_queue_are_refused_and_ended_ones_make_room(qtbot):
 
     from PySide6.QtCore import QObject, Signal
 
-    from app.serve.schema import parse_chat_request
-    from app.serve.worker import Job
-    from app.ui.engine.serve_switch import QUEUE_SIZE, WindowRunner
+    from draftlight.serve.schema import parse_chat_request
+    from draftlight.serve.worker import Job
+    from draftlight.ui.engine.serve_switch import QUEUE_SIZE, WindowRunner
 
     class Worker(QObject):
         served = Signal(object)
@@ -167,8 +167,8 @@ def test_requests_beyond_the_queue_are_refused_and_ended_ones_make_room(qtbot):
 def test_the_window_server_refuses_web_pages_except_the_origins_set_in_settings(qtbot):
     from PySide6.QtCore import QObject, Signal
 
-    from app.ui.chat.settings_dialog import SettingsDialog
-    from app.ui.engine.serve_switch import ServeSwitch
+    from draftlight.ui.chat.settings_dialog import SettingsDialog
+    from draftlight.ui.engine.serve_switch import ServeSwitch
     from tests.serve_loopback import request
 
     dialog = SettingsDialog(Settings(), gpu_offload=False)

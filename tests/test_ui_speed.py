@@ -4,10 +4,9 @@ streams; hidden after it. Scripted engine with a measured one-token pass (as aut
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 
-from app.engine.events import Done, Progress, Stats, TextPiece
-from app.ui.chat.speed_meter import meter_text
+from draftlight.engine.events import Done, Progress, Stats, TextPiece
+from draftlight.ui.chat.speed_meter import meter_text
 from tests.test_ui_window import ScriptedEngine, ScriptedFactory, open_window  # noqa: F401
 
 PIECE_SECONDS = 0.01  # about 100 tokens/s (sleep overshoots: a little less)
@@ -15,12 +14,9 @@ PLAIN_TOKEN_SECONDS = 0.04  # plain decoding: 25 tokens/s
 
 
 class TimedEngine(ScriptedEngine):
-    def __init__(self, factory) -> None:
-        super().__init__(factory)
-        self.costs = SimpleNamespace(token_seconds=PLAIN_TOKEN_SECONDS)
-
     def generate(self, messages, params, mode):
-        stats = Stats(mode=mode)
+        # as the in-process engine's stats once auto has timed a one-token pass
+        stats = Stats(mode=mode, plain_token_seconds=PLAIN_TOKEN_SECONDS)
         for index in range(150):
             time.sleep(PIECE_SECONDS)
             stats.new_tokens += 1

@@ -7,8 +7,8 @@ from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QColor, QHelpEvent
 from PySide6.QtWidgets import QApplication, QToolTip
 
-from app.engine.events import Done, Progress, Stats, TextPiece
-from app.settings import Settings
+from draftlight.engine.events import Done, Progress, Stats, TextPiece
+from draftlight.settings import Settings
 from tests.test_ui_window import (SCRIPT, ScriptedEngine, ScriptedFactory, open_window,  # noqa: F401
                                   send_and_wait)
 
@@ -44,8 +44,9 @@ class DraftingEngine(ScriptedEngine):
             yield TextPiece(piece_text, source, step)
             if index + 1 == len(script) or script[index + 1][2] != step:
                 accepted = sum(1 for _, s, p in script if p == step and s == "draft")
-                stats.drafted += accepted + 1 if accepted else 0
-                yield Progress(Stats(**vars(stats)))
+                drafted = accepted + 1 if accepted else 0
+                stats.drafted += drafted
+                yield Progress(Stats(**vars(stats)), pass_drafted=drafted)
         stats.seconds = 0.5
         yield Done("".join(p[0] for p in script), stats)
 

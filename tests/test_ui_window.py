@@ -15,13 +15,14 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QGuiApplication, QTextCursor
 from PySide6.QtWidgets import QLabel
 
-from app.engine.errors import ModelLoadError
-from app.engine.events import Done, Stats, TextPiece
-from app.settings import Settings, load_settings
-from app.store.history import INTERRUPTED, History
-from app.ui.flash import highlight, markdown_render
-from app.ui.chat.main_window import MainWindow
-from app.ui.chat.settings_dialog import SettingsDialog
+from draftlight.engine.errors import ModelLoadError
+from draftlight.engine.events import Done, Stats, TextPiece
+from draftlight.settings import Settings, load_settings
+from draftlight.store.history import INTERRUPTED, History
+from draftlight.ui.flash import highlight, markdown_render
+from draftlight.ui.chat.main_window import MainWindow
+from draftlight.ui.chat.settings_dialog import SettingsDialog
+from draftlight.ui.engine.loaded import Capabilities
 from tests.real_window import window_opener
 
 # "Hello" (target), " wor" + "ld" (one accepted run of 2, step 1), "!" (target, step 1),
@@ -79,7 +80,7 @@ class ScriptedFactory:
         self.engines: list[ScriptedEngine] = []
 
     def capabilities(self):
-        return {"modes": self.modes, "gpu_offload": False}
+        return Capabilities(tuple(self.modes))
 
     def prepare_default(self, report, should_cancel):
         report(136, 272, "Making the default model…")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import platformdirs
 
-from app import paths
+from draftlight import paths
 from tests.user_folders import NOT_HOME, writes_to_not_home
 
 

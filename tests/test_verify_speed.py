@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from app.engine.costs import cached_costs, measured_verify_cost
-from app.engine.generator import PROBE_TEXT
-from app.engine.llama_backend import LlamaBackend, LoadOptions
-from app.engine.verify_speed import verify_speed
+from draftlight.engine.costs import cached_costs, measured_verify_cost
+from draftlight.engine.generator import PROBE_TEXT
+from draftlight.engine.llama_backend import LlamaBackend
+from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.verify_speed import verify_speed
 
 
 def test_the_weight_type_decides_until_the_file_is_measured():

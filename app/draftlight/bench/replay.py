@@ -1,0 +1,309 @@
+"""Auto's n-gram policy replayed on recorded answers, under any cost curve, in seconds.
+
+Greedy decoding on a target whose batches are exact (Q4_0/Q4_1/Q8_0 on llama.cpp's CPU kernels)
+gives the same answer in every mode, and whether an n-gram guess is accepted depends only on
+that answer. So once the plain answers are recorded (prompt and answer tokens of every turn),
+auto's whole run can be replayed without the model: each step asks the real AdaptiveDrafter
+for a draft, accepts its longest prefix that matches the answer, and charges the step v(k) of
+the chosen cost curve (fed back to auto as the pass's time, as the engine does). The replay's
+speedup, answer tokens / Σ v(k), is in the same units as the n-gram ceiling (ceiling.py), so
+auto's share of the ceiling is measured exactly, for a policy change, on curves of machines
+this one is not (another CPU, a GPU), without timing noise.
+
+    python -m draftlight.bench.replay record --out answers.jsonl.gz [--target PATH] [--limit N]
+    python -m draftlight.bench.replay run answers.jsonl.gz [--curve NAME|k=v,...]
+
+What it leaves out: time outside the target's passes (auto's bookkeeping, about 1% of a pass
+on the bundled model), the passes' own noise, and draft models (their acceptance depends on
+the draft, not only on the answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from draftlight.bench.ceiling import followed, ngram_oracle_cost
+from draftlight.bench.report import speedup_interval
+from draftlight.bench.runner import RunLog, TurnResult, run_engine_turn
+from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
+from draftlight.engine.costs import MEASURED_K, BatchCosts
+from draftlight.engine.drafters import NgramDrafter
+from draftlight.engine.generator import SpeculationConfig
+
+# Cost curves v(k) measured on this project's machines (docs/bench-cpu.md), and a flat one.
+CURVES: dict[str, dict[int, float]] = {
+    "smollm2-q8-xeon": {2: 1.48, 4: 1.94, 8: 4.42, 12: 5.26, 16: 6.98},
+    "smollm2-q8-epyc": {2: 1.94, 4: 2.69, 8: 4.77, 16: 8.16},
+    "smollm2-q4_1-epyc": {2: 1.72, 4: 2.43, 8: 4.23, 16: 9.40},
+    "qwen1.5b-q4km-xeon": {2: 1.60, 4: 2.18, 8: 2.73, 16: 4.52},
+    "qwen1.5b-q4km-epyc": {2: 1.76, 3: 2.38, 4: 2.61, 5: 3.44, 8: 6.34, 16: 8.64},
+    "gpu-like": {2: 1.02, 4: 1.05, 8: 1.1, 16: 1.2},
+}
+
+
+def curve(points: dict[int, float]) -> BatchCosts:
+    """A BatchCosts over MEASURED_K (the lengths auto may draft), interpolated from `points`."""
+    given = BatchCosts({1: 1.0, **points}, token_seconds=0.01)
+    return BatchCosts({k: round(given(k), 4) for k in MEASURED_K}, token_seconds=0.01)
+
+
+def parse_curve(text: str) -> BatchCosts:
+    if text in CURVES:
+        return curve(CURVES[text])
+    try:
+        points = {int(k): float(v) for k, v in (p.split("=") for p in text.split(","))}
+    except ValueError:
+        raise SystemExit(f"--curve: a name ({', '.join(CURVES)}) or k=v,k=v,... not {text!r}")
+    if any(k < 2 or v < 1.0 for k, v in points.items()):
+        raise SystemExit(f"--curve {text!r}: each k must be 2 or more and each v(k) at least 1 "
+                         "(a pass over k tokens costs no less than one over a single token)")
+    return curve(points)
+
+
+@dataclass
+class Replayed:
+    category: str
+    question_id: object
+    tokens: int
+    passes: float  # Σ v(k) of auto's steps, in one-token passes
+    oracle: float  # the same for the n-gram oracle
+
+    @property
+    def speedup(self) -> float:
+        return self.tokens / self.passes
+
+
+def replay(records: list[dict], costs: BatchCosts,
+           config: SpeculationConfig = SpeculationConfig(),
+           step_overhead: float = 0.0) -> list[Replayed]:
+    """Auto (n-gram lookup only) over every record in order, learning across them as in one
+    bench run. `step_overhead`: time outside the pass per drafting step, in one-token passes."""
+    ngram = NgramDrafter(config.ngram_max, config.ngram_min)
+    auto = AdaptiveDrafter(costs, [Candidate(ngram, 0.0, config.auto_max_tokens)])
+    out = []
+    for record in records:
+        prompt, answer = record["prompt"], record["answer"]
+        context, position, passes = list(prompt), 0, 0.0
+        while position < len(answer):
+            budget = len(answer) - position - 1
+            gamma = max(0, min(config.auto_max_tokens, budget))
+            draft = auto.propose(context, gamma, None, None).tokens[:gamma] if gamma else []
+            right = followed(draft, answer, position)
+            seconds = costs(len(draft) + 1) * costs.token_seconds
+            passes += costs(len(draft) + 1) + (step_overhead if draft else 0.0)
+            auto.observe(len(draft), right, answer[position + right], seconds, 0.0)
+            context += answer[position:position + right + 1]
+            position += right + 1
+        oracle = ngram_oracle_cost(prompt, answer, costs, config.auto_max_tokens,
+                                   NgramDrafter(config.ngram_max, config.ngram_min))
+        out.append(Replayed(record["category"], record.get("question_id"), len(answer), passes,
+                            oracle))
+    return out
+
+
+def hindsight(records: list[dict], costs: BatchCosts,
+              config: SpeculationConfig = SpeculationConfig()) -> list[Replayed]:
+    """The best fixed rule from match length to draft length, chosen per category after seeing
+    its answers: a bound on what any policy can make of the evidence auto has (the n-gram
+    match length), where the ceiling also knows where each copy ends.
+
+    For each category and match length m (24 and more pooled), γ*(m) maximises
+    (1 + mean min(r, γ)) / v(γ + 1) over every position with such a match, r being how many
+    of its guesses the answer then follows; the rule is then run over the answers."""
+    lengths = [0] + AdaptiveDrafter(costs, []).lengths(config.auto_max_tokens)  # as auto's
+
+    def guesses(record):  # per answer position: (match length, right guesses, guessed) | None
+        answer, drafter = record["answer"], NgramDrafter(config.ngram_max, config.ngram_min)
+        context, out = list(record["prompt"]), []
+        for position in range(len(answer)):
+            room = min(config.auto_max_tokens, len(answer) - position - 1)
+            guess = drafter.propose(context, room) if room else None
+            out.append((min(guess.match_length, 24), followed(guess.tokens, answer, position),
+                        len(guess.tokens)) if guess and guess.tokens else None)
+            context.append(answer[position])
+        return out
+
+    by_category: dict[str, list[tuple[dict, list]]] = {}
+    for record in records:
+        by_category.setdefault(record["category"], []).append((record, guesses(record)))
+    out = []
+    for items in by_category.values():
+        seen: dict[int, list[tuple[int, int]]] = {}
+        for _, positions in items:
+            for g in filter(None, positions):
+                seen.setdefault(g[0], []).append((g[1], g[2]))
+        rule = {m: max(lengths, key=lambda k: (1 + sum(min(r, k, n) for r, n in rows) / len(rows))
+                       / costs(k + 1))
+                for m, rows in seen.items()}
+        for record, positions in items:
+            answer, position, passes = record["answer"], 0, 0.0
+            while position < len(answer):
+                g = positions[position]
+                gamma = min(rule[g[0]], g[2]) if g else 0
+                passes += costs(gamma + 1)
+                position += (min(g[1], gamma) if g else 0) + 1
+            oracle = ngram_oracle_cost(record["prompt"], answer, costs, config.auto_max_tokens,
+                                       NgramDrafter(config.ngram_max, config.ngram_min))
+            out.append(Replayed(record["category"], record.get("question_id"), len(answer),
+                                passes, oracle))
+    return out
+
+
+def summarise(rows: list[Replayed]) -> dict[str, dict[str, float | None]]:
+    """Per category and overall: auto's speedup (tokens / passes, pooled), the ceiling, auto's
+    share of it, and the bench's 95% bootstrap interval of the speedup (report.py, resampling
+    whole questions), plain decoding costing one pass per token."""
+    groups: dict[str, list[Replayed]] = {}
+    for row in rows:
+        groups.setdefault(row.category, []).append(row)
+    groups["overall"] = rows
+    table = {}
+    for name, group in groups.items():
+        def as_turns(seconds):  # TurnResults as the bench's interval reads them
+            return [TurnResult(r.question_id, r.category, 0, "", "", [], r.tokens, seconds(r))
+                    for r in group]
+        interval = speedup_interval(as_turns(lambda r: r.passes), as_turns(lambda r: r.tokens))
+        speed = sum(r.tokens for r in group) / sum(r.passes for r in group)
+        ceiling = sum(r.tokens for r in group) / sum(r.oracle for r in group)
+        lo, hi = interval or (None, None)
+        table[name] = {"auto": speed, "lo": lo, "hi": hi, "ceiling": ceiling,
+                       "share": speed / ceiling}
+    return table
+
+
+def format_table(table: dict[str, dict[str, float]], policy: str = "auto") -> str:
+    lines = [f"| category | {policy} (95% interval) | n-gram ceiling | {policy} / ceiling |",
+             "|---|---|---|---|"]
+    for name, row in table.items():
+        interval = f" ({row['lo']:.2f}–{row['hi']:.2f})" if row["lo"] is not None else ""
+        lines.append(f"| {name} | {row['auto']:.2f}x{interval} | "
+                     f"{row['ceiling']:.2f}x | {row['share']:.2f} |")
+    return "\n".join(lines)
+
+
+def load_records(path: Path) -> list[dict]:
+    """The turns `record` wrote; SystemExit with the reason for a file that is not one."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    records = []
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                row = json.loads(line)
+                if not (isinstance(row, dict) and isinstance(row.get("category"), str)
+                        and isinstance(row.get("prompt"), list) and row["prompt"]
+                        and isinstance(row.get("answer"), list)):
+                    raise ValueError(f"line {number} is not a recorded turn (category, prompt, "
+                                     "answer)")
+                records.append(row)
+    except (OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
+        raise SystemExit(f"{path}: cannot read recorded answers: {exc}") from None
+    if not records:
+        raise SystemExit(f"{path}: no recorded answers in it")
+    return records
+
+
+def record(target: Path | None, questions_path: Path, out: Path, max_tokens: int,
+           limit: int | None) -> int:
+    """Plain greedy answers of every turn (later turns follow plain's answers, as in bench),
+    written as they come to `out`.partial, renamed to `out` when all are in."""
+    from draftlight.bench.runner import ProgressBar, first_of_each_category, load_questions
+    from draftlight.engine.errors import EngineError
+    from draftlight.engine.generator import Engine
+    from draftlight.engine.load_options import LoadOptions
+    from draftlight.engine.sampling import SamplingParams
+    from draftlight.store.default_in_terminal import default_target_in_terminal
+    from draftlight.user_messages import UserError
+
+    try:
+        questions = load_questions(questions_path)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"{questions_path}: {exc}") from None
+    if limit:
+        questions = first_of_each_category(questions, limit)
+    params = SamplingParams(temperature=0.0, max_tokens=max_tokens, seed=0)
+    partial = out.with_name(out.name + ".partial")
+    try:
+        handle = gzip.open(partial, "wt", encoding="utf-8")
+    except OSError as exc:
+        raise SystemExit(f"{out}: cannot write there: {exc}") from None
+    try:
+        with handle:
+            try:
+                engine = Engine.load(default_target_in_terminal(target), None,
+                                     LoadOptions(n_ctx=4096))
+            except (EngineError, UserError) as exc:
+                raise SystemExit(str(exc)) from None
+            try:
+                written = _record_turns(engine, questions, params, handle, ProgressBar())
+            finally:
+                engine.close()
+        partial.replace(out)
+    finally:
+        partial.unlink(missing_ok=True)
+    print(f"{written} turns written to {out}")
+    return 0
+
+
+def _record_turns(engine, questions, params, handle, progress) -> int:
+    total, written = sum(len(q["turns"]) for q in questions), 0
+    for question in questions:
+        history: list[dict[str, str]] = []
+        for turn, user_text in enumerate(question["turns"]):
+            messages = history + [{"role": "user", "content": user_text}]
+            prompt, _ = engine.fit_prompt(messages, engine.reserve(params))
+            done, tokens, _ = run_engine_turn(engine, messages, params, "plain", RunLog())
+            row = {"category": question["category"], "question_id": question["question_id"],
+                   "turn": turn, "prompt": prompt, "answer": tokens}
+            if not written:
+                row["target"] = getattr(engine.target, "description", "")
+            handle.write(json.dumps(row, separators=(",", ":")) + "\n")
+            written += 1
+            history = messages + [{"role": "assistant", "content": done.text}]
+            progress(written, total, f"{question['category']} #{question['question_id']}")
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    from draftlight.bench.runner import DEFAULT_QUESTIONS
+
+    parser = argparse.ArgumentParser(prog="python -m draftlight.bench.replay", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    rec = commands.add_parser("record", help="record plain greedy answers")
+    rec.add_argument("--target", type=Path)
+    rec.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS)
+    rec.add_argument("--out", type=Path, required=True)
+    rec.add_argument("--max-tokens", type=int, default=128)
+    rec.add_argument("--limit", type=int)
+    run = commands.add_parser("run", help="replay auto on recorded answers")
+    run.add_argument("records", type=Path, nargs="+")
+    run.add_argument("--curve", action="append",
+                     help=f"a name ({', '.join(CURVES)}) or k=v,...; repeatable (default: all)")
+    run.add_argument("--overhead", type=float, default=0.01,
+                     help="time outside the pass per drafting step, in passes (0.01)")
+    run.add_argument("--hindsight", action="store_true",
+                     help="also the best fixed match-length rule per category, in hindsight")
+    args = parser.parse_args(argv)
+    if args.command == "record":
+        return record(args.target, args.questions, args.out, args.max_tokens, args.limit)
+    for path in args.records:
+        records = load_records(path)
+        for name in args.curve or list(CURVES):
+            costs = parse_curve(name)
+            print(f"\n## {path.name}, curve {name}: auto\n")
+            print(format_table(summarise(replay(records, costs, step_overhead=args.overhead))))
+            if args.hindsight:
+                print(f"\n## {path.name}, curve {name}: best fixed rule in hindsight\n")
+                print(format_table(summarise(hindsight(records, costs)), "hindsight"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

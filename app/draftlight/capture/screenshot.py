@@ -1,0 +1,69 @@
+"""`draftlight --screenshot PNG --prompt TEXT`: the window without a screen, a prompt sent once the
+model is loaded, a PNG of the window when the reply is in, then exit. OffscreenRun is what
+--screenshot and --record (draftlight.capture.recording) share."""
+
+from __future__ import annotations
+
+import sys
+
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtWidgets import QApplication, QToolBar
+
+from draftlight.ui.flash.driver import DURATION
+
+SCREENSHOT_TIMEOUT_MS = 10 * 60 * 1000
+
+
+class OffscreenRun(QObject):
+    """Send the prompt once the model is loaded; act when the reply is in; exit with an error
+    if the model does not load, the reply fails, or nothing comes for 10 minutes.
+
+    A QObject on the GUI thread, so the worker's signals reach its methods queued."""
+
+    def __init__(self, window, path: str, prompt: str | None) -> None:
+        super().__init__(window)
+        self.window, self.path, self.prompt = window, path, prompt or ""
+        self.exit_code = 1
+        window.model_ready.connect(self._send, Qt.SingleShotConnection)
+        window.session.reply_finished.connect(self._reply_done)
+        window.engine.worker.load_failed.connect(self._failed)
+        window.session.error.connect(self._failed)
+        QTimer.singleShot(SCREENSHOT_TIMEOUT_MS, self._timeout)
+
+    def _send(self) -> None:
+        self.window.send(self.prompt)
+
+    def _reply_done(self, _view) -> None:
+        raise NotImplementedError
+
+    def _failed(self, message: str) -> None:
+        print(f"draftlight: error: {message}", file=sys.stderr)
+        self.exit_code = 2
+        QApplication.instance().exit(2)
+
+    def _timeout(self) -> None:
+        print("draftlight: error: no reply within 10 minutes", file=sys.stderr)
+        QApplication.instance().exit(1)
+
+
+class ScreenshotRun(OffscreenRun):
+    """--screenshot: a PNG of the whole window once the reply is in, the window wide enough
+    for the whole toolbar (no overflow menu hiding the legend)."""
+
+    def __init__(self, window, path: str, prompt: str | None) -> None:
+        super().__init__(window, path, prompt)
+        toolbar = window.findChild(QToolBar, "main-toolbar")
+        if toolbar is not None:
+            window.resize(max(window.width(), toolbar.sizeHint().width() + 16), window.height())
+
+    def _reply_done(self, _view) -> None:
+        # Let the final layout settle and the last runs' flashes fade to their tints.
+        QTimer.singleShot(round((DURATION + 0.15) * 1000), self._save)
+
+    def _save(self) -> None:
+        if self.window.grab().save(self.path, "PNG"):
+            self.exit_code = 0
+        else:
+            print(f"draftlight: error: could not write {self.path}", file=sys.stderr)
+            self.exit_code = 2
+        QApplication.instance().exit(self.exit_code)

@@ -1,0 +1,107 @@
+"""The `draftlight` command. With no arguments it opens the window; subcommands run in the terminal.
+
+Errors a user can cause (missing file, not a GGUF, incompatible draft, …) print one line to
+stderr and exit with status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from draftlight import __version__
+from draftlight.user_messages import UserError
+
+EXIT_USAGE = 2
+QUANTIZE_CHILD = "_quantize-child"  # hidden: draftlight.store.convert.CHILD_COMMAND
+CPU_CHECK_CHILD = "_cpu-check-child"  # hidden: draftlight.engine.cpu_check.CHILD_COMMAND
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="draftlight",
+        description="Local chat with visible speculative decoding. Without a command, opens the app.")
+    parser.add_argument("--version", action="version", version=f"draftlight {__version__}")
+    parser.add_argument("--screenshot", metavar="PATH",
+                        help="run offscreen, send --prompt, save a PNG of the window, exit")
+    parser.add_argument("--record", metavar="OUT.gif",
+                        help="run offscreen, send --prompt, save an animated GIF of the chat "
+                             "while the reply streams, exit (with n-gram drafting unless "
+                             "Settings choose a mode)")
+    parser.add_argument("--seconds", type=float, default=15.0, metavar="N",
+                        help="with --record: record at most N seconds of the reply "
+                             "(default: %(default)s)")
+    parser.add_argument("--dark", action="store_true",
+                        help="a dark window palette (as a dark system theme gives)")
+    parser.add_argument("--prompt", help="message to send with --screenshot or --record")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    from draftlight.commands.bench import add_bench_parser
+    from draftlight.commands.chat import add_chat_parser
+    from draftlight.commands.engine import add_engine_parser
+    from draftlight.commands.serve import add_serve_parser
+    from draftlight.commands.models import add_models_parser
+    add_chat_parser(commands)
+    add_serve_parser(commands)
+    add_models_parser(commands)
+    add_bench_parser(commands)
+    add_engine_parser(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [QUANTIZE_CHILD]:  # the frozen app runs its own quantizer child this way
+        from draftlight.store.convert import quantize_child
+        source, temp, weights, threads = argv[1:5]
+        return quantize_child(source, temp, weights, int(threads))
+    if argv[:1] == [CPU_CHECK_CHILD]:  # ... and its CPU check's child (draftlight.engine.cpu_check)
+        from draftlight.engine.cpu_check_child import child
+        return child(*argv[1:3])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            return _run_gui(args)
+        return args.run(args)
+    except KeyboardInterrupt:
+        return 130
+    except UserError as exc:
+        print(f"draftlight: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - known failures become one line, see below
+        from draftlight.engine.errors import EngineError
+        if isinstance(exc, (EngineError, OSError)):
+            print(f"draftlight: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        raise
+
+
+def _run_gui(args: argparse.Namespace) -> int:
+    if args.screenshot and not args.prompt:
+        raise UserError("--screenshot needs --prompt")
+    if args.record and not args.prompt:
+        raise UserError("--record needs --prompt")
+    if args.record and args.screenshot:
+        raise UserError("--record and --screenshot: choose one")
+    if not 0 < args.seconds <= 600:
+        raise UserError("--seconds must be between 0 and 600")
+    from draftlight.ui.desktop import run_app
+    attach = None
+    if args.record:
+        from draftlight.capture.recording import RecordRun
+        def attach(window):
+            return RecordRun(window, args.record, args.prompt, args.seconds)
+    elif args.screenshot:
+        from draftlight.capture.screenshot import ScreenshotRun
+        def attach(window):
+            return ScreenshotRun(window, args.screenshot, args.prompt)
+    # auto drafts only once it has learnt that drafting pays, which a fresh install has not:
+    # a recording shows n-gram drafting, unless Settings choose a mode
+    return run_app(args.prompt, offscreen=attach is not None, attach=attach,
+                   default_mode="ngram" if args.record else None, dark=args.dark)
+
+
+def gui_main() -> int:
+    """Entry point of the `draftlight-gui` script (no console window on Windows)."""
+    return main(sys.argv[1:])

@@ -1,0 +1,170 @@
+"""`draftlight bench [--questions FILE.jsonl] [--target PATH] [--draft PATH] [--modes LIST]
+[--max-tokens N] [--temp T] [--limit N] [--repeats N] [--out DIR] [--engine URL]`
+(modes llama:SPEC_TYPE run llama.cpp's llama-server: server_modes.py), and
+`draftlight bench rollback --target PATH` (app/draftlight/bench/rollback.py)"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from draftlight.bench.rollback import add_rollback_parser
+from draftlight.bench.runner import BENCH_MODES, DEFAULT_QUESTIONS
+from draftlight.modes import Mode, ModeError, is_llama_server_mode
+from draftlight.store.default_in_terminal import default_target_in_terminal
+from draftlight.user_messages import UserError
+
+
+def add_bench_parser(commands) -> None:
+    bench = commands.add_parser(
+        "bench", help="measure speedup per task category and mode",
+        description="Runs each question in every mode (interleaved, one process, same max "
+                    "tokens; greedy unless --temp) and writes report.json, report.md and "
+                    "report.png.")
+    bench.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS,
+                       help="Spec-Bench style JSON lines (default: the project's own set)")
+    bench.add_argument("--target", type=Path, help="target GGUF (default: the bundled model)")
+    bench.add_argument("--draft", type=Path,
+                       help="draft GGUF, of the target's vocabulary or another one (cross-"
+                            "vocabulary); default: the target drafts for itself")
+    bench.add_argument("--modes", default=",".join(BENCH_MODES),
+                       help=f"comma-separated, from {','.join(BENCH_MODES)} and llama:SPEC_TYPE "
+                            f"(llama.cpp's llama-server on the same target with --spec-type "
+                            f"SPEC_TYPE, e.g. llama:ngram-mod, llama:none); plain is always run")
+    bench.add_argument("--engine", metavar="URL",
+                       help="also run the questions on the OpenAI-compatible server at URL "
+                            "(mode 'remote'; it decides how it decodes)")
+    bench.add_argument("--api-key", metavar="KEY", help="with --engine: the server's API key")
+    bench.add_argument("--rpc", metavar="HOST:PORT,...",
+                       help="run the llama:… modes split over these machines' rpc-servers")
+    bench.add_argument("--server-binary", metavar="PATH",
+                       help="the llama-server for llama:… modes (default: Settings, PATH, or "
+                            "the one `draftlight engine build-server` built)")
+    bench.add_argument("--max-tokens", type=int, default=128, help="new tokens per turn (128)")
+    bench.add_argument("--temp", type=float, default=0.0, help="temperature (0 = greedy)")
+    bench.add_argument("--limit", type=int, help="first N questions of each category")
+    bench.add_argument("--repeats", type=int, default=1,
+                       help="run the question set N times (error bars get tighter)")
+    bench.add_argument("--out", type=Path, default=Path("bench-out"), help="report folder")
+    bench.add_argument("--prediction", action="store_true",
+                       help="Predicted Outputs instead: the code-editing questions with their "
+                            "own code as the prediction, vs plain decoding (python -m "
+                            "draftlight.bench.prediction; --target, --max-tokens, --limit, --repeats "
+                            "apply)")
+    bench.set_defaults(run=run_bench)
+    add_rollback_parser(bench.add_subparsers(
+        dest="bench_command", metavar="rollback",
+        help="rollback: what a rejected draft costs a model (draftlight bench rollback -h)"))
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from draftlight.bench.lcp_pld import PromptLookupPeer
+    from draftlight.bench.report import write_reports
+    from draftlight.bench.runner import (ProgressBar, first_of_each_category, load_questions,
+                                  run_benchmark)
+    from draftlight.engine.load_options import LoadOptions
+    from draftlight.launch import EngineSpec, open_engine
+    from draftlight.engine.sampling import SamplingParams
+
+    if args.repeats < 1:
+        raise UserError("--repeats must be at least 1")
+    if args.prediction:
+        from draftlight.bench.prediction import main as prediction_bench
+        forwarded = ["--max-tokens", str(args.max_tokens), "--repeats", str(args.repeats),
+                     "--questions", str(args.questions)]
+        forwarded += ["--target", str(args.target)] if args.target else []
+        forwarded += ["--limit", str(args.limit)] if args.limit else []
+        return prediction_bench(forwarded)
+    modes = bench_modes(args.modes)
+    if args.engine:
+        modes.append("remote")
+    try:
+        questions = load_questions(args.questions)
+    except (OSError, ValueError) as exc:
+        raise UserError(str(exc)) from exc
+    if args.limit:
+        questions = first_of_each_category(questions, args.limit)
+    params = SamplingParams(temperature=args.temp, max_tokens=args.max_tokens, seed=0)
+    try:
+        params.validate()
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+
+    target = default_target_in_terminal(args.target)
+    options = LoadOptions(n_ctx=4096)
+    draft = args.draft or (target if "draft" in modes else None)
+    servers = _server_modes(args, modes, target, draft, options)
+    # auto's costs are measured (or read from the cache) while loading, before timing starts
+    engine = open_engine(EngineSpec(target_path=str(target), draft_path=draft and str(draft),
+                                    n_ctx=options.n_ctx, time_auto="auto" in modes))
+    peer = PromptLookupPeer(target, options) if "lcp-pld" in modes else None
+    try:
+        servers.start_all(modes)
+        server_passes = servers.time_passes(modes)
+        log = run_benchmark(engine, questions, modes, params, peer, ProgressBar(),
+                            repeats=args.repeats, servers=servers)
+        log.server_passes = server_passes
+    finally:
+        servers.close()
+        engine.close()
+        if peer:
+            peer.close()
+    command = "draftlight " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    if args.api_key:
+        command = command.replace(args.api_key, "KEY")
+    report = write_reports(log, args.out, command)
+    print((args.out / "report.md").read_text())
+    if not report["png_written"]:
+        print("report.png skipped: install matplotlib (pip install matplotlib)", file=sys.stderr)
+    return 0
+
+
+def bench_modes(text: str) -> list[str]:
+    """--modes: the bench's own (plain, lcp-pld, …) and any mode, chains as llama:a+b. A chain
+    is compared with its parts: they are run too."""
+    modes: list[str] = []
+    for word in (m.strip() for m in text.split(",")):
+        if not word:
+            continue
+        if word in BENCH_MODES:
+            modes.append(word)
+            continue
+        try:
+            mode = Mode.parse(word)
+        except ModeError:
+            raise UserError(f"unknown mode {word!r}; choose from {', '.join(BENCH_MODES)}, "
+                            f"llama:TYPE or llama:TYPE+TYPE (TYPE a llama.cpp --spec-type)") from None
+        if not mode.runs_on_llama_server:
+            raise UserError(f"unknown mode {word!r}; choose from {', '.join(BENCH_MODES)}")
+        modes += [str(part) for part in mode.parts] + [str(mode)]
+    return list(dict.fromkeys(["plain"] + [m for m in modes if m != "plain"]))
+
+
+def _server_modes(args, modes, target, draft, options):
+    """The server engines the llama:… and remote modes need (started by run_benchmark's caller)."""
+    from draftlight.bench.server_modes import ServerModes
+    from draftlight.engine.server.build import server_for_terminal
+    from draftlight.engine.server.client import Endpoint, ServerError, check_url
+    from draftlight.engine.server.process import ServerOptions
+    from draftlight.settings import load_settings
+    endpoint = None
+    if args.engine:
+        try:
+            endpoint = Endpoint(check_url(args.engine), api_key=args.api_key)
+        except ServerError as exc:
+            raise UserError(str(exc)) from None
+    binary, server_options = None, None
+    if any(is_llama_server_mode(m) for m in modes):
+        binary = server_for_terminal(args.server_binary or load_settings()[0].llama_server)
+        # Draft-model types draft with --draft, else with the target itself (as "draft" does)
+        from draftlight.engine.errors import EngineError
+        from draftlight.engine.server.rpc import rpc_addresses
+        try:
+            rpc = rpc_addresses(args.rpc or "")
+        except EngineError as exc:
+            raise UserError(f"--rpc: {exc}") from None
+        server_options = ServerOptions(target=Path(target), draft=Path(draft or target),
+                                       n_ctx=options.n_ctx, threads=options.n_threads, rpc=rpc)
+    return ServerModes(binary, server_options, endpoint)

@@ -1,0 +1,192 @@
+"""`draftlight chat`: one question, or an interactive chat, in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from draftlight.modes import mode_argument
+from draftlight.store.default_in_terminal import default_target_in_terminal
+from draftlight.user_messages import UserError, note
+
+DRAFT_COLOUR = "\x1b[1;36m"  # bold cyan: tokens a draft guessed and the target accepted
+RESET = "\x1b[0m"
+
+
+def add_chat_parser(commands) -> None:
+    chat = commands.add_parser("chat", help="chat in the terminal",
+                               description="Chat in the terminal. Accepted draft tokens are "
+                                           "shown in colour.")
+    chat.add_argument("--mode", type=mode_argument, default="auto", metavar="MODE",
+                      help="speculation: auto (n-gram lookup and --draft, only as much as pays; "
+                           "the default, as in the window), off, draft (the --draft model), "
+                           "ngram (prompt lookup), or llama:SPEC_TYPE: llama.cpp's own "
+                           "llama-server with --spec-type SPEC_TYPE (llama:none = plain "
+                           "decoding there; llama:draft-simple uses --draft)")
+    chat.add_argument("--engine", metavar="URL",
+                      help="answer on a running OpenAI-compatible server at URL instead "
+                           "(it decides how it decodes; --target and --mode are not used)")
+    chat.add_argument("--api-key", metavar="KEY", help="with --engine: the server's API key")
+    chat.add_argument("--model", metavar="NAME", help="with --engine: the model to ask for")
+    chat.add_argument("--rpc", metavar="HOST:PORT,...",
+                      help="split the model over these machines' rpc-servers (`draftlight "
+                           "engine rpc-server` there); runs on llama-server (docs/engines.md)")
+    chat.add_argument("--server-binary", metavar="PATH",
+                      help="with --mode llama:…: this llama-server (default: Settings, PATH, "
+                           "or the one `draftlight engine build-server` built)")
+    chat.add_argument("--target", type=Path,
+                      help="target GGUF (default: the bundled SmolLM2-135M)")
+    chat.add_argument("--draft", type=Path,
+                      help="draft GGUF: one sharing the target's vocabulary, or another one "
+                           "(cross-vocabulary: it drafts through text)")
+    chat.add_argument("--temp", type=float, default=0.0, help="temperature; 0 = greedy (default)")
+    chat.add_argument("--seed", type=int, help="random seed for a reproducible sampled run")
+    chat.add_argument("--max-tokens", type=int, default=512, help="new tokens at most (512)")
+    chat.add_argument("--stats", action="store_true", help="print one line of statistics")
+    chat.add_argument("--json", action="store_true", help="print JSON lines instead of text")
+    chat.add_argument("--no-color", action="store_true", help="no ANSI colour")
+    chat.add_argument("--ctx", type=int, help="context window in tokens (default: settings, 4096)")
+    chat.add_argument("question", nargs="?",
+                      help="answer this and exit ('-' reads it from stdin); omit for a chat")
+    chat.set_defaults(run=run_chat)
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    from draftlight.engine.sampling import SamplingParams
+    from draftlight.launch import open_engine, spec_for_command_line, with_target
+    from draftlight.settings import load_settings
+
+    settings, problem = load_settings()
+    if problem:
+        note(problem)
+    # Scripts depend on it: the target is --target or the bundled model, never a setting.
+    spec = spec_for_command_line(args, settings)
+    params = SamplingParams(temperature=args.temp, seed=args.seed, max_tokens=args.max_tokens)
+    try:
+        params.validate()
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    question = sys.stdin.read() if args.question == "-" else args.question
+    if question is not None and not question.strip():
+        raise UserError("the message is empty")
+    colour = not args.no_color and not args.json and sys.stdout.isatty()
+    if spec.engine != "remote":
+        spec = with_target(spec, default_target_in_terminal(args.target))
+    if spec.engine == "llama-server":
+        note(f"starting llama-server with --spec-type {spec.spec_type}"
+             + (f", split over {spec.rpc_servers}" if spec.rpc_servers else ""))
+    engine = open_engine(spec)
+    try:
+        if spec.rpc_servers:
+            from draftlight.engine.server.rpc import placement
+            note(f"placed: {placement(engine.log) or 'nothing on the other machines'}")
+        for line in engine.load_notices:
+            note(line)
+        printer = JsonPrinter() if args.json else TextPrinter(colour, args.stats)
+        system = settings.system_prompt.strip()
+        messages = [{"role": "system", "content": system}] if system else []
+        if question is not None:
+            messages.append({"role": "user", "content": question.strip()})
+            answer(messages, engine, params, spec.mode, printer)
+            return 0
+        return interactive(engine, params, spec.mode, printer, messages)
+    finally:
+        engine.close()
+
+
+def answer(messages, engine, params, mode, printer) -> str:
+    from draftlight.engine.events import Done, Notice, TextPiece
+    events = engine.generate(messages, params, mode)
+    try:
+        for event in events:
+            if isinstance(event, TextPiece):
+                printer.piece(event)
+            elif isinstance(event, Notice):
+                printer.notice(event.message)
+            elif isinstance(event, Done):
+                printer.done(event)
+                return event.text
+    finally:
+        events.close()
+    return ""
+
+
+def interactive(engine, params, mode, printer, start: list[dict[str, str]] | None = None) -> int:
+    from draftlight.engine.errors import EngineError
+    print(f"Draftlight chat. /mode {'|'.join(engine.modes)} switches speculation, /reset starts "
+          f"over, Ctrl-D quits.", file=sys.stderr)
+    messages: list[dict[str, str]] = list(start or [])
+    while True:
+        try:
+            line = input(f"[{mode}] > ")
+        except EOFError:
+            print(file=sys.stderr)
+            return 0
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("/mode"):
+            wanted = line.split(maxsplit=1)[1] if " " in line else ""
+            if wanted in engine.modes:
+                mode = wanted
+            else:
+                print(f"draftlight: no mode {wanted!r} here; choose one of "
+                      f"{', '.join(engine.modes)}", file=sys.stderr)
+            continue
+        if line == "/reset":
+            messages = list(start or [])
+            continue
+        messages.append({"role": "user", "content": line})
+        try:
+            reply = answer(messages, engine, params, mode, printer)
+        except KeyboardInterrupt:
+            print("\n(stopped)", file=sys.stderr)
+            messages.pop()
+            continue
+        except EngineError as exc:  # e.g. a message longer than the context: say so, go on
+            print(f"draftlight: {exc}", file=sys.stderr)
+            messages.pop()
+            continue
+        messages.append({"role": "assistant", "content": reply})
+
+
+class TextPrinter:
+    def __init__(self, colour: bool, stats: bool) -> None:
+        self.colour, self.stats = colour, stats
+
+    def piece(self, piece) -> None:
+        text = piece.text
+        if self.colour and piece.source == "draft" and text:
+            text = f"{DRAFT_COLOUR}{text}{RESET}"
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def notice(self, message: str) -> None:
+        print(f"[{message}]", file=sys.stderr)
+
+    def done(self, done) -> None:
+        sys.stdout.write("\n")
+        if self.stats:
+            print(done.stats.summary())
+        sys.stdout.flush()
+
+
+class JsonPrinter:
+    def _emit(self, obj) -> None:
+        sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    def piece(self, piece) -> None:
+        if piece.text:
+            line = {"type": "token", "text": piece.text, "source": piece.source}
+            if piece.origin is not None:  # a drafted token: where it was copied or guessed from
+                line["origin"] = piece.origin
+            self._emit(line)
+
+    def notice(self, message: str) -> None:
+        self._emit({"type": "notice", "message": message})
+
+    def done(self, done) -> None:
+        self._emit({"type": "done", "text": done.text, "stats": done.stats.to_dict()})

@@ -1,0 +1,264 @@
+"""`draftlight models list|pull|rm|add|search|files`: the model store in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from draftlight.store.progress_bars import ConvertBar, PullProgress
+from draftlight.units import format_bytes
+from draftlight.user_messages import UserError, note
+
+
+def add_models_parser(commands) -> None:
+    models = commands.add_parser("models", help="list, download and remove models",
+                                 description="Models on this machine and on the Hugging Face hub.")
+    sub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+
+    listing = sub.add_parser("list", help="installed models")
+    listing.set_defaults(run=_telling_notices(run_list))
+
+    pull = sub.add_parser("pull", help="download a GGUF file from the hub (resumes if interrupted)")
+    pull.add_argument("repo_id", metavar="REPO_ID",
+                      help="e.g. bartowski/Qwen2.5-0.5B-Instruct-GGUF")
+    pull.add_argument("filename", metavar="FILENAME", help="the .gguf file in that repository")
+    pull.add_argument("--revision", default="main", help="branch, tag or commit (main)")
+    pull.add_argument("--sha256", help="expected sha256 (default: the hub's LFS sha256)")
+    pull.set_defaults(run=_telling_notices(run_pull))
+
+    remove = sub.add_parser("rm", help="remove a model (a downloaded file is deleted)")
+    remove.add_argument("name", metavar="NAME", help="as shown by `draftlight models list`")
+    remove.set_defaults(run=_telling_notices(run_rm))
+
+    add = sub.add_parser("add", help="register a GGUF file you already have (it is not moved)")
+    add.add_argument("path", type=Path, metavar="PATH")
+    add.set_defaults(run=_telling_notices(run_add))
+
+    convert = sub.add_parser(
+        "convert", help="re-quantise a model to another weight type (e.g. one that verifies "
+                        "drafts faster on a CPU)",
+        description="Write a copy of a model in another weight type with llama.cpp's quantizer. "
+                    "Q4_0, Q8_0, IQ4_NL and Q4_K_M verify drafted tokens fast on a CPU; Q4_1, "
+                    "Q5_1, Q5_K and Q6_K do not. Converting from an already quantised file adds "
+                    "error: compare with `python -m draftlight.bench.weights`.")
+    convert.add_argument("name", metavar="NAME", help="an installed model's name, or a GGUF path")
+    convert.add_argument("--type", required=True, metavar="TYPE", dest="weight_type",
+                         help="Q4_0, Q8_0, Q4_K_M, IQ4_NL, Q5_K_M, Q6_K, …")
+    convert.set_defaults(run=_telling_notices(run_convert))
+
+    search = sub.add_parser("search", help="search the hub for GGUF repositories (one line each)")
+    search.add_argument("query", metavar="TEXT")
+    search.add_argument("--sort", choices=("downloads", "likes", "updated"), default="downloads",
+                        help="most downloaded, most liked or most recently updated first "
+                             "(default: %(default)s)")
+    search.add_argument("--limit", type=int, default=30, metavar="N",
+                        help="at most N repositories (default: %(default)s)")
+    search.set_defaults(run=_telling_notices(run_search))
+
+    files = sub.add_parser("files", help="a hub repository's GGUF files: quant, size, whether "
+                                         "it fits in memory, whether it verifies drafts fast")
+    files.add_argument("repo_id", metavar="REPO_ID")
+    files.add_argument("--context", type=int, default=4096, metavar="TOKENS",
+                       help="context length the memory estimate is for (default: %(default)s)")
+    files.set_defaults(run=_telling_notices(run_files))
+
+    for parser in (pull, search, files):
+        parser.add_argument("--endpoint", metavar="URL",
+                            help="hub address (default: $DRAFTLIGHT_HF_ENDPOINT, else "
+                                 "https://huggingface.co)")
+
+
+def _telling_notices(run):
+    """Run a command, then print what the store had to repair on the way (one line each)."""
+    def wrapped(args: argparse.Namespace) -> int:
+        from draftlight.store.installed import take_notices
+        try:
+            return run(args)
+        finally:
+            for notice in take_notices():
+                note(notice)
+    return wrapped
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from draftlight.store.installed import list_installed
+    models = list_installed()
+    if not models:
+        print("no models installed")
+        return 0
+    rows = [(m.name, m.source, format_bytes(m.size) if m.size else "?", *_weights_of(m.path),
+             _origin(m)) for m in models]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows:
+        print("  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths)) + "  " + row[5])
+    on_gpu = _gpu_offload()
+    print("fast/slow verify: whether this machine checks a batch of drafted tokens cheaply "
+          "with that weight type" + (" (GPU build: every type is fast on the GPU)" if on_gpu
+                                     else "; `models convert NAME --type Q8_0` makes a fast copy that "
+                                          "keeps the model's answers"))
+    return 0
+
+
+def _weights_of(path: Path) -> tuple[str, str]:
+    """(weight type, verify label) of a model file, blank where the header cannot be read."""
+    from draftlight.engine.verify_speed import verify_speed
+    from draftlight.store.gguf_info import weight_type_of
+    quant = weight_type_of(path)
+    if quant is None:
+        return "", ""
+    speed = verify_speed(quant, path, on_gpu=_gpu_offload())
+    return quant or "?", speed.label + (f" (v8 {speed.v8:.1f})" if speed.v8 is not None else "")
+
+
+def _origin(model) -> str:
+    missing = "" if model.exists else "  (file missing)"
+    if model.converted_from:
+        return f"from {model.converted_from}: {model.path}{missing}"
+    return (model.repo or str(model.path)) + missing
+
+
+def _gpu_offload() -> bool:
+    try:
+        from draftlight.engine.llama_backend import gpu_offload_supported
+        return gpu_offload_supported()
+    except ImportError:
+        return False
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    from draftlight.store.convert import ConversionCancelled, conversion_target, convert, weight_type
+    from draftlight.store.installed import find_installed, register_conversion
+    type_name = weight_type(args.weight_type)
+    candidate = Path(args.name).expanduser()
+    if candidate.suffix.lower() == ".gguf" or candidate.is_file():
+        if not candidate.is_file():
+            raise UserError(f"no such file: {candidate}")
+        source, source_name = candidate.resolve(), str(candidate.resolve())
+    else:
+        model = find_installed(args.name)
+        if not model.exists:
+            raise UserError(f"{model.name}'s file is missing: {model.path}")
+        source, source_name = model.path, model.name
+    from draftlight.store.default_model import DEFAULT_NAME, DEFAULT_TYPE, default_model_file
+    from draftlight.store.installed import BUNDLED_NAME
+    if source_name == BUNDLED_NAME and type_name == DEFAULT_TYPE:
+        dest = default_model_file()  # the default model itself: made once, listed as such
+        if dest.exists():
+            raise UserError(f"that is the default model, already made: {DEFAULT_NAME} at {dest}")
+        from draftlight.store.default_model import prepare_default_model
+        bar = ConvertBar(sys.stderr, f"{source.name} -> {type_name}")
+        try:
+            made = prepare_default_model(bar)
+        finally:
+            bar.finish()
+        if made.note:
+            raise UserError(made.note)
+        print(f"made the default model {DEFAULT_NAME} at {made.path}")
+        return 0
+    dest = conversion_target(source, type_name)
+    if dest.exists():
+        raise UserError(f"{dest} already exists; remove it first "
+                        f"(`draftlight models rm NAME`) to convert again")
+    bar = ConvertBar(sys.stderr, f"{source.name} -> {type_name}")
+    try:
+        convert(source, dest, type_name, on_progress=bar)
+    except (KeyboardInterrupt, ConversionCancelled):
+        bar.finish()
+        print("interrupted; no file was written", file=sys.stderr)
+        return 130
+    finally:
+        bar.finish()
+    model = register_conversion(dest, source_name)
+    print(f"converted {source_name} to {type_name}: {model.name} "
+          f"({format_bytes(model.size or 0)}) at {dest}")
+    return 0
+
+
+def run_pull(args: argparse.Namespace) -> int:
+    from draftlight.store.downloads import DownloadJob
+    from draftlight.store.hub import HubClient
+    bar = PullProgress(sys.stderr)
+    job = DownloadJob(HubClient(args.endpoint), args.repo_id, args.filename,
+                      revision=args.revision, sha256=args.sha256, on_progress=bar.update)
+    try:
+        model = job.run()
+    except KeyboardInterrupt:
+        job.cancel()
+        bar.finish()
+        print(f"interrupted; {job.part_path.name} is kept: run the same command to resume",
+              file=sys.stderr)
+        return 130
+    finally:
+        bar.finish()
+    print(f"installed {model.name} ({format_bytes(model.size or 0)}) at {model.path}")
+    return 0
+
+
+def run_rm(args: argparse.Namespace) -> int:
+    from draftlight.store.installed import remove
+    model = remove(args.name)
+    what = "deleted" if model.source == "hub" else "forgot (the file is left in place)"
+    print(f"{what} {model.name}")
+    return 0
+
+
+def run_add(args: argparse.Namespace) -> int:
+    from draftlight.store.installed import add_local
+    model = add_local(args.path)
+    print(f"added {model.name} ({model.path})")
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from datetime import datetime, timezone
+
+    from draftlight.store.hub import HubClient
+    from draftlight.units import format_age
+    repos = HubClient(args.endpoint).search(args.query, sort=args.sort, limit=args.limit)
+    if not repos:
+        print(f"no GGUF repositories match {args.query!r}")
+        return 0
+    now = datetime.now(timezone.utc)
+    width = max(len(r.id) for r in repos)
+    for repo in repos:
+        facts = [" ".join(x for x in (repo.parameter_label, repo.family) if x) or "-",
+                 _counted(repo.downloads or 0, "download"), _counted(repo.likes or 0, "like"),
+                 f"updated {format_age(repo.last_modified, now)}" if repo.last_modified else "",
+                 repo.licence or "", "gated" if repo.gated else ""]
+        print(f"{repo.id:<{width}}  " + "  ".join(x for x in facts if x))
+    return 0
+
+
+def _counted(n: int, what: str) -> str:
+    from draftlight.units import format_count
+    return f"{format_count(n)} {what}{'' if n == 1 else 's'}"
+
+
+def run_files(args: argparse.Namespace) -> int:
+    from draftlight.engine.verify_speed import verify_speed
+    from draftlight.store.file_choice import file_options, recommend
+    from draftlight.store.hub import HubClient
+    files = HubClient(args.endpoint).list_files(args.repo_id)
+    options = file_options(files, n_ctx=args.context)
+    if not options:
+        print(f"{args.repo_id} has no single-file GGUF model")
+    on_gpu = _gpu_offload()
+    best = recommend(options, n_ctx=args.context,
+                     fast=lambda f: bool(verify_speed(f.quant, on_gpu=on_gpu).fast))
+    rows = [("FILE", "QUANT", "SIZE", "MEMORY", "VERIFY", "")]
+    for option in options:
+        file = option.file
+        rows.append((file.path, file.quant or "?", format_bytes(file.size or 0),
+                     option.fit.value if option.fit else "?",
+                     verify_speed(file.quant, on_gpu=on_gpu).label or "?",
+                     "<- recommended" if file == best.file else ""))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows if options else ():
+        print(("  ".join(f"{cell:<{w}}" for cell, w in zip(row, widths)) + "  " + row[5]).rstrip())
+    skipped = [f.path for f in files if not f.is_single_model]
+    if skipped:
+        print(f"not listed (split parts or vision projectors): {len(skipped)} files")
+    if options:
+        print(best.reason)
+    return 0

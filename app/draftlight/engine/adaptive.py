@@ -1,0 +1,323 @@
+"""Auto mode: draft only as much as pays, with whichever drafter pays most, learnt online."""
+
+from __future__ import annotations
+
+import statistics
+from collections import deque
+from dataclasses import dataclass, field
+
+from draftlight.engine.costs import BatchCosts, OnlineCosts
+from draftlight.engine.drafters import Draft, Drafter, ModelDrafter
+
+PROBE_EVERY = 32  # a costly drafter left idle this many steps drafts one token to re-learn
+# ... and only once the time since its last probe is this many times what that probe cost: a
+# probe also catches the draft up with everything said since (a batch over those tokens), so
+# a draft that never pays costs at most 1/PROBE_PATIENCE of the time (here 2%).
+PROBE_PATIENCE = 50
+# A costly drafter's cost per drafted token is the median of its latest this many steps, the
+# load-time figure counting twice at first: one step that caught up with a long prompt (on a GPU
+# too) must not rule the drafter out for the rest of the session.
+COST_WINDOW = 9
+# Streak buckets: how many tokens in a row the drafter has guessed right just before this one.
+BUCKET_EDGES = (0, 1, 2, 3, 5, 8, 12, 16, 24, 32)
+# P(right | bucket) before anything is observed: n-gram hit rates measured over the project's
+# prompt set with SmolLM2-135M (0.49 at 2, 0.67 at 3-4, ... 0.97 at 32+), rounded down.
+PRIOR = (0.30, 0.40, 0.48, 0.65, 0.75, 0.82, 0.88, 0.92, 0.95, 0.96)
+PRIOR_WEIGHT = 4.0  # the prior counts as this many observations per bucket
+# Decisions use a cautious acceptance estimate: the posterior mean less CAUTION standard
+# deviations. A draft that fails costs up to v(γ+1) − 1 passes for nothing, and a bucket with
+# few observations (long matches on a new kind of text) is the estimate most often wrong: on a
+# 1.5B target the mean chose 15-token drafts from long n-gram matches in math answers that
+# failed after 2 (auto 0.92x plain). As observations accumulate the estimate nears the mean.
+CAUTION = 1.0
+# What the latest guesses of a bucket say about the text being written now: each bucket's
+# recent counts decay by RECENT_DECAY per trial of that bucket (about its latest 20 trials), and
+# count against the long-term estimate weighted as RECENT_WEIGHT observations. They can only
+# lower the estimate: a model that copied documents all session and now writes arithmetic
+# (where a 4-token match is right half as often) stops drafting after a few misses instead of
+# after hundreds, while a burst of lucky guesses on free text never raises it above what the
+# session as a whole supports. Replayed on the bundled model's recorded answers under five CPU
+# cost curves (app/draftlight/bench/replay.py, docs/replay.md) this raises the slowest category (math) from
+# 0.96-0.98x to 0.99-1.01x plain and leaves the overall speedup where it was.
+RECENT_DECAY = 0.95
+RECENT_WEIGHT = 4.0
+
+
+def bucket(streak: int) -> int:
+    for index in range(len(BUCKET_EDGES) - 1, -1, -1):
+        if streak >= BUCKET_EDGES[index]:
+            return index
+    return 0
+
+
+@dataclass
+class AcceptanceModel:
+    """P(the next guess is right | the drafter's current streak of right guesses).
+
+    Acceptance is far from independent: while a model copies a passage a drafter is right for
+    dozens of tokens in a row, and on free text it is rarely right twice. Conditioning on the
+    streak captures that with a handful of counters (Beta estimates per bucket).
+    """
+
+    hits: list[float] = field(default_factory=lambda: [0.0] * len(BUCKET_EDGES))
+    trials: list[float] = field(default_factory=lambda: [0.0] * len(BUCKET_EDGES))
+    streak: int = 0
+    # The same counts with older trials decayed (RECENT_DECAY): the text being written now.
+    recent_hits: list[float] = field(default_factory=lambda: [0.0] * len(BUCKET_EDGES))
+    recent_trials: list[float] = field(default_factory=lambda: [0.0] * len(BUCKET_EDGES))
+
+    def session_mean(self, streak: int) -> float:
+        """Posterior mean of P(right | streak's bucket) from the whole session's counts."""
+        b = bucket(streak)
+        return (self.hits[b] + PRIOR[b] * PRIOR_WEIGHT) / (self.trials[b] + PRIOR_WEIGHT)
+
+    def mean(self, streak: int) -> float:
+        """P(right | streak's bucket): the session's estimate, lowered towards the bucket's
+        recent hit rate when that is worse."""
+        b, session = bucket(streak), self.session_mean(streak)
+        recent = ((self.recent_hits[b] + RECENT_WEIGHT * session)
+                  / (self.recent_trials[b] + RECENT_WEIGHT))
+        return min(session, recent)
+
+    def p(self, streak: int) -> float:
+        """The cautious estimate decisions use: mean − CAUTION · sd of the Beta posterior."""
+        b = bucket(streak)
+        mean, n = self.mean(streak), self.trials[b] + PRIOR_WEIGHT
+        return max(0.0, mean - CAUTION * (mean * (1.0 - mean) / (n + 1.0)) ** 0.5)
+
+    def expected_tokens(self, gamma: int, evidence: int | None = None) -> list[float]:
+        """E(g) for g = 0..γ: 1 (the target's own token) + Σ_{i≤g} P(first i guesses right).
+
+        `evidence` replaces the streak when the drafter knows better (an n-gram match of that
+        many tokens is as telling as that many right guesses)."""
+        start = self.streak if evidence is None else max(self.streak, evidence)
+        out, survive, total = [1.0], 1.0, 1.0
+        for i in range(gamma):
+            survive *= self.p(start + i)
+            total += survive
+            out.append(total)
+        return out
+
+    def record(self, accepted: int, rejected: bool, evidence: int = 0) -> None:
+        """`accepted` guesses in a row were right, then (if `rejected`) one was wrong."""
+        start = max(self.streak, evidence)
+        for i in range(accepted + int(rejected)):
+            b = bucket(start + i)
+            hit = 1.0 if i < accepted else 0.0
+            self.trials[b] += 1.0
+            self.hits[b] += hit
+            self.recent_trials[b] = self.recent_trials[b] * RECENT_DECAY + 1.0
+            self.recent_hits[b] = self.recent_hits[b] * RECENT_DECAY + hit
+        self.streak = 0 if rejected else self.streak + accepted
+
+    def counts(self, memory: float = 200.0) -> dict[str, list[float]]:
+        """What was learnt, to start the next session with: each bucket's counts scaled down to
+        at most `memory` trials, so that a new kind of text can still move the estimate."""
+        scale = [min(1.0, memory / t) if t else 1.0 for t in self.trials]
+        return {"hits": [h * f for h, f in zip(self.hits, scale)],
+                "trials": [t * f for t, f in zip(self.trials, scale)]}
+
+    def restore(self, counts: dict) -> None:
+        """Start from counts() of an earlier session (ignored if they do not fit)."""
+        hits, trials = counts.get("hits"), counts.get("trials")
+        size = len(BUCKET_EDGES)
+        if (isinstance(hits, list) and isinstance(trials, list) and len(hits) == len(trials) == size
+                and all(isinstance(x, (int, float)) and 0 <= h <= t
+                        for h, t in zip(hits, trials) for x in (h, t))):
+            self.hits, self.trials = [float(h) for h in hits], [float(t) for t in trials]
+
+
+@dataclass
+class Candidate:
+    """One drafter and what auto mode has learnt about it."""
+
+    drafter: Drafter
+    cost_per_token: float  # c: one drafted token's cost, in one-token target passes
+    max_tokens: int
+    model: AcceptanceModel = field(default_factory=AcceptanceModel)
+    idle_steps: int = 0
+    idle_seconds: float = 0.0  # target time since this drafter last drafted or probed
+    probe_seconds: float = 0.0  # what its latest probe cost (draft time)
+    evidence: int = 0  # match length of the latest n-gram guess
+    measured_costs: deque = field(default_factory=lambda: deque(maxlen=COST_WINDOW))
+
+    @property
+    def free(self) -> bool:
+        return self.cost_per_token == 0.0
+
+
+class AdaptiveDrafter:
+    """Chooses, before every step, the drafter and draft length γ that maximise expected tokens
+    per unit of time, using the batch-cost curve v(k) (timed at load, then corrected by the passes
+    that really run: costs.OnlineCosts):
+
+        a_i   = P(guess i is right | the guesses before it were), from AcceptanceModel (learnt
+                online, conditioned on the drafter's current streak of right guesses)
+        S_i   = Π_{j≤i} a_j  (S_0 = 1)          P(the first i guesses are right)
+        E(γ)  = 1 + Σ_{i=1..γ} S_i              expected tokens from one target pass
+        T(γ)  = v(γ + 1) + c·γ + R(γ)           its time, in one-token target passes
+        γ*    = argmax_{0≤γ≤γmax} E(γ) / T(γ)    γ = 0 is plain decoding, with rate 1
+
+    R(γ) is 0 for a KV cache, which cuts a rejected draft off for free. A recurrent target that
+    rolls back from a copy of its state (costs.BatchCosts.replays) pays for the copy before
+    every verify pass, and after i right guesses and a wrong one (probability S_i − S_{i+1})
+    for restoring it and evaluating the i + 1 kept tokens again:
+        R(γ)  = ckpt + Σ_{i=0..γ−1} (S_i − S_{i+1}) · (restore + v(i + 1))
+
+    (With a constant a, E(γ) = (1 − a^(γ+1)) / (1 − a), as in Leviathan et al. 2023.)
+
+    A draft model also stops early: its (i+1)-th token is drawn only while the draft's own
+    estimate that the whole draft will be right, Π_{j≤i} q_j(d_j) · E_{x~q_{i+1}}[q_{i+1}(x)],
+    is at least R · (v(i+2) − v(i+1) + c), R = E(γ*)/T(γ*): the extra token must pay for its
+    marginal cost at the rate the step is expected to run at. The estimate is taken before
+    d_{i+1} is drawn, never from its value, or sampling would stop being lossless
+    (drafters.ModelDrafter).
+
+    N-gram lookup is free, so it is consulted every step: when it proposes nothing, nothing is
+    drafted; when auto chooses γ = 0 its first guess is still compared with the target's token
+    (a free observation), so auto notices when copying starts.
+    """
+
+    def __init__(self, costs: BatchCosts, candidates: list[Candidate]) -> None:
+        self.costs = OnlineCosts(costs)  # v(k), corrected by the passes that really run
+        # A drafter that cannot pay even if every guess were right is never used (e.g. a draft
+        # model as slow as the target on a CPU, where v(k) grows fast).
+        self.candidates = [c for c in candidates if self.ceiling(c) > 1.0]
+        self._chosen: Candidate | None = None
+        self._probing = False  # the latest step is a costly drafter's probe
+        self._shadow: tuple[Candidate, int] | None = None
+
+    def with_candidate(self, candidate: Candidate) -> "AdaptiveDrafter":
+        """This drafter with one more candidate, consulted first (a Predicted Output for one
+        reply): the others and the cost curve are shared, so what it learns stays learnt."""
+        combined = AdaptiveDrafter(self.costs.measured, [candidate])
+        combined.costs = self.costs
+        combined.candidates += self.candidates
+        return combined
+
+    def chose(self, drafter: Drafter) -> bool:
+        """Whether the step that just ran drafted with `drafter`."""
+        return self._chosen is not None and self._chosen.drafter is drafter
+
+    def lengths(self, limit: int) -> list[int]:
+        """Draft lengths γ ≤ limit whose pass (γ + 1 tokens) was timed at load. Between timed
+        points a pass's cost is not linear (llama.cpp's CPU kernels take the batch in blocks:
+        on a 1.5B K-quant target 4 tokens cost 2.6 passes, 5 tokens 3.4, and 17 tokens cost 10.5
+        where extrapolating the timed 16 said 8.8), so auto drafts only lengths it has timed."""
+        return [k - 1 for k in sorted(self.costs.measured.v) if 2 <= k <= limit + 1]
+
+    def ceiling(self, candidate: Candidate) -> float:
+        """Best E/T if every drafted token were accepted."""
+        return max([(g + 1) / (self.costs(g + 1) + candidate.cost_per_token * g
+                               + self.costs.measured.checkpoint)
+                    for g in self.lengths(candidate.max_tokens)], default=0.0)
+
+    def rollback_cost(self, expected: list[float], gamma: int) -> float:
+        """R(γ): what rejections cost a target that replays (see the class docstring), from
+        E(0..γ), whose steps are the survival probabilities S_i = E(i) − E(i − 1)."""
+        measured = self.costs.measured
+        if gamma == 0 or not measured.replays:
+            return 0.0
+        survive = [1.0] + [expected[i] - expected[i - 1] for i in range(1, gamma + 1)]
+        rejected = sum((survive[i] - survive[i + 1]) * (measured.restore + self.costs(i + 1))
+                       for i in range(gamma))
+        return measured.checkpoint + rejected
+
+    def rate(self, candidate: Candidate, limit: int) -> tuple[float, int]:
+        """(E/T, γ) at the best γ ≤ limit for this candidate; (1.0, 0) is plain decoding."""
+        expected = candidate.model.expected_tokens(limit, candidate.evidence)
+        best = (1.0, 0)
+        for gamma in self.lengths(limit):
+            r = expected[gamma] / (self.costs(gamma + 1) + candidate.cost_per_token * gamma
+                                   + self.rollback_cost(expected, gamma))
+            if r > best[0]:
+                best = (r, gamma)
+        return best
+
+    def propose(self, context, max_tokens, params, rng) -> Draft:
+        self._chosen, self._shadow, self._probing = None, None, False
+        best: tuple[float, int, Candidate | None, Draft | None] = (1.0, 0, None, None)
+        for candidate in self.candidates:
+            limit = min(max_tokens, candidate.max_tokens)
+            guess = None
+            if candidate.free:
+                guess = candidate.drafter.propose(context, max(limit, 1), params, rng)
+                if not guess.tokens:
+                    candidate.model.streak = 0  # no guess: nothing to learn, nothing to extend
+                    continue
+                candidate.evidence = guess.match_length
+                self._shadow = self._shadow or (candidate, guess.tokens[0])
+                limit = min(limit, len(guess.tokens))
+            r, gamma = self.rate(candidate, limit)
+            if r > best[0]:
+                best = (r, gamma, candidate, guess)
+        rate, gamma, chosen, guess = best
+        if chosen is None:
+            return self._probe(context, max_tokens, params, rng)
+        self._chosen = chosen
+        chosen.idle_steps, chosen.idle_seconds = 0, 0.0
+        if guess is not None:
+            return Draft(guess.tokens[:gamma], origin=guess.origin)
+        return self._draft_with_break_even(chosen, context, gamma, rate, params, rng)
+
+    def _draft_with_break_even(self, chosen, context, gamma, rate, params, rng) -> Draft:
+        drafter = chosen.drafter
+        if not isinstance(drafter, ModelDrafter):
+            return drafter.propose(context, gamma, params, rng)
+        c, v = chosen.cost_per_token, self.costs
+
+        def keep(i: int, cumulative: float) -> bool:  # i = tokens already kept
+            return cumulative >= rate * (v(i + 2) - v(i + 1) + c)
+
+        drafter.keep_going = keep
+        try:
+            return drafter.propose(context, gamma, params, rng)
+        finally:
+            drafter.keep_going = None
+
+    def _probe(self, context, max_tokens, params, rng) -> Draft:
+        """Plain step; a costly drafter idle for too long drafts one token to refresh its model."""
+        for candidate in self.candidates:
+            if candidate.free:
+                continue
+            candidate.idle_steps += 1
+            if (candidate.idle_steps >= PROBE_EVERY and max_tokens >= 1
+                    and candidate.idle_seconds >= PROBE_PATIENCE * candidate.probe_seconds):
+                candidate.idle_steps, candidate.idle_seconds = 0, 0.0
+                self._chosen, self._probing = candidate, True
+                return candidate.drafter.propose(context, 1, params, rng)
+        return Draft([])
+
+    def observe(self, drafted: int, accepted: int, token: int,
+                verify_seconds: float | None = None, draft_seconds: float | None = None) -> None:
+        """Learn from the step that just ran (accepted of drafted, then the target's token,
+        from a target pass that took verify_seconds, after drafting for draft_seconds)."""
+        if verify_seconds is not None:
+            self.costs.observe(drafted + 1, verify_seconds)
+            self._charge(drafted, verify_seconds, draft_seconds)
+        if self._chosen is not None and drafted:
+            chosen = self._chosen
+            chosen.model.record(accepted, accepted < drafted, chosen.evidence)
+        elif self._shadow is not None:
+            candidate, guess = self._shadow
+            right = guess == token
+            candidate.model.record(int(right), not right, candidate.evidence)
+
+    def _charge(self, drafted: int, verify_seconds: float, draft_seconds: float | None) -> None:
+        """What costly drafters really cost: the measured c of the one that drafted (its
+        catch-up with the context included, which the load-time timing of single passes does
+        not see), the price of a probe, and the idle time that the next probe waits for."""
+        chosen = self._chosen
+        if chosen is not None and not chosen.free and draft_seconds is not None:
+            if self._probing:
+                chosen.probe_seconds = draft_seconds
+            elif drafted and self.costs.token_seconds > 0:
+                costs = chosen.measured_costs
+                if not costs:
+                    costs.extend([chosen.cost_per_token] * 2)
+                costs.append(draft_seconds / drafted / self.costs.token_seconds)
+                chosen.cost_per_token = statistics.median(costs)
+        for candidate in self.candidates:
+            if candidate is not chosen and not candidate.free:
+                candidate.idle_seconds += verify_seconds + (draft_seconds or 0.0)
+

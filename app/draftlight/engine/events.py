@@ -1,0 +1,162 @@
+"""What `Engine.generate` yields: pieces of text that say where they came from, then one Done."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from draftlight.engine.speculative import StepResult
+
+# "unknown": a server that does not say which tokens were drafted (server/reply_labels.py)
+Source = Literal["draft", "target", "unknown"]
+
+
+@dataclass(frozen=True)
+class TextPiece:
+    """Text of one emitted token (may be "" while a UTF-8 character is incomplete).
+
+    source: "draft" = a drafted token the target accepted; "target" = a token the target
+    produced itself (the correction or bonus token of a pass, or plain decoding).
+    step: index of the target pass that produced it; consecutive "draft" pieces with the same
+    step form one accepted run.
+    """
+
+    text: str
+    source: Source
+    step: int
+    token: int = -1  # the token id (-1 for text flushed at the end of a reply)
+    # For "draft" pieces, where the drafted token came from (app/draftlight/engine/origins.py):
+    # {"kind": "message", "message": i, "start": s, "end": e}, "reply" and "prediction" spans,
+    # {"kind": "model", "name": n, "p": p}, {"kind": "template"}; None where unknown.
+    origin: dict | None = None
+
+
+@dataclass
+class Stats:
+    """Figures of one reply. Times are wall-clock seconds."""
+
+    new_tokens: int = 0  # tokens emitted (stop tokens excluded)
+    target_passes: int = 0  # target forward passes after the prompt (one per step)
+    drafted: int = 0  # tokens proposed by the drafter
+    accepted: int = 0  # proposed tokens the target accepted
+    prediction_drafted: int = 0  # of the drafted tokens, those from a Predicted Output
+    prediction_accepted: int = 0  # of those, the ones the target accepted
+    prompt_tokens: int = 0  # tokens in the rendered prompt
+    reused_prompt_tokens: int = 0  # of those, found already in the KV cache
+    prefill_seconds: float = 0.0  # evaluating the new part of the prompt
+    draft_seconds: float = 0.0  # drafter time (draft model passes, n-gram lookups)
+    verify_seconds: float = 0.0  # target passes over [last token + draft]
+    seconds: float = 0.0  # whole call, prefill included
+    mode: str = "off"
+    # "cross-vocabulary" when the draft model has another vocabulary and drafts through text
+    draft_kind: str = ""
+    stop_reason: str = ""  # "eos", "max_tokens", "context_full", "cancelled"
+    # Greedy speculation only: the largest change of a logit gap between batched and one-token
+    # evaluation, measured at load (invariance.py). 0 = exactly plain decoding.
+    batch_drift: float | None = None
+    # A recurrent target: what a rejected draft costs it (llama_backend.LlamaBackend.rollback)
+    rollback_note: str = ""
+    # A server engine: what it could not tell (e.g. which tokens were drafted)
+    engine_note: str = ""
+    # Auto has timed a one-token target pass here: plain decoding's speed (0 = not measured)
+    plain_token_seconds: float = 0.0
+
+    @classmethod
+    def from_dict(cls, figures: dict) -> "Stats":
+        """Stats from to_dict()'s form (as the history stores it); unknown keys are ignored,
+        missing ones keep their defaults."""
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in figures.items() if k in names})
+
+    def add_step(self, step: StepResult) -> None:
+        """Count one speculative step: a target pass, what it drafted and kept, and its times."""
+        self.target_passes += 1
+        self.drafted += step.drafted
+        self.accepted += len(step.accepted)
+        self.draft_seconds += step.draft_seconds
+        self.verify_seconds += step.verify_seconds
+
+    @property
+    def identity_note(self) -> str:
+        """What a reader of a greedy speculative reply must know about its exactness."""
+        if not self.batch_drift:
+            return ""
+        return (f"greedy identity not guaranteed here: max logit difference "
+                f"{self.batch_drift:.2g} between batched and one-token passes")
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.accepted / self.drafted if self.drafted else 0.0
+
+    @property
+    def mean_accepted_length(self) -> float:
+        """Tokens emitted per target pass (1.0 for plain decoding): accepted drafts + 1."""
+        return self.new_tokens / self.target_passes if self.target_passes else 0.0
+
+    @property
+    def decode_seconds(self) -> float:
+        return max(self.seconds - self.prefill_seconds, 0.0)
+
+    @property
+    def other_seconds(self) -> float:
+        """Sampling, detokenizing and bookkeeping: the part of decoding that is neither."""
+        return max(self.decode_seconds - self.draft_seconds - self.verify_seconds, 0.0)
+
+    @property
+    def tokens_per_second(self) -> float:
+        """New tokens over decoding time (prefill excluded, so modes compare fairly)."""
+        return self.new_tokens / self.decode_seconds if self.decode_seconds > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        for name in ("acceptance_rate", "mean_accepted_length", "tokens_per_second",
+                     "other_seconds", "decode_seconds", "identity_note"):
+            out[name] = getattr(self, name)
+        return out
+
+    def summary(self) -> str:
+        """One line for terminals and footers."""
+        line = (f"{self.new_tokens} tokens, {self.tokens_per_second:.1f} tok/s, "
+                f"{self.target_passes} target passes")
+        if self.drafted:
+            line += (f", accepted {self.accepted}/{self.drafted} "
+                     f"({100 * self.acceptance_rate:.0f}%), "
+                     f"{self.mean_accepted_length:.2f} tokens/pass")
+        line += (f" | {self.seconds:.2f} s: prefill {self.prefill_seconds:.2f}, "
+                 f"draft {self.draft_seconds:.2f}, verify {self.verify_seconds:.2f}, "
+                 f"other {self.other_seconds:.2f} [{self.mode}"
+                 f"{', ' + self.draft_kind if self.draft_kind else ''}]")
+        if self.identity_note:
+            line += f" | {self.identity_note}"
+        if self.rollback_note:
+            line += f" | {self.rollback_note}"
+        if self.engine_note:
+            line += f" | {self.engine_note}"
+        return line
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should be told (e.g. old turns dropped to fit the context)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Running statistics, after every target pass (for live displays)."""
+
+    stats: Stats
+    # Tokens drafted since the previous Progress, all in pass stats.target_passes - 1 (the
+    # acceptance strip's cells): counted once, where the pass happened.
+    pass_drafted: int = 0
+
+
+@dataclass(frozen=True)
+class Done:
+    text: str
+    stats: Stats = field(default_factory=Stats)
+
+
+Event = TextPiece | Notice | Progress | Done

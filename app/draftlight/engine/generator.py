@@ -1,0 +1,418 @@
+"""The engine: a target model, an optional draft model, and `generate()`.
+
+    engine = Engine.load(target_path, draft_path=None)
+    for event in engine.generate(messages, SamplingParams(), mode="ngram"):
+        ...  # TextPiece(text, source, step) ... then Done(text, stats)
+
+Modes: "off" (plain decoding), "draft" (the draft model guesses), "ngram" (prompt lookup over
+the conversation), "auto" (drafts only as much as pays on this machine, with n-gram lookup and
+the draft model if one is loaded: see adaptive.py). The mode may change between two calls;
+nothing is reloaded, and each call reuses the KV cache for the part of the conversation that is
+unchanged.
+
+Engine depends only on the LanguageModel protocol (backend.py): llama.cpp is imported by
+Engine.load alone, so tests drive generate() on a scripted model (tests/fake_backend.py).
+"""
+
+from __future__ import annotations
+
+import codecs
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Generator, Iterator
+
+import numpy as np
+
+from draftlight.engine.adaptive import AcceptanceModel, AdaptiveDrafter, Candidate
+from draftlight.engine.backend import LanguageModel, sync_cache
+from draftlight.engine.chat_template import ChatTemplate
+from draftlight.engine.compat import Compatibility, check_compatible
+from draftlight.engine.cross_vocab import CrossVocabDrafter
+from draftlight.engine.costs import BatchCosts, cached_costs
+from draftlight.engine.disk_cache import cache_key, load_cached, store_cached
+from draftlight.engine.drafters import Drafter, ModelDrafter, NgramDrafter
+from draftlight.engine.errors import EngineError
+from draftlight.engine.origins import OriginFinder, kept_messages
+from draftlight.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
+from draftlight.engine.invariance import BatchDrift, cached_drift
+from draftlight.engine.prediction import PredictionDrafter
+from draftlight.engine.prompt import fit_prompt
+from draftlight.engine.rollback_notes import rereading_notice, rollback_note
+from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.speculative import speculative_step
+from draftlight.modes import IN_PROCESS
+
+if TYPE_CHECKING:
+    from draftlight.engine.load_options import LoadOptions
+
+# (model, probe tokens, "target" | "draft") -> (v(k) curve, one-token seconds)
+CostSource = Callable[[LanguageModel, list[int], str], tuple[BatchCosts, float]]
+# (model, probe tokens) -> how far batched logits stray from one-token ones (invariance.py)
+DriftSource = Callable[[LanguageModel, list[int]], BatchDrift]
+
+MODES: tuple[str, ...] = IN_PROCESS  # draftlight.modes owns what a mode is
+ACCEPTANCE_VERSION = 1  # part of the key of saved acceptance counts (adaptive.py buckets)
+# Text used to time the models for auto mode's cost curve.
+PROBE_TEXT = ("Speculative decoding lets a small draft guess several tokens that a large model "
+              "then checks in a single pass; accepted guesses stream out at once. ")
+
+
+@dataclass(frozen=True)
+class SpeculationConfig:
+    draft_tokens: int = 4  # tokens a draft model guesses per step
+    ngram_tokens: int = 8  # tokens an n-gram match may propose per step
+    ngram_max: int = 3  # longest suffix looked up
+    ngram_min: int = 2  # shortest suffix looked up
+    auto_max_tokens: int = 16  # longest draft auto mode considers
+    # Predicted Outputs: tokens a match in the client's prediction may propose per step, until
+    # the cost curve is known (then the timed length with the best k / v(k): prediction_tokens)
+    prediction_tokens: int = 8
+
+
+class Engine:
+    """Owns the models; use it from one thread only, and close() it."""
+
+    def __init__(self, target: LanguageModel, draft: LanguageModel | None = None,
+                 config: SpeculationConfig = SpeculationConfig(), *,
+                 cost_source: CostSource = cached_costs,
+                 drift_source: DriftSource = cached_drift) -> None:
+        self.target = target
+        self.config = config
+        self.cost_source = cost_source  # how auto mode learns what a k-token pass costs
+        meta = target.metadata()
+        self.template = ChatTemplate(meta.get("tokenizer.chat_template"),
+                                     bos_token=target.token_text(target.bos),
+                                     eos_token=target.token_text(target.eos))
+        self.ngram = NgramDrafter(config.ngram_max, config.ngram_min)
+        self.draft: LanguageModel | None = None
+        # ModelDrafter (same vocabulary) or CrossVocabDrafter (another one: drafts through text)
+        self.model_drafter: ModelDrafter | CrossVocabDrafter | None = None
+        self.compatibility: Compatibility | None = None  # how the draft drafts, with its note
+        self.costs: BatchCosts | None = None  # measured on first use of auto mode
+        self.draft_cost = 0.0  # draft token time / target token time
+        self._auto: AdaptiveDrafter | None = None
+        # Whether greedy speculation is exactly plain decoding here (invariance.py). Checked at
+        # load (cached per model file and settings), not at the first speculative reply: the
+        # probe empties the KV cache, which by then holds the conversation.
+        self.drift = drift_source(target, self._probe_tokens())
+        if draft is not None:
+            self.attach_draft(draft)
+
+    @classmethod
+    def load(cls, target_path: str | Path, draft_path: str | Path | None = None,
+             options: LoadOptions | None = None,
+             draft_options: LoadOptions | None = None) -> "Engine":
+        """Load GGUF files on llama.cpp."""
+        from draftlight.engine.llama_backend import LlamaBackend
+        from draftlight.engine.load_options import LoadOptions
+        options = options or LoadOptions()
+        target = LlamaBackend(target_path, options)
+        try:
+            engine = cls(target)
+            if draft_path is not None:
+                engine.attach_draft(LlamaBackend(draft_path, draft_options or options))
+        except BaseException:
+            target.close()
+            raise
+        return engine
+
+    def attach_draft(self, draft: LanguageModel) -> None:
+        """Use `draft` as the draft model, after checking its vocabulary. Closes it if refused.
+        A draft of another vocabulary drafts through text (cross_vocab.py); `compatibility`
+        says which. If auto mode was ready it is made ready again now, timing the new draft
+        while it loads rather than at the first message."""
+        try:
+            compatibility = check_compatible(self.target, draft)
+        except EngineError:
+            draft.close()
+            raise
+        auto_was_ready = self._auto is not None
+        self.detach_draft()
+        self.draft = draft
+        self.compatibility = compatibility
+        if compatibility.same_vocabulary:
+            self.model_drafter = ModelDrafter(draft, self.target.n_vocab, n_ctx=draft.n_ctx)
+        else:
+            self.model_drafter = CrossVocabDrafter(draft, self.target, compatibility.vocab_map)
+        if auto_was_ready:
+            self.prepare_auto()
+
+    def detach_draft(self) -> None:
+        """Close the draft model; auto mode is rebuilt for the next one (what it learnt about
+        n-gram lookup is saved first and restored by prepare_auto)."""
+        self.save_learnt()
+        if self.draft is not None:
+            self.draft.close()
+        self.draft = None
+        self.model_drafter = None
+        self.compatibility = None
+        self._auto = None
+
+    def prepare_auto(self) -> AdaptiveDrafter:
+        """Measure (or load from the cache) the cost curve and build auto mode's drafter."""
+        if self._auto is not None:
+            return self._auto
+        probe = self._probe_tokens()
+        if self.costs is None:
+            self.costs, _ = self.cost_source(self.target, probe, "target")
+        candidates = [Candidate(self.ngram, 0.0, self.config.auto_max_tokens)]
+        learnt = self._learnt_key()
+        saved = load_cached(learnt) if learnt else None
+        if saved:  # start from what n-gram lookup achieved on this model last time
+            candidates[0].model.restore(saved)
+        if self.draft is not None:
+            # The draft is timed on its own tokens (another vocabulary's ids would be others).
+            draft_probe = self.draft.tokenize(PROBE_TEXT * 8, add_bos=False)
+            _, draft_seconds = self.cost_source(self.draft, draft_probe, "draft")
+            self.draft_cost = draft_seconds / self.costs.token_seconds
+            cost = self.draft_cost
+            if isinstance(self.model_drafter, CrossVocabDrafter):
+                # It drafts one draft token more than it proposes (the last may be cut short):
+                # at the usual length that is (γ + 1) / γ draft passes per proposed token.
+                cost *= 1.0 + 1.0 / self.config.draft_tokens
+            candidates.append(Candidate(self.model_drafter, cost,
+                                        self.config.draft_tokens * 2))
+        self._auto = AdaptiveDrafter(self.costs, candidates)
+        return self._auto
+
+    def _probe_tokens(self) -> list[int]:
+        return self.target.tokenize(PROBE_TEXT * 8, add_bos=False)
+
+    def _learnt_key(self) -> str | None:
+        """Cache key of auto's n-gram acceptance counts for this target file (None: no file)."""
+        path = getattr(self.target, "path", None)
+        return cache_key(path, "ngram-acceptance", ACCEPTANCE_VERSION) if path else None
+
+    def save_learnt(self) -> None:
+        """Keep auto's n-gram acceptance counts for the next session on this target: a new
+        conversation (or a one-shot `draftlight chat`) then starts from them instead of the
+        cautious prior, which drafts little until it has seen the model copy."""
+        key = self._learnt_key()
+        if self._auto is None or key is None:
+            return
+        for candidate in self._auto.candidates:
+            if candidate.drafter is self.ngram:
+                try:
+                    store_cached(key, candidate.model.counts())
+                except OSError:
+                    pass  # the cache folder is not writable: only a head start is lost
+
+    def close(self) -> None:
+        self.detach_draft()  # keeps what auto learnt
+        self.target.close()
+
+    # --- prompt --------------------------------------------------------------------------
+
+    def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        text = self.template.render(messages)
+        bos_text = self.template.bos_token
+        add_bos = self.target.add_bos and not (bos_text and text.startswith(bos_text))
+        return self.target.tokenize(text, add_bos=add_bos, special=True)
+
+    def fit_prompt(self, messages: list[dict[str, str]], reserve: int
+                   ) -> tuple[list[int], int]:
+        """(tokens, oldest messages dropped) of a conversation that leaves `reserve` tokens."""
+        return fit_prompt(self.tokenize_chat, messages, reserve, self.target.n_ctx)
+
+    # --- generation ----------------------------------------------------------------------
+
+    @property
+    def n_ctx(self) -> int:
+        """The target's context window in tokens."""
+        return self.target.n_ctx
+
+    @property
+    def load_notices(self) -> tuple[str, ...]:
+        """What the user should know about how the target was loaded (without repacked weights
+        where they crash this CPU; no chat template of its own)."""
+        from draftlight.engine.chat_template import FALLBACK_NOTICE
+        notices = [self.target.load_note] if getattr(self.target, "load_note", "") else []
+        if self.template.is_fallback:
+            path = getattr(self.target, "path", None)
+            notices.append(FALLBACK_NOTICE.format(name=path.name if path else "the model"))
+        return tuple(notices)
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The modes generate() takes now (draft mode needs a draft model)."""
+        return tuple(m for m in MODES if m != "draft" or self.model_drafter is not None)
+
+    def drafter_for(self, mode: str) -> Drafter | None:
+        if mode == "off":
+            return None
+        if mode == "ngram":
+            return self.ngram
+        if mode == "auto":
+            return self.prepare_auto()
+        if mode == "draft":
+            if self.model_drafter is None:
+                raise EngineError("draft mode needs a draft model; load one or use n-gram mode")
+            return self.model_drafter
+        raise EngineError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+
+    def draft_length(self, mode: str) -> int:
+        return {"off": 0, "draft": self.config.draft_tokens, "ngram": self.config.ngram_tokens,
+                "auto": self.config.auto_max_tokens}[mode]
+
+    def prediction_tokens(self) -> int:
+        """Draft length for a Predicted Output. Its matches are usually right to the end, so the
+        length is the one a fully accepted draft pays most at, γ = argmax k/v(k) − 1 over the
+        timed batch sizes, once auto mode has timed them (before that, the configured length)."""
+        if self.costs is None:
+            return self.config.prediction_tokens
+        sizes = [k for k in self.costs.v if 2 <= k <= self.config.auto_max_tokens + 1]
+        if not sizes:
+            return self.config.prediction_tokens
+        return max(sizes, key=lambda k: k / self.costs.v[k]) - 1
+
+    def _window_full_notice(self) -> str:
+        """What a reply says once when the draft model could not see all of the context."""
+        return (f"The draft model's {self.draft.n_ctx:,}-token context is full: it now drafts "
+                f"from the latest part of the conversation only. The reply is the same; fewer "
+                f"guesses may be kept.")
+
+    def reserve(self, params: SamplingParams) -> int:
+        """Tokens of context kept free for the reply (older turns are dropped to keep them)."""
+        return min(params.max_tokens, max(self.target.n_ctx // 4, 1))
+
+    def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
+                 mode: str = "ngram", *, prediction: str | None = None) -> Iterator[Event]:
+        """Reply to `messages`. `prediction` (Predicted Outputs) is text the reply is expected
+        to resemble: it drafts first, in any mode (prediction.py)."""
+        params.validate()
+        started = time.perf_counter()
+        target = self.target
+        rng = np.random.default_rng(params.seed)
+        drafter = self.drafter_for(mode)
+        stats = self._new_stats(mode, params, drafter, bool(prediction))
+        prompt, dropped = yield from self._prefill(messages, params, stats)
+        stats.prefill_seconds = time.perf_counter() - started
+        last = prompt[-1]
+        prediction_tokens = target.tokenize(prediction, add_bos=False) if prediction else []
+        path = getattr(self.draft, "path", None)  # origins name a draft model by its file
+        origins = OriginFinder(target.piece, messages, kept_messages(messages, dropped), prompt,
+                               prediction_tokens, Path(path).stem if path else "the draft model")
+        drafter, draft_length, predicted = self._with_prediction(
+            drafter, self.draft_length(mode), prediction_tokens, len(prompt))
+        learner = drafter if isinstance(drafter, (AdaptiveDrafter, PredictionDrafter)) else None
+
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        text: list[str] = []
+        stats.stop_reason = "max_tokens"
+        told_window_full = False  # the draft's context is full: said once per reply
+        try:
+            while stats.new_tokens < params.max_tokens:
+                room = target.n_ctx - len(target.tokens) - 1
+                if room <= 0:
+                    stats.stop_reason = "context_full"
+                    break
+                budget = params.max_tokens - stats.new_tokens - 1  # the step adds one token itself
+                gamma = max(0, min(draft_length, budget, room - 1))
+                step = speculative_step(target, drafter, last, gamma, params, rng)
+                stats.add_step(step)
+                self._learn(step, learner, predicted, stats)
+                if step.left_out and not told_window_full:
+                    told_window_full = True
+                    yield Notice(self._window_full_notice())
+                finished = yield from self._emit(step, decoder, origins, text, stats, params)
+                last = step.token
+                stats.seconds = time.perf_counter() - started
+                yield Progress(replace(stats), pass_drafted=step.drafted)
+                if finished:
+                    break
+        except GeneratorExit:
+            stats.stop_reason = "cancelled"
+            raise
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            text.append(tail)
+            yield TextPiece(tail, "target", stats.target_passes - 1)
+        stats.seconds = time.perf_counter() - started
+        yield Done("".join(text), stats)
+
+    # --- the reply's setup and its steps, for generate() ---------------------------------
+
+    def _new_stats(self, mode: str, params: SamplingParams, drafter: Drafter | None,
+                   predicted: bool) -> Stats:
+        stats = Stats(mode=mode, plain_token_seconds=getattr(self.costs, "token_seconds", 0.0)
+                      if self.costs is not None else 0.0)
+        if mode in ("draft", "auto") and self.compatibility and not self.compatibility.same_vocabulary:
+            stats.draft_kind = self.compatibility.label
+        if drafter is not None and params.greedy:
+            stats.batch_drift = self.drift.gap_change
+        if drafter is not None or predicted:
+            stats.rollback_note = rollback_note(self.target)
+        return stats
+
+    def _prefill(self, messages, params: SamplingParams, stats: Stats
+                 ) -> Generator[Event, None, tuple[list[int], int]]:
+        """Fit the conversation to the context and bring the cache to it; yields the notices
+        and returns (prompt tokens, oldest messages dropped). The cache holds the prompt minus
+        its last token: each step starts from that token."""
+        prompt, dropped = self.fit_prompt(messages, self.reserve(params))
+        if dropped:
+            yield Notice(f"The {dropped} oldest message(s) were left out so the conversation "
+                         f"fits the {self.target.n_ctx:,}-token context.")
+        stats.prompt_tokens = len(prompt)
+        rereading = rereading_notice(self.target, prompt[:-1])
+        if rereading:
+            yield Notice(rereading)
+        stats.reused_prompt_tokens = sync_cache(self.target, prompt[:-1])
+        return prompt, dropped
+
+    def _with_prediction(self, drafter: Drafter | None, draft_length: int,
+                         prediction_tokens: list[int], prompt_length: int
+                         ) -> tuple[Drafter | None, int, PredictionDrafter | None]:
+        """(drafter, draft length, the prediction's drafter or None): the mode's drafter, with
+        a predicted output drafting first when there is one."""
+        if not prediction_tokens:
+            return drafter, draft_length, None
+        if isinstance(drafter, AdaptiveDrafter):
+            # Auto: the prediction is one more free candidate, its draft length chosen like
+            # n-gram lookup's, from its match length and the acceptance auto learns.
+            predicted = PredictionDrafter(prediction_tokens, prompt_length,
+                                          draft_tokens=draft_length, scale_by_match=False)
+            # It starts from what prompt lookup has learnt (both copy text the reply may
+            # repeat, and are judged by the length of the match), then learns on its own.
+            lookup = next((c.model for c in drafter.candidates if c.drafter is self.ngram),
+                          AcceptanceModel())
+            learnt = AcceptanceModel(list(lookup.hits), list(lookup.trials))
+            return (drafter.with_candidate(Candidate(predicted, 0.0, draft_length, learnt)),
+                    draft_length, predicted)
+        own = self.prediction_tokens()
+        predicted = PredictionDrafter(prediction_tokens, prompt_length, draft_tokens=own,
+                                      fallback=drafter, fallback_tokens=draft_length)
+        return predicted, max(draft_length, own), predicted
+
+    @staticmethod
+    def _learn(step, learner, predicted: PredictionDrafter | None, stats: Stats) -> None:
+        """What a step teaches auto (or the prediction's drafter), and the prediction's counts."""
+        if learner is not None:
+            learner.observe(step.drafted, len(step.accepted), step.token,
+                            step.verify_seconds, step.draft_seconds)
+        if isinstance(learner, AdaptiveDrafter) and learner.chose(predicted):
+            # Auto learns for its candidates and calls no observe() of theirs
+            predicted.record(step.drafted, len(step.accepted))
+        if predicted is not None:
+            stats.prediction_drafted = predicted.drafted
+            stats.prediction_accepted = predicted.accepted
+
+    def _emit(self, step, decoder, origins: OriginFinder, text: list[str], stats: Stats,
+              params: SamplingParams) -> Generator[Event, None, bool]:
+        """A step's accepted draft tokens, then the target's own, as TextPieces; returns whether
+        the reply ended (an end-of-generation token)."""
+        emitted = [(t, "draft") for t in step.accepted] + [(step.token, "target")]
+        for i, (token, source) in enumerate(emitted):
+            if self.target.is_end_of_generation(token):
+                stats.stop_reason = "eos"
+                return True
+            piece = decoder.decode(self.target.piece(token))
+            stats.new_tokens += 1
+            text.append(piece)
+            origin = origins.origin(step.origin, i) if source == "draft" else None
+            origins.reply.add(token, piece)
+            yield TextPiece(piece, source, stats.target_passes - 1, token, origin)
+            if stats.new_tokens >= params.max_tokens:
+                break
+        return False

@@ -1,0 +1,346 @@
+"""A GGUF model on llama.cpp, through llama-cpp-python's low-level wrappers.
+
+We drive `llama_decode` ourselves instead of `Llama.eval`: that asks for logits only for the rows
+being verified (no n_ctx × n_vocab buffer), and rolls the KV cache back with llama_memory_seq_rm.
+Flash attention is on and the KV cache is q8_0 because together they make batched and
+one-at-a-time evaluation give bit-identical logits on llama.cpp's CPU backend (see
+LoadOptions.kv_type), which greedy speculation needs to be exactly lossless.
+
+Recurrent and hybrid models (Mamba, LFM2, Qwen3.5, Granite 4, ...) keep one state per sequence
+instead of a key and value per token, so a rejected draft cannot simply be cut off. Two tools
+make that cheap (`rollback`): llama.cpp's own per-token snapshots of the latest pass (`n_rs_seq`,
+for the architectures that have them), and otherwise a copy of the sequence's recurrent state
+taken by checkpoint() before a verify pass, restored by truncate(), which then re-evaluates only
+the accepted tokens (what llama-server does). Without either, truncate() re-evaluates the whole
+context, as it must for a rollback past the latest checkpoint.
+
+Not thread-safe: one thread owns a LlamaBackend for its whole life.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from collections import deque
+from contextlib import ExitStack, closing
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+import llama_cpp
+from llama_cpp import _internals
+
+from draftlight.engine import cpu_check
+from draftlight.engine.errors import ModelLoadError
+from draftlight.engine.load_options import LoadOptions, default_threads
+from draftlight.store.gguf_info import GGUF_MAGIC
+
+# llama.cpp logs to stderr by default. Keep its recent lines instead: the last error explains a
+# failed load in our one-line message, and the terminal stays clean.
+_recent_log: deque[str] = deque(maxlen=20)
+
+
+@llama_cpp.llama_log_callback
+def _log_to_buffer(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+    if level in (2, 3):  # warnings and errors
+        _recent_log.append(text.decode("utf-8", "replace").strip())
+
+
+llama_cpp.llama_log_set(_log_to_buffer, ctypes.c_void_p(0))
+
+
+def gpu_offload_supported() -> bool:
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+@dataclass
+class StateCheckpoint:
+    """A copy of a sequence's recurrent state (llama_state_seq_get_data_ext, partial only: the
+    attention part of a hybrid model can be cut, so it is not copied) after `position` tokens."""
+    position: int
+    data: ctypes.Array
+
+
+@dataclass
+class RollbackCounters:
+    """How this backend's rollbacks went (tests check that the cheap ways are taken)."""
+    native: int = 0  # rollbacks by llama.cpp's snapshots: free
+    restored: int = 0  # rollbacks from a checkpoint, then the kept tokens evaluated again
+    full: int = 0  # rollbacks that re-evaluated the whole kept context
+
+
+def _extra_buffers_usable(path: Path) -> bool:
+    """cpu_check.extra_buffers_usable, trying the bundled model (or this one) once per machine."""
+    from draftlight import paths
+    return cpu_check.extra_buffers_usable(paths.bundled_model_path() or path,
+                                          paths.cache_dir() / "cpu_check.json")
+
+
+def check_gguf_file(path: Path) -> None:
+    """Fail early, in plain words, on a missing file or one that is not GGUF."""
+    if not path.exists():
+        raise ModelLoadError(f"model file not found: {path}")
+    if not path.is_file():
+        raise ModelLoadError(f"not a file: {path}")
+    with path.open("rb") as handle:
+        magic = handle.read(4)
+    if magic != GGUF_MAGIC:
+        raise ModelLoadError(f"not a GGUF model file (it does not start with 'GGUF'): {path}")
+
+
+class LlamaBackend:
+    """One loaded GGUF: model, context, a reusable batch, and the tokens in its KV cache."""
+
+    def __init__(self, path: str | Path, options: LoadOptions = LoadOptions()) -> None:
+        self.path = Path(path)
+        check_gguf_file(self.path)
+        self.load_note = ""  # what the user should know about how it was loaded
+        if options.extra_buffers and options.check_cpu and not _extra_buffers_usable(self.path):
+            options = replace(options, extra_buffers=False)
+            self.load_note = cpu_check.NOTE
+        self.options = options
+        self._stack = ExitStack()
+        _recent_log.clear()
+        try:
+            model_params = llama_cpp.llama_model_default_params()
+            model_params.n_gpu_layers = options.n_gpu_layers
+            model_params.use_extra_bufts = options.extra_buffers
+            self._model = self._stack.enter_context(closing(
+                _internals.LlamaModel(path_model=str(self.path), params=model_params,
+                                      verbose=False)))
+            ctx_params = llama_cpp.llama_context_default_params()
+            ctx_params.n_ctx = options.n_ctx
+            ctx_params.n_batch = options.n_batch
+            ctx_params.n_ubatch = options.n_batch
+            threads = options.n_threads or default_threads()
+            ctx_params.n_threads = threads
+            ctx_params.n_threads_batch = threads
+            ctx_params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
+            ctx_params.no_perf = True
+            # Sliding-window layers (Gemma 2/3, Mistral, ...) keep all n_ctx cells, not a ring of
+            # n_swa + n_batch that overwrites keys leaving the window: cutting the cache back
+            # (truncate: a Regenerate, a new conversation) needs them, and seq_rm does not say
+            # they are gone. It is llama.cpp's default; store/memory.py counts this full size.
+            ctx_params.swa_full = True
+            if options.kv_type is not None:
+                ctx_params.type_k = options.kv_type
+                ctx_params.type_v = options.kv_type
+            model = self._model.model
+            recurrent = bool(llama_cpp.llama_model_is_recurrent(model)
+                             or llama_cpp.llama_model_is_hybrid(model))
+            if recurrent:  # llama.cpp grants it only to architectures that can roll back
+                ctx_params.n_rs_seq = options.rollback_tokens
+            self._ctx = self._stack.enter_context(closing(
+                _internals.LlamaContext(model=self._model, params=ctx_params, verbose=False)))
+            self._batch = self._stack.enter_context(closing(
+                _internals.LlamaBatch(n_tokens=options.n_batch, embd=0, n_seq_max=1,
+                                      verbose=False)))
+        except (ValueError, RuntimeError, OSError) as exc:
+            self._stack.close()
+            reason = next((line for line in reversed(_recent_log) if line), str(exc))
+            raise ModelLoadError(f"llama.cpp could not load {self.path.name}: {reason}") from exc
+        self.vocab = self._model.vocab
+        self.n_vocab = self._model.n_vocab()
+        self.n_ctx = self._ctx.n_ctx()
+        self._tokens: list[int] = []
+        # "cut": a KV cache, cut anywhere for free; "native": a recurrent state with llama.cpp's
+        # snapshots of the latest pass; "checkpoint": a recurrent state copied before a pass.
+        self.native_rollback = int(llama_cpp.llama_n_rs_seq(self._ctx.ctx)) if recurrent else 0
+        self.rollback = ("cut" if not recurrent
+                         else "native" if self.native_rollback else "checkpoint")
+        self.rollback_counters = RollbackCounters()
+        self._checkpoint: StateCheckpoint | None = None
+        self._last_pass = 0  # tokens in the latest llama_decode (its snapshots cover them)
+        self._native_pending = False  # a native rollback waits for the next llama_decode
+        self._seconds_per_token = 0.0  # of the latest long batched pass (a prompt's)
+        self._piece_buffer = ctypes.create_string_buffer(256)
+
+    # --- the Backend protocol -------------------------------------------------------------
+
+    @property
+    def tokens(self) -> list[int]:
+        return list(self._tokens)
+
+    def eval(self, tokens: Sequence[int], n_logits: int = 1) -> np.ndarray:
+        if len(self._tokens) + len(tokens) > self.n_ctx:
+            raise RuntimeError("context window is full")
+        n_batch = self.options.n_batch
+        rows: list[np.ndarray] = []
+        first_with_logits = len(tokens) - n_logits
+        started = time.perf_counter()
+        for start in range(0, len(tokens), n_batch):
+            chunk = tokens[start:start + n_batch]
+            batch = self._batch.batch
+            batch.n_tokens = len(chunk)
+            n_past = len(self._tokens)
+            for i, token in enumerate(chunk):
+                batch.token[i] = token
+                batch.pos[i] = n_past + i
+                batch.seq_id[i][0] = 0
+                batch.n_seq_id[i] = 1
+                batch.logits[i] = start + i >= first_with_logits
+            self._last_pass, self._native_pending = 0, False  # a failed pass leaves none
+            rc = llama_cpp.llama_decode(self._ctx.ctx, batch)
+            if rc != 0:
+                raise RuntimeError(f"llama_decode returned {rc}")
+            self._tokens.extend(chunk)
+            self._last_pass = len(chunk)
+            for i in range(len(chunk)):
+                if start + i >= first_with_logits:
+                    pointer = llama_cpp.llama_get_logits_ith(self._ctx.ctx, i)
+                    rows.append(np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy())
+        if len(tokens) >= 64:
+            self._seconds_per_token = (time.perf_counter() - started) / len(tokens)
+        if not rows:
+            return np.empty((0, self.n_vocab), dtype=np.float32)
+        return np.stack(rows)
+
+    def checkpoint(self, span: int = 0) -> None:
+        """Make a later truncate() back to here cheap. `span` > 0 promises that the next eval
+        is one pass of at most that many tokens, of which truncate() keeps at least the first.
+
+        A KV cache needs nothing; llama.cpp's snapshots cover such a pass when it is short
+        enough; otherwise the recurrent state is copied now (partial: the attention half of a
+        hybrid model is cut as usual)."""
+        if self.rollback == "cut":
+            return
+        if self.rollback == "native" and 0 < span <= min(self.native_rollback + 1,
+                                                          self.options.n_batch):
+            return
+        if self._native_pending:
+            self._checkpoint = None  # a later rollback re-evaluates: slow, but right
+            return
+        flags = llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
+        size = llama_cpp.llama_state_seq_get_size_ext(self._ctx.ctx, 0, flags)
+        previous = self._checkpoint  # its buffer is reused: a state may be tens of MB
+        if previous is not None and len(previous.data) == size:
+            data = previous.data
+        else:
+            data = (ctypes.c_uint8 * size)()
+        if llama_cpp.llama_state_seq_get_data_ext(self._ctx.ctx, data, size, 0, flags) != size:
+            self._checkpoint = None
+            return
+        self._checkpoint = StateCheckpoint(len(self._tokens), data)
+
+    def checkpoint_bytes(self) -> int:
+        """Size of one checkpoint: the sequence's recurrent state (0 for a KV cache)."""
+        if self.rollback == "cut":
+            return 0
+        return int(llama_cpp.llama_state_seq_get_size_ext(
+            self._ctx.ctx, 0, llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY))
+
+    def rewind_tokens(self, n: int) -> int:
+        """How many tokens truncate(n) would have to evaluate again (0: it just cuts)."""
+        drop = len(self._tokens) - n
+        if drop <= 0 or self.rollback == "cut" or self._native_covers(drop):
+            return 0
+        checkpoint = self._checkpoint
+        return n - checkpoint.position if checkpoint and checkpoint.position <= n else n
+
+    def rewind_seconds(self, n: int) -> float | None:
+        """About how long truncate(n) will take (None: not known yet)."""
+        tokens = self.rewind_tokens(n)
+        if tokens == 0:
+            return 0.0
+        return tokens * self._seconds_per_token if self._seconds_per_token else None
+
+    def _native_covers(self, drop: int) -> bool:
+        # llama.cpp keeps the states after each token of the latest pass (n_rs_seq of them); it
+        # does not check that the pass had that many tokens, so we do: dropping all of it would
+        # need the state before it, which it does not have.
+        return self.rollback == "native" and drop <= self.native_rollback and drop < self._last_pass
+
+    def truncate(self, n: int) -> None:
+        drop = len(self._tokens) - n
+        if drop <= 0:
+            return
+        memory = self._ctx.memory
+        if self.rollback == "cut" or self._native_covers(drop):
+            if llama_cpp.llama_memory_seq_rm(memory, 0, n, -1):
+                if self.rollback == "native":
+                    self.rollback_counters.native += 1
+                    # Single-use, and applied by the next llama_decode: until then the state
+                    # in memory is still the one before it (checkpoint() must not copy it).
+                    self._last_pass, self._native_pending = 0, True
+                del self._tokens[n:]
+                self._forget_checkpoint_after(n)
+                return
+        checkpoint = self._checkpoint
+        if checkpoint is not None and checkpoint.position <= n:
+            data, flags = checkpoint.data, llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
+            if (llama_cpp.llama_state_seq_set_data_ext(self._ctx.ctx, data, len(data), 0, flags)
+                    == len(data)
+                    and llama_cpp.llama_memory_seq_rm(memory, 0, checkpoint.position, -1)):
+                replay = self._tokens[checkpoint.position:n]
+                del self._tokens[checkpoint.position:]
+                self._last_pass = 0
+                if replay:
+                    self.eval(replay, n_logits=0)
+                self.rollback_counters.restored += 1
+                return
+        # No cheaper way back: start over and refill (recurrent state before the checkpoint).
+        keep = self._tokens[:n]
+        llama_cpp.llama_memory_clear(memory, True)
+        self._tokens, self._last_pass = [], 0
+        self._native_pending = False
+        self._forget_checkpoint_after(0)
+        if keep:
+            self.rollback_counters.full += 1
+            self.eval(keep, n_logits=0)
+
+    def _forget_checkpoint_after(self, n: int) -> None:
+        if self._checkpoint is not None and self._checkpoint.position > n:
+            self._checkpoint = None
+
+    # --- vocabulary -------------------------------------------------------------------------
+
+    def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
+        return self._model.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special)
+
+    def piece(self, token: int) -> bytes:
+        """The bytes of one token as text (special tokens render as nothing)."""
+        n = llama_cpp.llama_token_to_piece(self.vocab, token, self._piece_buffer, 256, 0, False)
+        return bytes(self._piece_buffer.raw[:max(n, 0)])
+
+    def token_text(self, token: int) -> str:
+        return llama_cpp.llama_vocab_get_text(self.vocab, token).decode("utf-8", "replace")
+
+    def is_end_of_generation(self, token: int) -> bool:
+        return bool(llama_cpp.llama_vocab_is_eog(self.vocab, token))
+
+    @property
+    def vocab_type(self) -> int:
+        return int(llama_cpp.llama_vocab_type(self.vocab))
+
+    @property
+    def bos(self) -> int:
+        return int(llama_cpp.llama_vocab_bos(self.vocab))
+
+    @property
+    def eos(self) -> int:
+        return int(llama_cpp.llama_vocab_eos(self.vocab))
+
+    @property
+    def add_bos(self) -> bool:
+        return bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
+
+    def metadata(self) -> dict[str, str]:
+        return self._model.metadata()
+
+    @property
+    def description(self) -> str:
+        return self._model.desc()
+
+    # --- lifetime ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._stack.close()
+
+    def __enter__(self) -> "LlamaBackend":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+

@@ -1,0 +1,42 @@
+"""How a model is loaded: the options every engine shares (the in-process one and llama-server's
+command line), without importing llama.cpp, so that starting a server never loads it here."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+# ggml's type number for Q8_0 (enum ggml_type in ggml.h; llama_cpp.GGML_TYPE_Q8_0, checked by a test)
+GGML_TYPE_Q8_0 = 8
+
+
+def default_threads() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        cores = os.cpu_count() or 1
+    # Beyond 4 logical cores assume SMT: llama.cpp is fastest on physical cores.
+    return cores if cores <= 4 else cores // 2
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    n_ctx: int = 4096  # context window in tokens
+    n_batch: int = 512  # most tokens per llama_decode call
+    n_threads: int = 0  # 0 = default_threads()
+    n_gpu_layers: int = 0  # -1 = all layers on the GPU (CUDA/Metal builds only)
+    # KV cache type. Not llama.cpp's default f16: on the CPU backend an f16 cache sends a
+    # single-token pass down a split-KV flash-attention path once the cache has >= 512 cells,
+    # whose other summation order makes one-at-a-time logits differ from batched ones (up to
+    # 0.9 here) and greedy speculation drift from plain decoding. A q8_0 cache takes one path
+    # for both (bit-identical logits, tested), is as fast, and halves the cache's memory.
+    kv_type: int | None = GGML_TYPE_Q8_0
+    # llama.cpp's extra buffer types: repacked weights for its batched CPU kernels (and AMX
+    # tiles where compiled in). Off only where they crash this CPU (cpu_check.py), which the
+    # first load finds out in a child process unless check_cpu is False.
+    extra_buffers: bool = True
+    check_cpu: bool = True
+    # Recurrent models whose architecture has native rollback: how many of the latest pass's
+    # tokens it can take back (llama.cpp's n_rs_seq; the state is kept once more per token).
+    # Auto mode's longest verify pass is 17 tokens, of which at most 16 are ever taken back.
+    rollback_tokens: int = 16

@@ -1,0 +1,275 @@
+"""A server engine: the same events as the in-process engine, from a server over HTTP.
+
+    engine = ServerEngine.managed(binary, ServerOptions(target=path), spec_type="ngram-mod")
+    engine = ServerEngine.remote(Endpoint("http://host:8080", api_key="…"))
+    for event in engine.generate(messages, params, mode="llama:ngram-mod"):
+        ...  # TextPiece(text, source, pass) ... then Done(text, stats)
+
+Managed: Draftlight's own llama-server child (process.py); a mode "llama:SPEC" runs it with
+--spec-type SPEC, restarting it when SPEC changes. Remote: a server already running; it decides
+how it decodes, so there is one mode, "remote". Which tokens were drafted comes from the
+counters llama-server streams (provenance.py), or from a vLLM server's chunking checked against
+its per-step metrics (vllm_metrics.py); a server that sends neither gets "unknown" tokens and a
+footer that says so. reply_labels.py decides which, per reply.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Iterator
+
+from draftlight.engine.errors import EngineError
+from draftlight.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
+from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.server.client import (Endpoint, ServerError, post_json, stream_chat,
+                                             with_model)
+from draftlight.engine.server.process import (HEALTH_TIMEOUT, ManagedServer, ServerOptions,
+                                              ServerStartError)
+from draftlight.engine.server.rpc import no_longer_answer, unreachable
+from draftlight.engine.server.reply_labels import UNKNOWN_NOTE, ReplyLabels
+from draftlight.engine.server.vllm_metrics import STREAM_OPTIONS
+from draftlight.modes import NEEDS_DRAFT_MODEL, REMOTE, SPEC_TYPES, Mode, ModeError, llama_mode
+
+# llama.cpp's request fields: per-chunk counters, raw text (no reasoning split), and no
+# sampler of its own beyond those the request names (its min_p defaults to 0.05).
+LLAMA_FIELDS = {"timings_per_token": True, "reasoning_format": "none", "cache_prompt": True}
+STOP_REASONS = {"stop": "eos", "length": "max_tokens"}
+
+
+def spec_type_of(mode: str) -> str:
+    """"llama:ngram-mod" -> "ngram-mod"; "off" -> "none"; a chain "llama:a+b" -> "a,b";
+    EngineError for modes llama-server does not run."""
+    try:
+        return Mode.parse(mode).spec_type_argument
+    except ModeError as exc:
+        raise EngineError(str(exc)) from None
+
+
+class ServerEngine:
+    """Use from one thread (the one that started a managed server), and close() it."""
+
+    def __init__(self, endpoint: Endpoint | None, *, binary: Path | None = None,
+                 options: ServerOptions | None = None,
+                 on_log: Callable[[str], None] | None = None,
+                 spec_types: tuple[str, ...] = SPEC_TYPES) -> None:
+        self.endpoint = endpoint
+        self.binary, self.options, self.on_log = binary, options, on_log
+        self.server: ManagedServer | None = None
+        self._spec_types = spec_types
+        self._extra_fields = True  # llama.cpp's fields, stream_options: dropped if refused
+        self._vllm_steps = False  # the last reply's chunks were shown to be vLLM's steps
+        self._model_asked = False  # a remote server was asked which model it serves
+
+    @classmethod
+    def managed(cls, binary: str | Path, options: ServerOptions, *,
+                on_log: Callable[[str], None] | None = None,
+                should_cancel: Callable[[], bool] = lambda: False) -> "ServerEngine":
+        """Start llama-server with `options` (its spec_type is the first mode). The modes on
+        offer are those these models can run: draft-model types with a draft model, MTP with a
+        target that carries MTP layers."""
+        engine = cls(None, binary=Path(binary), options=options, on_log=on_log,
+                     spec_types=runnable_spec_types(options))
+        engine._start(options, should_cancel)
+        return engine
+
+    @classmethod
+    def remote(cls, endpoint: Endpoint) -> "ServerEngine":
+        return cls(endpoint)
+
+    @property
+    def is_managed(self) -> bool:
+        return self.binary is not None
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        if not self.is_managed:
+            return (REMOTE,)
+        singles = tuple(llama_mode(t) for t in self._spec_types)
+        running = llama_mode(self.options.spec_type)  # a chain it was started with is on offer
+        return singles if running in singles else singles + (running,)
+
+    @property
+    def load_notices(self) -> tuple[str, ...]:
+        """llama-server says what it needs to in its log (View ▸ Server log)."""
+        return ()
+
+    @property
+    def n_ctx(self) -> int:
+        """The managed server's context window; 0 for a remote server (it does not say)."""
+        return self.options.n_ctx if self.is_managed else 0
+
+    def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        """The prompt as llama-server renders and tokenizes it (/apply-template, /tokenize).
+
+        Raises:
+            ServerError: not a llama-server, or it refused."""
+        prompt = post_json(self.endpoint, "/apply-template", {"messages": messages})["prompt"]
+        return post_json(self.endpoint, "/tokenize",
+                         {"content": prompt, "add_special": True, "parse_special": True})["tokens"]
+
+    def reserve(self, params: SamplingParams) -> int:
+        """As the in-process engine: the reply's max_tokens, at most a quarter of the context."""
+        return min(params.max_tokens, max(self.n_ctx // 4, 1))
+
+    @property
+    def spec_type(self) -> str | None:
+        return self.options.spec_type if self.is_managed else None
+
+    @property
+    def log(self) -> list[str]:
+        return list(self.server.log) if self.server else []
+
+    def _start(self, options: ServerOptions, should_cancel=lambda: False) -> None:
+        missing = [t for t in options.spec_type.split(",") if t not in self._spec_types]
+        if missing:
+            raise EngineError(_why_not(options, missing[0]))
+        gone = unreachable(options.rpc)
+        if gone:
+            raise ServerStartError(
+                f"{', '.join(gone)} {'does' if len(gone) == 1 else 'do'} not answer: start "
+                f"`draftlight engine rpc-server` there, or leave it out of the machines")
+        self.close()
+        server = ManagedServer(self.binary, options, on_log=self.on_log)
+        server.start(should_cancel)
+        self.server, self.options = server, options
+        self.endpoint = Endpoint(server.url, api_key=server.api_key)
+
+    def use_spec_type(self, spec_type: str) -> bool:
+        """Restart the managed server with another --spec-type; False if it already runs it."""
+        if spec_type == self.options.spec_type and self.server and self.server.running:
+            return False
+        self._start(replace(self.options, spec_type=spec_type))
+        return True
+
+    def _alive(self, grace: float = 2.0) -> bool:
+        """Whether the managed server still runs (a crashing one gets `grace` seconds to go)."""
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            if not self.server.running:
+                return False
+            time.sleep(0.1)
+        return self.server.running
+
+    def _why_it_stopped(self) -> str:
+        line = f"llama-server stopped mid-reply: {self.server.reason()}"
+        gone = unreachable(self.options.rpc)
+        if gone:
+            line += f" {no_longer_answer(gone)}"
+        return line
+
+    def close(self) -> None:
+        server, self.server = self.server, None
+        if server is not None:
+            server.close()
+
+    def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
+                 mode: str = REMOTE, *, prediction: str | None = None) -> Iterator[Event]:
+        params.validate()
+        if self.is_managed:
+            spec = spec_type_of(mode)
+            if spec != self.options.spec_type or not (self.server and self.server.running):
+                yield Notice(f"Starting llama-server with --spec-type {spec}… (it has "
+                             f"{HEALTH_TIMEOUT:.0f} s to load the model)")
+                self.use_spec_type(spec)
+            mode = llama_mode(spec)
+        else:
+            mode = REMOTE
+        if prediction:
+            yield Notice("A server engine cannot draft from a predicted output; it is ignored.")
+        stats = Stats(mode=mode, draft_kind="llama-server" if self.is_managed else "server")
+        started = time.perf_counter()
+        labels = ReplyLabels(vllm_marked=self._vllm_steps)
+        text: list[str] = []
+        timings: dict = {}
+        finish = ""
+        reported = [0]  # drafted tokens the Progress events have told so far
+
+        def emit(piece: str, tokens: list[tuple[str, int]]) -> Iterator[Event]:
+            if stats.new_tokens == 0:
+                stats.prefill_seconds = time.perf_counter() - started
+            stats.new_tokens += len(tokens)
+            text.append(piece)
+            for i, (source, step) in enumerate(tokens):  # the text goes with the last
+                yield TextPiece(piece if i == len(tokens) - 1 else "", source, step)
+            _fill(stats, timings, labels.passes, started)
+            drafted, reported[0] = stats.drafted - reported[0], stats.drafted
+            yield Progress(replace(stats), pass_drafted=drafted)
+
+        try:
+            for chunk in self._stream(messages, params):
+                timings = chunk.get("timings") or timings
+                for choice in chunk.get("choices") or []:
+                    finish = choice.get("finish_reason") or finish
+                for piece, tokens in labels.read(chunk):
+                    yield from emit(piece, tokens)
+        except GeneratorExit:
+            stats.stop_reason = "cancelled"
+            raise
+        for piece, tokens in labels.end():
+            yield from emit(piece, tokens)
+        _fill(stats, timings, labels.passes, started)
+        stats.stop_reason = STOP_REASONS.get(finish, finish or "eos")
+        self._vllm_steps = labels.settle(stats)
+        yield Done("".join(text), stats)
+
+    def _stream(self, messages, params: SamplingParams) -> Iterator[dict]:
+        body = {"messages": messages, "max_tokens": params.max_tokens,
+                "temperature": params.temperature, "top_p": params.top_p}
+        if self._extra_fields:
+            body |= LLAMA_FIELDS | {"top_k": params.top_k, "min_p": params.min_p}
+            if not self.is_managed:  # vLLM: each chunk's token count, and the final metrics
+                body["stream_options"] = STREAM_OPTIONS
+        if params.seed is not None:
+            body["seed"] = params.seed
+        if not self.is_managed and not self._model_asked:
+            self.endpoint, self._model_asked = with_model(self.endpoint), True
+        try:
+            yield from stream_chat(self.endpoint, body)
+        except ServerError as exc:
+            cut = "(HTTP " not in str(exc)  # the stream broke, or the server went away
+            if self.is_managed and self.server is not None and cut and not self._alive():
+                raise ServerError(self._why_it_stopped()) from None
+            # An OpenAI-style server may refuse llama.cpp's fields or vLLM's stream_options:
+            # ask again without them.
+            if not self._extra_fields or "(HTTP 400)" not in str(exc) or self.is_managed:
+                raise
+            self._extra_fields = False
+            body = {k: v for k, v in body.items() if k not in LLAMA_FIELDS
+                    and k not in ("top_k", "min_p", "stream_options")}
+            yield from stream_chat(self.endpoint, body)
+
+
+def runnable_spec_types(options: ServerOptions) -> tuple[str, ...]:
+    """The --spec-type values llama-server can run on these models."""
+    from draftlight.store.gguf_info import has_mtp
+    try:
+        mtp = has_mtp(options.target) > 0
+    except (OSError, EngineError, ValueError):
+        mtp = False  # an unreadable header: the server will say what is wrong with the file
+    return tuple(t for t in SPEC_TYPES
+                 if (t not in NEEDS_DRAFT_MODEL or options.draft is not None)
+                 and (t != "draft-mtp" or mtp))
+
+
+def _why_not(options: ServerOptions, spec_type: str) -> str:
+    if spec_type == "draft-mtp":
+        return (f"{options.target.name} has no multi-token-prediction layers "
+                f"(nextn_predict_layers): llama:draft-mtp needs a model that carries them")
+    if spec_type in NEEDS_DRAFT_MODEL:
+        return f"llama.cpp's {spec_type} needs a draft model"
+    return f"unknown llama.cpp speculation type {spec_type!r}"
+
+
+def _fill(stats: Stats, timings: dict, passes: int, started: float) -> None:
+    """Stats from the server's own counters; times from here (what the user waits)."""
+    stats.seconds = time.perf_counter() - started
+    stats.target_passes = passes
+    if not timings:
+        return
+    stats.drafted = int(timings.get("draft_n", 0))
+    stats.accepted = int(timings.get("draft_n_accepted", 0))
+    stats.prompt_tokens = int(timings.get("prompt_n", 0)) + int(timings.get("cache_n", 0))
+    stats.reused_prompt_tokens = int(timings.get("cache_n", 0))
+    stats.verify_seconds = float(timings.get("predicted_ms", 0.0)) / 1000

@@ -1,0 +1,224 @@
+"""One place turns "which models, which engine, which mode" into a running ChatEngine.
+
+    spec = EngineSpec.from_settings(settings)            # the window
+    spec = EngineSpec.from_arguments(args, settings)     # draftlight chat / serve / bench
+    spec.validate()                                      # every bad option, one sentence each
+    engine = open_engine(spec, report=…, on_log=…, should_cancel=…)
+
+Three engines (Settings.engine): "local" is llama.cpp in this process with Draftlight's
+drafters; "llama-server" is llama.cpp's server, started here as a child process; "remote" is an
+OpenAI-compatible server already running somewhere. No Qt, and llama_cpp is imported only when
+the in-process engine is opened: starting a llama-server never loads it here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+from draftlight.modes import Mode, ModeError
+from draftlight.settings import ENGINES, Settings
+
+Report = Callable[[str, int], None]  # (what is happening, percent or -1)
+
+
+class SpecError(ValueError):
+    """An option that cannot work, in one sentence that names it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineSpec:
+    """The load-time choices: a change to the target part reloads everything, a change to the
+    draft part only swaps the draft model (in-process engine)."""
+
+    target_path: str = ""  # "" = the default model (the window prepares it first)
+    draft_path: str | None = None
+    n_ctx: int = 4096
+    n_threads: int = 0  # 0 = default_threads()
+    target_gpu_layers: int = 0
+    draft_gpu_layers: int = 0
+    engine: str = "local"  # one of settings.ENGINES
+    mode: str = "auto"  # the first mode replies use (the command line's --mode)
+    llama_server: str = ""  # the llama-server binary; "" = find it (the window: else build it)
+    spec_type: str = "ngram-mod"  # the --spec-type llama-server starts with (a comma list chains)
+    server_url: str = ""  # the remote engine's address
+    server_api_key: str = ""
+    server_model: str = ""  # the remote model to ask for; "" = the server's only one
+    rpc_servers: str = ""  # llama-server: other machines' rpc-servers, "host:port, ..."
+    time_auto: bool = False  # in-process: time the models for auto while loading
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "EngineSpec":
+        """The window's engine; the draft is opened on its own (EngineWorker.load), and each
+        reply names its mode (the toolbar's), so the spec's is only the engine's kind of mode."""
+        return cls(target_path=settings.target_path or "", draft_path=settings.draft_path or None,
+                   n_ctx=settings.n_ctx, n_threads=settings.n_threads,
+                   target_gpu_layers=settings.target_gpu_layers,
+                   draft_gpu_layers=settings.draft_gpu_layers, engine=settings.engine,
+                   mode="remote" if settings.engine == "remote" else "auto",
+                   llama_server=settings.llama_server,
+                   spec_type=settings.spec_type, server_url=settings.server_url.strip(),
+                   server_api_key=settings.server_api_key,
+                   server_model=settings.server_model.strip(),
+                   rpc_servers=settings.rpc_servers.strip(), time_auto=True)
+
+    @classmethod
+    def from_arguments(cls, args, settings: Settings) -> "EngineSpec":
+        """A command line's engine (`args` from argparse: mode, target, draft, ctx and, where the
+        command has them, engine, api_key, model, rpc, server_binary). A llama:… mode, or --rpc
+        (a split runs on llama-server only), picks llama-server; --engine URL a remote server."""
+        mode = Mode.parse(getattr(args, "mode", None) or "auto")
+        rpc = (getattr(args, "rpc", None) or "").strip()
+        url = (getattr(args, "engine", None) or "").strip()
+        engine = "remote" if url else "llama-server" if rpc or mode.runs_on_llama_server \
+            else "local"
+        if engine == "llama-server":
+            mode = mode.on_llama_server()
+        target = getattr(args, "target", None)
+        draft = getattr(args, "draft", None)
+        return cls(target_path=str(target) if target else "",
+                   draft_path=str(draft) if draft else None,
+                   n_ctx=getattr(args, "ctx", None) or settings.n_ctx,
+                   n_threads=settings.n_threads, engine=engine,
+                   mode="remote" if url else str(mode),
+                   llama_server=getattr(args, "server_binary", None) or settings.llama_server,
+                   spec_type=mode.spec_type_argument if engine == "llama-server" else "none",
+                   server_url=url, server_api_key=getattr(args, "api_key", None) or "",
+                   server_model=getattr(args, "model", None) or "", rpc_servers=rpc,
+                   time_auto=mode.kind == "auto")
+
+    def validate(self) -> None:
+        """Raises SpecError, naming the option, for the first choice that cannot work."""
+        from draftlight.engine.errors import EngineError
+        from draftlight.engine.server.client import check_url
+        from draftlight.engine.server.rpc import rpc_addresses
+        if self.engine not in ENGINES:
+            raise SpecError(f"engine must be one of {', '.join(ENGINES)}")
+        if self.n_ctx < 256:
+            raise SpecError("--ctx (the context window) must be at least 256 tokens")
+        if self.n_threads < 0:
+            raise SpecError("threads must be 0 (automatic) or more")
+        try:
+            mode = Mode.parse(self.mode)
+            if self.engine == "remote":
+                check_url(self.server_url)
+                return
+            rpc_addresses(self.rpc_servers)
+            if self.engine == "llama-server":
+                mode = Mode.llama(self.spec_type)
+        except (EngineError, ModeError) as exc:
+            raise SpecError(str(exc)) from None
+        if mode.needs_draft_model and not self.draft_path:
+            raise SpecError(f"--mode {mode} needs --draft PATH (a draft model)")
+
+    def same_target(self, other: "EngineSpec") -> bool:
+        """Whether `other` runs on the engine already loaded for this spec (else: reload)."""
+        return self._engine_key() == other._engine_key()
+
+    def _engine_key(self) -> tuple:
+        if self.engine == "remote":
+            return self.engine, self.server_url, self.server_api_key, self.server_model
+        key = (self.engine, self.target_path, self.n_ctx, self.n_threads, self.target_gpu_layers)
+        if self.engine == "llama-server":  # its draft model is a command-line argument
+            key += (self.llama_server, self.draft_path, self.rpc_servers)
+        return key
+
+    @property
+    def target_name(self) -> str:
+        if self.engine == "remote":
+            return f"the server at {self.server_url}" if self.server_url else "a remote server"
+        return Path(self.target_path).name if self.target_path else "the default model"
+
+    @property
+    def draft_name(self) -> str | None:
+        return Path(self.draft_path).name if self.draft_path else None
+
+
+def open_engine(spec: EngineSpec, *, report: Report | None = None,
+                on_log: Callable[[str], None] | None = None,
+                should_cancel: Callable[[], bool] = lambda: False):
+    """The ChatEngine `spec` names (its target must be a path: the default model is prepared
+    before). With `report`, a missing llama-server is built (minutes, reported); without, the
+    error says how to build it. Its `load_notices` say what the user should know.
+
+    Raises:
+        SpecError: a bad option. EngineError (ModelLoadError, ServerError, ServerBuildError,
+        ServerStartError, InsufficientMemoryError): the engine could not be opened."""
+    spec.validate()
+    if spec.engine == "remote":
+        from draftlight.engine.server.client import Endpoint
+        from draftlight.engine.server.engine import ServerEngine
+        return ServerEngine.remote(Endpoint(spec.server_url, api_key=spec.server_api_key or None,
+                                            model=spec.server_model or None))
+    if spec.engine == "llama-server":
+        return _open_llama_server(spec, report, on_log, should_cancel)
+    return _open_in_process(spec)
+
+
+def open_draft(spec: EngineSpec):
+    """The draft model alone, to attach to an in-process engine already loaded."""
+    from draftlight.engine.llama_backend import LlamaBackend
+    from draftlight.store.memory import check_models_fit
+    if spec.target_gpu_layers == 0 and spec.draft_gpu_layers == 0:
+        check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
+    return LlamaBackend(spec.draft_path, load_options(spec, draft=True))
+
+
+def load_options(spec: EngineSpec, *, draft: bool = False):
+    from draftlight.engine.load_options import LoadOptions
+    return LoadOptions(n_ctx=spec.n_ctx, n_threads=spec.n_threads,
+                       n_gpu_layers=spec.draft_gpu_layers if draft else spec.target_gpu_layers)
+
+
+def _open_in_process(spec: EngineSpec):
+    from draftlight.engine.generator import Engine
+    from draftlight.store.memory import check_models_fit
+    if spec.target_gpu_layers == 0:  # refuses, with the numbers, before anything loads
+        check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
+    engine = Engine.load(spec.target_path, spec.draft_path, load_options(spec),
+                         load_options(spec, draft=True))
+    try:
+        if spec.time_auto:
+            engine.prepare_auto()  # times the models (once per machine, cached) while loading
+    except BaseException:
+        engine.close()
+        raise
+    return engine
+
+
+def _open_llama_server(spec: EngineSpec, report: Report | None, on_log, should_cancel):
+    """llama.cpp's server on `spec`'s models: the binary named (checked), else one on PATH or
+    built before, else (with `report`) built now."""
+    from draftlight.engine.server.build import build_server, find_server, server_for_terminal
+    from draftlight.engine.server.engine import ServerEngine
+    from draftlight.engine.server.process import ServerOptions
+    from draftlight.engine.server.rpc import rpc_addresses
+    if report is None:
+        binary = server_for_terminal(spec.llama_server or None)
+    else:
+        binary = find_server(spec.llama_server or None) or build_server(report, should_cancel)
+    options = ServerOptions(target=Path(spec.target_path), spec_type=spec.spec_type,
+                            draft=Path(spec.draft_path) if spec.draft_path else None,
+                            n_ctx=spec.n_ctx, threads=spec.n_threads,
+                            gpu_layers=spec.target_gpu_layers,
+                            rpc=rpc_addresses(spec.rpc_servers))
+    return ServerEngine.managed(binary, options, on_log=on_log, should_cancel=should_cancel)
+
+
+def spec_for_command_line(args, settings: Settings) -> EngineSpec:
+    """EngineSpec.from_arguments, checked: a bad option is a UserError that names it. Says so
+    when --rpc moves the mode onto llama-server."""
+    from draftlight.user_messages import UserError, note
+    try:
+        spec = EngineSpec.from_arguments(args, settings)
+        spec.validate()
+    except (SpecError, ModeError) as exc:
+        raise UserError(str(exc)) from None
+    if spec.engine == "llama-server" and spec.mode != getattr(args, "mode", spec.mode):
+        note(f"--rpc runs on llama-server: mode {spec.mode}")
+    return spec
+
+
+def with_target(spec: EngineSpec, target: str | Path) -> EngineSpec:
+    return replace(spec, target_path=str(target))

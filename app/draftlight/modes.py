@@ -1,0 +1,170 @@
+"""What a speculation mode is, in one place: how it is written, which engine runs it, whether it
+needs a draft model, and what the window calls it. A leaf: it imports nothing of the app.
+
+Modes travel as their text (Settings, the history, `generate(mode=…)`, the command line); code
+that needs to know anything about one parses it here and reads attributes, never the string.
+
+    auto, off, draft, ngram        the in-process engine's own (Draftlight's drafters)
+    llama:TYPE                     llama.cpp's llama-server, started with --spec-type TYPE
+    llama:TYPE+TYPE…               a chain: llama-server tries the types in turn
+                                   (--spec-type TYPE,TYPE; `+` because --modes already uses commas)
+    remote                         a server already running somewhere: it decides how it decodes
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+IN_PROCESS = ("auto", "off", "draft", "ngram")
+REMOTE = "remote"
+# llama.cpp's --spec-type names (common/arg.cpp in the vendored sources); it takes a comma list.
+SPEC_TYPES = ("none", "draft-simple", "draft-eagle3", "draft-mtp", "draft-dflash", "draft-dspark",
+              "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
+# The spec types that read a second model (-md); draft-mtp reads the target's own MTP layers.
+NEEDS_DRAFT_MODEL = ("draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark")
+LLAMA = "llama"
+_PREFIX = LLAMA + ":"
+_CHAIN = "+"
+
+_LABELS = {"off": "Off", "draft": "Draft model", "ngram": "N-gram", "auto": "Auto",
+           REMOTE: "The server's own", "none": "Off (llama-server)",
+           "draft-mtp": "MTP (built into the model)"}
+
+
+class ModeError(ValueError):
+    """Text that is not a mode; its message says which modes there are."""
+
+
+@dataclass(frozen=True)
+class Mode:
+    kind: str  # one of IN_PROCESS, LLAMA or REMOTE
+    spec_types: tuple[str, ...] = ()  # llama-server's types, in the order it tries them
+
+    @classmethod
+    def parse(cls, text: str) -> "Mode":
+        """Raises ModeError for anything but the forms in this module's docstring."""
+        text = text.strip()
+        if text in IN_PROCESS or text == REMOTE:
+            return cls(text)
+        if text.startswith(_PREFIX):
+            types = tuple(t.strip() for t in text[len(_PREFIX):].split(_CHAIN))
+            unknown = [t for t in types if t not in SPEC_TYPES]
+            if not unknown and len(set(types)) == len(types) and not ("none" in types
+                                                                        and len(types) > 1):
+                return cls(LLAMA, types)
+            if unknown:
+                raise ModeError(f"{text!r}: {', '.join(map(repr, unknown))} is not a llama.cpp "
+                                f"speculation type; choose from {', '.join(SPEC_TYPES)}")
+            raise ModeError(f"{text!r}: a chain names each type once, and never 'none'")
+        raise ModeError(f"{text!r}: choose {', '.join(IN_PROCESS)}, {_PREFIX}TYPE or "
+                        f"{_PREFIX}TYPE{_CHAIN}TYPE (TYPE one of {', '.join(SPEC_TYPES)})")
+
+    @classmethod
+    def llama(cls, spec_types: str | tuple[str, ...]) -> "Mode":
+        """llama-server's mode for `spec_types`: its --spec-type value ("ngram-mod",
+        "draft-mtp,ngram-mod") or the types themselves."""
+        if isinstance(spec_types, str):
+            spec_types = tuple(spec_types.split(","))
+        return cls.parse(_PREFIX + _CHAIN.join(spec_types))
+
+    def __str__(self) -> str:
+        return _PREFIX + _CHAIN.join(self.spec_types) if self.kind == LLAMA else self.kind
+
+    @property
+    def runs_in_process(self) -> bool:
+        return self.kind in IN_PROCESS
+
+    @property
+    def runs_on_llama_server(self) -> bool:
+        return self.kind == LLAMA
+
+    @property
+    def needs_draft_model(self) -> bool:
+        return self.kind == "draft" or any(t in NEEDS_DRAFT_MODEL for t in self.spec_types)
+
+    @property
+    def spec_type_argument(self) -> str:
+        """llama-server's --spec-type value: "none" for plain decoding ("off" there too)."""
+        if self.kind == "off":
+            return "none"
+        if self.kind != LLAMA:
+            raise ModeError(f"mode {self} is not one llama-server runs; choose {_PREFIX}TYPE "
+                            f"with TYPE one of {', '.join(SPEC_TYPES)}")
+        return ",".join(self.spec_types)
+
+    @property
+    def parts(self) -> tuple["Mode", ...]:
+        """A chain's single-type modes (a mode that is not a chain: itself)."""
+        if len(self.spec_types) < 2:
+            return (self,)
+        return tuple(Mode(LLAMA, (t,)) for t in self.spec_types)
+
+    @property
+    def label(self) -> str:
+        """What the window calls it."""
+        if self.kind != LLAMA:
+            return _LABELS[self.kind]
+        if len(self.spec_types) == 1 and self.spec_types[0] in _LABELS:
+            return _LABELS[self.spec_types[0]]
+        return "llama.cpp " + " + ".join(self.spec_types)
+
+    def on_llama_server(self) -> "Mode":
+        """The llama-server mode closest to this one (a model split over machines runs there
+        only): off -> llama:none, draft -> llama:draft-simple, auto/ngram -> llama:ngram-simple."""
+        if self.kind == LLAMA:
+            return self
+        return Mode(LLAMA, ({"off": "none", "draft": "draft-simple"}.get(self.kind,
+                                                                         "ngram-simple"),))
+
+
+def llama_mode(spec_types: str) -> str:
+    """The mode text for llama-server's --spec-type value: "ngram-mod" -> "llama:ngram-mod"."""
+    return str(Mode.llama(spec_types))
+
+
+def spec_type_argument(mode: str) -> str:
+    """llama-server's --spec-type value for the mode text `mode` (ModeError if it runs
+    elsewhere)."""
+    return Mode.parse(mode).spec_type_argument
+
+
+def is_llama_server_mode(mode: str) -> bool:
+    try:
+        return Mode.parse(mode).runs_on_llama_server
+    except ModeError:
+        return False
+
+
+def needs_draft_model(mode: str) -> bool:
+    try:
+        return Mode.parse(mode).needs_draft_model
+    except ModeError:
+        return False
+
+
+def mode_label(mode: str) -> str:
+    """A mode as the window names it; text that is no mode is shown as it is."""
+    try:
+        return Mode.parse(mode).label
+    except ModeError:
+        return mode.replace("_", " ").capitalize() if mode else ""
+
+
+def spec_types_argument(value: str) -> str:
+    """Check a --spec-type value ("ngram-mod" or "draft-mtp,ngram-mod"); returns it.
+
+    Raises:
+        ModeError: a type llama.cpp does not have."""
+    return Mode.llama(value).spec_type_argument
+
+
+def mode_argument(value: str) -> str:
+    """argparse type of `--mode` (chat, serve): a mode, written the canonical way."""
+    try:
+        mode = Mode.parse(value)
+    except ModeError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if mode.kind == REMOTE:
+        raise argparse.ArgumentTypeError("'remote' is --engine URL's only mode; give --engine")
+    return str(mode)

@@ -1,0 +1,284 @@
+"""The API's requests and answers as plain data: validation of a chat completion request (pydantic
+models, their complaints in this API's words), and the JSON bodies of completions, stream
+chunks, usage and errors (OpenAI's shapes). No I/O here,
+so every rule is tested without a model or a socket (tests/test_serve_schema.py)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, Field, StrictBool, StrictInt, StrictStr, ValidationError
+
+from draftlight.engine.events import Stats
+from draftlight.engine.sampling import SamplingParams
+
+ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+MAX_STOPS = 4  # as OpenAI
+# Bounds on a request (413 or 400 past them), so one request cannot take the server's memory:
+MAX_BODY_BYTES = 4 * 2**20  # the JSON body
+MAX_MESSAGES = 2048  # messages in one conversation
+MAX_PREDICTION_CHARS = 512 * 1024  # Predicted Outputs' text; max_tokens is bounded by n_ctx
+DEFAULT_TEMPERATURE = 1.0  # OpenAI's default when a request gives none
+# Parameters whose non-default values would change the reply in ways the engine cannot do:
+# refused, not silently ignored. (name, what is accepted)
+UNSUPPORTED = {
+    "tools": "no tools", "functions": "no functions", "tool_choice": "'none'",
+    "function_call": "'none'", "logprobs": "false", "top_logprobs": "0",
+    "presence_penalty": "0", "frequency_penalty": "0", "logit_bias": "no bias",
+    "audio": "no audio", "response_format": "{'type': 'text'}", "modalities": "['text']",
+}
+
+
+class ApiError(Exception):
+    """An answer with an HTTP error status and OpenAI's error body."""
+
+    def __init__(self, status: int, message: str, *, code: str | None = None,
+                 param: str | None = None, type: str = "invalid_request_error",
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.code, self.param = status, message, code, param
+        self.type, self.headers = type, headers or {}
+
+    def body(self) -> dict:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param,
+                          "code": self.code}}
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    messages: list[dict[str, str]]
+    params: SamplingParams
+    stream: bool = False
+    include_usage: bool = False  # stream_options.include_usage: a last chunk with usage only
+    stop: tuple[str, ...] = ()
+    prediction: str | None = None  # Predicted Outputs: text the reply is expected to resemble
+
+
+class TextPart(BaseModel):
+    type: Literal["text"]
+    text: StrictStr
+
+
+Content = Union[StrictStr, list[TextPart]]  # OpenAI's string, or its array of text parts
+
+
+class MessageBody(BaseModel):
+    role: StrictStr  # checked against ROLES below, so the message can name what was sent
+    content: Content
+    tool_calls: Any = None
+    function_call: Any = None
+
+
+class PredictionBody(BaseModel):
+    type: Literal["content"]
+    content: Content
+
+
+class StreamOptions(BaseModel):
+    include_usage: Any = None
+
+
+Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]  # ints count; bools never
+
+
+class ChatBody(BaseModel):
+    """POST /v1/chat/completions as sent; fields this server does not know are ignored, as
+    OpenAI's clients send fields newer than it."""
+    model: StrictStr
+    messages: list[MessageBody] = Field(min_length=1, max_length=MAX_MESSAGES)
+    temperature: Optional[Annotated[Number, Field(ge=0, le=2)]] = None
+    top_p: Optional[Annotated[Number, Field(gt=0, le=1)]] = None
+    seed: Optional[Annotated[StrictInt, Field(ge=0, lt=2**64)]] = None
+    max_tokens: Optional[Annotated[StrictInt, Field(ge=1)]] = None
+    max_completion_tokens: Optional[Annotated[StrictInt, Field(ge=1)]] = None
+    stream: Optional[StrictBool] = None
+    stream_options: Optional[StreamOptions] = None
+    stop: Union[StrictStr, list[StrictStr], None] = None
+    prediction: Optional[PredictionBody] = None
+
+
+# What a failed field is told, by its place in the body ([] = any index): (wrong type, out of
+# range). {where} is the place with its index, as in messages[2].
+FIELD_ERRORS = {
+    "model": ("'model' is required: a string", None),
+    "messages": ("'messages' must be a non-empty list",
+                 f"'messages' may hold at most {MAX_MESSAGES} messages"),
+    "messages[]": ("{where} must be an object", None),
+    "messages[].role": ("{where} must be one of system, developer, user, assistant (got {got})",
+                        None),
+    "messages[].content": ("{where} must be a string or a list of text parts (only text is "
+                           "supported)", None),
+    "temperature": ("'temperature' must be a number", "'temperature' must be between 0 and 2"),
+    "top_p": ("'top_p' must be a number", "'top_p' must be greater than 0 and at most 1"),
+    "seed": ("'seed' must be an integer", "'seed' must be between 0 and 2^64 - 1"),
+    "max_tokens": ("'max_tokens' must be an integer", "'max_tokens' must be at least 1"),
+    "max_completion_tokens": ("'max_completion_tokens' must be an integer",
+                              "'max_completion_tokens' must be at least 1"),
+    "stream": ("'stream' must be true or false", None),
+    "stream_options": ("'stream_options' must be an object", None),
+    "stop": (f"'stop' must be a non-empty string or a list of at most {MAX_STOPS} of them", None),
+    "prediction": ("'prediction' must be {\"type\": \"content\", \"content\": ...}", None),
+    "prediction.content": ("prediction.content must be a string or a list of text parts (only "
+                           "text is supported)", None),
+}
+RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "too_long"}
+
+
+def parse_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> ChatRequest:
+    """Validate a POST /v1/chat/completions body; raise ApiError (4xx) on anything wrong.
+    `n_ctx`, the context window, is the default and the largest `max_tokens`."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise ApiError(400, f"the body is not valid JSON ({exc})", code="invalid_json") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "the body must be a JSON object")
+    _refuse_unsupported(data)
+    try:
+        chat = ChatBody.model_validate(data)
+    except ValidationError as exc:
+        raise _field_error(exc.errors()[0]) from None
+    if chat.model != model_id:
+        raise ApiError(404, f"the model {chat.model!r} does not exist; this server has "
+                            f"{model_id!r}", code="model_not_found", param="model")
+    max_tokens = chat.max_completion_tokens or chat.max_tokens or n_ctx
+    if max_tokens > n_ctx:
+        name = "max_completion_tokens" if chat.max_completion_tokens else "max_tokens"
+        raise ApiError(400, f"'{name}' must be at most {n_ctx}, this server's context window",
+                       param=name)
+    prediction = _text(chat.prediction.content) if chat.prediction else ""
+    if len(prediction) > MAX_PREDICTION_CHARS:
+        raise ApiError(400, f"'prediction' is longer than {MAX_PREDICTION_CHARS:,} characters",
+                       param="prediction")
+    return ChatRequest(
+        messages=_messages(chat.messages),
+        params=SamplingParams(
+            temperature=DEFAULT_TEMPERATURE if chat.temperature is None else chat.temperature,
+            top_p=1.0 if chat.top_p is None else chat.top_p,
+            seed=chat.seed, max_tokens=max_tokens),
+        stream=bool(chat.stream),
+        include_usage=bool(chat.stream_options and chat.stream_options.include_usage is True),
+        stop=_stops(chat.stop),
+        prediction=prediction or None)
+
+
+def _field_error(error: dict) -> ApiError:
+    """Pydantic's first complaint in this API's words, naming the parameter as sent."""
+    pattern, where, found = "", "", None
+    for part in error["loc"]:  # e.g. ("messages", 2, "content", "list[TextPart]", 0, "type")
+        if isinstance(part, int):
+            pattern, where = pattern + "[]", f"{where}[{part}]"
+        else:
+            pattern, where = f"{pattern}.{part}".lstrip("."), f"{where}.{part}".lstrip(".")
+        if pattern in FIELD_ERRORS:
+            found = (pattern, where)
+        elif found is not None and not isinstance(part, int):
+            break  # a union's branch name, or a part inside the field that is reported
+    if found is None:
+        return ApiError(400, f"the request is not valid: {error['msg']}")
+    pattern, where = found
+    wrong_type, out_of_range = FIELD_ERRORS[pattern]
+    message = out_of_range if error["type"] in RANGE_ERRORS and out_of_range else wrong_type
+    got = None if error["type"] == "missing" else error.get("input")
+    return ApiError(400, message.replace("{where}", where).replace("{got}", repr(got)),
+                    param=where)
+
+
+def _refuse_unsupported(data: dict) -> None:
+    n = data.get("n")
+    if n is not None and n != 1:
+        raise ApiError(400, "'n' other than 1 is not supported: send one request per choice",
+                       param="n", code="unsupported_parameter")
+    for name, allowed in UNSUPPORTED.items():
+        value = data.get(name)
+        if value in (None, False, 0, [], {}, "none", "auto", ["text"], {"type": "text"}):
+            continue
+        raise ApiError(400, f"'{name}' is not supported by this server (allowed: {allowed})",
+                       param=name, code="unsupported_parameter")
+
+
+def _text(content: str | list[TextPart]) -> str:
+    return content if isinstance(content, str) else "".join(part.text for part in content)
+
+
+def _messages(raw: list[MessageBody]) -> list[dict[str, str]]:
+    messages = []
+    for i, message in enumerate(raw):
+        where = f"messages[{i}]"
+        if message.role not in ROLES:
+            raise ApiError(400, f"{where}.role must be one of system, developer, user, "
+                                f"assistant (got {message.role!r})", param=f"{where}.role")
+        if message.tool_calls or message.function_call:
+            raise ApiError(400, f"{where}: tool calls are not supported",
+                           param=f"{where}.tool_calls", code="unsupported_parameter")
+        messages.append({"role": ROLES[message.role], "content": _text(message.content)})
+    if not any(m["content"].strip() for m in messages if m["role"] == "user"):
+        raise ApiError(400, "the messages hold no user message with text", param="messages")
+    return messages
+
+
+def _stops(raw: str | list[str] | None) -> tuple[str, ...]:
+    stops = [raw] if isinstance(raw, str) else raw
+    if stops is None:
+        return ()
+    if len(stops) > MAX_STOPS or not all(stops):
+        raise ApiError(400, f"'stop' must be a non-empty string or a list of at most "
+                            f"{MAX_STOPS} of them", param="stop")
+    return tuple(stops)
+
+
+# --- answers -----------------------------------------------------------------------------
+
+def usage(stats: Stats, prompt_tokens: int) -> dict:
+    """OpenAI's usage, with Predicted Outputs' counts, plus Draftlight's own figures."""
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": stats.new_tokens,
+        "total_tokens": prompt_tokens + stats.new_tokens,
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "accepted_prediction_tokens": stats.prediction_accepted,
+            "rejected_prediction_tokens": stats.prediction_drafted - stats.prediction_accepted,
+        },
+        "draftlight": {
+            "mode": stats.mode,
+            "drafted": stats.drafted,
+            "accepted": stats.accepted,
+            "target_passes": stats.target_passes,
+            "tokens_per_second": round(stats.tokens_per_second, 2),
+            "seconds": round(stats.seconds, 4),
+            "prefill_seconds": round(stats.prefill_seconds, 4),
+            "reused_prompt_tokens": stats.reused_prompt_tokens,
+        },
+    }
+
+
+def finish_reason(stop_reason: str) -> str:
+    """The engine's stop reason in OpenAI's words."""
+    return {"eos": "stop", "stop": "stop"}.get(stop_reason, "length")
+
+
+def completion(ident: str, created: int, model: str, text: str, finish: str,
+               usage_: dict) -> dict:
+    return {"id": ident, "object": "chat.completion", "created": created, "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": finish, "logprobs": None}],
+            "usage": usage_}
+
+
+def chunk(ident: str, created: int, model: str, delta: dict, *, finish: str | None = None,
+          provenance: dict | None = None, usage_: dict | None = None,
+          choices: bool = True) -> dict:
+    """One streamed chunk. `provenance` is Draftlight's extension, {"source", "pass"}: whether a
+    drafted token the target accepted ("draft") or the target's own ("target"), and the target
+    pass that produced it; clients that do not know it ignore it."""
+    out = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]
+           if choices else []}
+    if provenance is not None:
+        out["draftlight"] = provenance
+    if usage_ is not None:
+        out["usage"] = usage_
+    return out

@@ -1,0 +1,271 @@
+"""What a GGUF file says about itself, read from its header without loading any weights.
+
+Layout (GGUF v2/v3): magic "GGUF", u32 version, u64 tensor count, u64 key/value count, the
+key/value pairs, then one (name, dims, type, offset) record per tensor. v1 used u32 counts.
+All little-endian.
+"""
+
+from __future__ import annotations
+
+import functools
+import struct
+from dataclasses import dataclass
+from math import prod
+from pathlib import Path
+from typing import BinaryIO
+
+from draftlight.store.errors import GGUFError
+
+GGUF_MAGIC = b"GGUF"
+
+# GGUF value types -> struct format of one scalar; 8 = string, 9 = array.
+_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?",
+            10: "<Q", 11: "<q", 12: "<d"}
+_STRING, _ARRAY = 8, 9
+_MAX_STRING = 64 << 20  # a chat template is a few KB; anything this long is corruption
+
+@dataclass(frozen=True)
+class ArrayValue:
+    """An array in the header, kept as its length (token lists run to 262k strings)."""
+    item_type: int
+    length: int
+
+
+@dataclass(frozen=True)
+class GGUFInfo:
+    path: Path
+    file_size: int
+    version: int
+    architecture: str  # general.architecture, e.g. "llama", "qwen2", "gemma3"
+    name: str | None  # general.name
+    parameter_count: int  # from general.parameter_count, else summed tensor shapes
+    quantisation: str | None  # from general.file_type, e.g. "Q4_K_M"
+    context_length: int | None  # the context the model was trained for
+    vocab_size: int | None
+    vocab_type: str | None  # tokenizer.ggml.model: "gpt2" (BPE), "llama" (SentencePiece), …
+    chat_template: str | None  # untrusted text: render only in a sandbox
+    block_count: int | None  # layers
+    embedding_length: int | None
+    head_count: int | None
+    head_count_kv: int | None
+    key_length: int | None  # per-head size of K; llama.cpp defaults it to embedding/heads
+    value_length: int | None
+
+    def kv_cache_bytes(self, n_ctx: int, *, bytes_per_value: float = 34 / 32) -> int | None:
+        """Bytes of K and V for `n_ctx` tokens; None if the header lacks sizes.
+
+        The default is q8_0 (34 bytes per block of 32 values), the engine's cache type."""
+        if not (self.block_count and self.head_count and self.embedding_length):
+            return None
+        head_kv = self.head_count_kv or self.head_count
+        k_len = self.key_length or self.embedding_length // self.head_count
+        v_len = self.value_length or k_len
+        return int(self.block_count * n_ctx * head_kv * (k_len + v_len) * bytes_per_value)
+
+
+def read_gguf_info(path: str | Path) -> GGUFInfo:
+    """Read the metadata of the GGUF file at `path`.
+
+    Raises:
+        FileNotFoundError / PermissionError: the file cannot be opened.
+        GGUFError: not a GGUF file, an unsupported version, or a truncated or corrupt header.
+    """
+    path = Path(path)
+    with open(path, "rb", buffering=1 << 20) as stream:
+        reader, version, n_tensors, n_kv = _start(stream, path)
+        meta = {}
+        for _ in range(n_kv):
+            key = reader.string()
+            meta[key] = reader.value(reader.scalar("<I"))
+        tensor_params = sum(prod(reader.tensor_dims()) for _ in range(n_tensors))
+    return _info_from(path, version, meta, tensor_params)
+
+
+def weight_type_of(path: str | Path) -> str | None:
+    """The file's weight type ("Q4_0", …); None if the header does not say or cannot be read.
+
+    Reads only up to general.file_type, which comes before the tokenizer's large arrays: cheap
+    enough for the window's model lists on the GUI thread."""
+    path = Path(path)
+    try:
+        with open(path, "rb", buffering=1 << 16) as stream:
+            reader, _, _, n_kv = _start(stream, path)
+            for _ in range(n_kv):
+                key = reader.string()
+                value = reader.value(reader.scalar("<I"))
+                if key == "general.file_type" and not isinstance(value, ArrayValue):
+                    return file_type_name(int(value))
+    except (OSError, GGUFError, ValueError, TypeError):
+        return None
+    return None
+
+
+def header_values(path: str | Path, wanted: set[str]) -> dict:
+    """The values of the `wanted` keys that the header has, reading no further than the last
+    of them: arrays come back as ArrayValue (type and length), their items unread when nothing
+    wanted follows. Cheap for keys ahead of the tokenizer's arrays, and for those arrays' lengths.
+
+    Raises:
+        FileNotFoundError / PermissionError: the file cannot be opened.
+        GGUFError: not a GGUF file, or a truncated or corrupt header."""
+    path = Path(path)
+    found: dict = {}
+    with open(path, "rb", buffering=1 << 16) as stream:
+        reader, _, _, n_kv = _start(stream, path)
+        for _ in range(n_kv):
+            key = reader.string()
+            value_type = reader.scalar("<I")
+            if key in wanted and value_type == _ARRAY:
+                item_type, length = reader.scalar("<I"), reader.scalar("<Q")
+                found[key] = ArrayValue(item_type, length)
+                if found.keys() >= wanted:
+                    break
+                reader.skip_array(item_type, length)
+                continue
+            value = reader.value(value_type)
+            if key in wanted:
+                found[key] = value
+                if found.keys() >= wanted:
+                    break
+    return found
+
+
+def vocabulary_of(path: str | Path) -> tuple[str | None, int | None]:
+    """(tokenizer model, vocabulary size) from the header, without reading the tokens
+    themselves: cheap enough for the GUI thread. Same errors as header_values."""
+    meta = header_values(path, {"tokenizer.ggml.model", "tokenizer.ggml.tokens"})
+    model, tokens = meta.get("tokenizer.ggml.model"), meta.get("tokenizer.ggml.tokens")
+    return (model if isinstance(model, str) else None,
+            tokens.length if isinstance(tokens, ArrayValue) else None)
+
+
+def has_mtp(path: str | Path) -> int:
+    """How many multi-token-prediction ("NextN") blocks the model carries for llama-server's
+    --spec-type draft-mtp: its {arch}.nextn_predict_layers, 0 if the header has none.
+
+    llama.cpp's converter writes both keys ahead of the tokenizer's arrays, so a file that has
+    the key costs a few small reads; one that lacks it is read to the end of its header (0.15 s
+    for the bundled model's 49k tokens, more for larger vocabularies). Same errors as
+    header_values."""
+    arch = header_values(path, {"general.architecture"}).get("general.architecture")
+    if not isinstance(arch, str):
+        return 0
+    count = header_values(path, {f"{arch}.nextn_predict_layers"}).get(
+        f"{arch}.nextn_predict_layers")
+    return count if isinstance(count, int) else 0
+
+
+def file_type_name(file_type: int) -> str | None:
+    """The weight type a general.file_type value stands for ("Q4_K_M"); None if unknown."""
+    return _file_type_names().get(file_type)
+
+
+@functools.cache
+def _file_type_names() -> dict[int, str]:
+    """llama.cpp's LLAMA_FTYPE values -> the names llama-quantize takes: gguf.LlamaFileType's
+    without its MOSTLY_/ALL_ prefix (MOSTLY_Q4_K_M -> Q4_K_M, ALL_F32 -> F32). GUESSED means
+    the file does not say. Imported on first use: the gguf package brings numpy and yaml,
+    which the window's model lists do not otherwise need."""
+    from gguf import LlamaFileType
+    return {int(t): t.name.removeprefix("MOSTLY_").removeprefix("ALL_")
+            for t in LlamaFileType if t is not LlamaFileType.GUESSED}
+
+
+def _start(stream: BinaryIO, path: Path) -> tuple["_Reader", int, int, int]:
+    """Check the magic and version; (reader, version, tensor count, key/value count)."""
+    reader = _Reader(stream, path)
+    if stream.read(4) != GGUF_MAGIC:
+        raise GGUFError(f"{path.name}: not a GGUF file (it does not start with 'GGUF')")
+    version = reader.scalar("<I")
+    if version not in (1, 2, 3):
+        raise GGUFError(f"{path.name}: unsupported GGUF version {version}")
+    count = "<I" if version == 1 else "<Q"
+    return reader, version, reader.scalar(count), reader.scalar(count)
+
+
+def _info_from(path: Path, version: int, meta: dict, tensor_params: int) -> GGUFInfo:
+    arch = meta.get("general.architecture")
+    if not isinstance(arch, str):
+        raise GGUFError(f"{path.name}: the header has no general.architecture")
+
+    def number(key: str) -> int | None:
+        value = meta.get(key)
+        if isinstance(value, ArrayValue) or value is None:
+            return None  # per-layer arrays (some models) are left out
+        return int(value)
+
+    tokens = meta.get("tokenizer.ggml.tokens")
+    vocab = tokens.length if isinstance(tokens, ArrayValue) else number(f"{arch}.vocab_size")
+    template = meta.get("tokenizer.chat_template")
+    file_type = number("general.file_type")
+    return GGUFInfo(
+        path=path, file_size=path.stat().st_size, version=version, architecture=arch,
+        name=meta.get("general.name") if isinstance(meta.get("general.name"), str) else None,
+        parameter_count=number("general.parameter_count") or tensor_params,
+        quantisation=file_type_name(file_type) if file_type is not None else None,
+        context_length=number(f"{arch}.context_length"),
+        vocab_size=vocab,
+        vocab_type=meta.get("tokenizer.ggml.model") if isinstance(
+            meta.get("tokenizer.ggml.model"), str) else None,
+        chat_template=template if isinstance(template, str) else None,
+        block_count=number(f"{arch}.block_count"),
+        embedding_length=number(f"{arch}.embedding_length"),
+        head_count=number(f"{arch}.attention.head_count"),
+        head_count_kv=number(f"{arch}.attention.head_count_kv"),
+        key_length=number(f"{arch}.attention.key_length"),
+        value_length=number(f"{arch}.attention.value_length"),
+    )
+
+
+class _Reader:
+    def __init__(self, stream: BinaryIO, path: Path) -> None:
+        self.stream, self.path = stream, path
+        self.size = path.stat().st_size
+
+    def exact(self, n: int) -> bytes:
+        data = self.stream.read(n)
+        if len(data) != n:
+            raise GGUFError(f"{self.path.name}: the GGUF header is truncated "
+                            f"(file ends at byte {self.size:,})")
+        return data
+
+    def scalar(self, fmt: str):
+        return struct.unpack(fmt, self.exact(struct.calcsize(fmt)))[0]
+
+    def string(self) -> str:
+        length = self.scalar("<Q")
+        if length > _MAX_STRING or length > self.size:
+            raise GGUFError(f"{self.path.name}: corrupt GGUF header (a string of {length:,} bytes)")
+        return self.exact(length).decode("utf-8", "replace")
+
+    def value(self, value_type: int):
+        if value_type in _SCALARS:
+            return self.scalar(_SCALARS[value_type])
+        if value_type == _STRING:
+            return self.string()
+        if value_type == _ARRAY:
+            item_type, length = self.scalar("<I"), self.scalar("<Q")
+            self.skip_array(item_type, length)
+            return ArrayValue(item_type, length)
+        raise GGUFError(f"{self.path.name}: corrupt GGUF header (unknown value type {value_type})")
+
+    def skip_array(self, item_type: int, length: int) -> None:
+        if item_type in _SCALARS:
+            nbytes = length * struct.calcsize(_SCALARS[item_type])
+            if self.stream.tell() + nbytes > self.size:
+                self.exact(self.size + 1)  # raises "truncated"
+            self.stream.seek(nbytes, 1)
+            return
+        if length > self.size:
+            raise GGUFError(f"{self.path.name}: corrupt GGUF header (an array of {length:,} items)")
+        for _ in range(length):
+            self.value(item_type)
+
+    def tensor_dims(self) -> tuple[int, ...]:
+        self.string()  # tensor name
+        n_dims = self.scalar("<I")
+        if n_dims > 8:
+            raise GGUFError(f"{self.path.name}: corrupt GGUF header (a tensor with {n_dims} dims)")
+        dims = struct.unpack(f"<{n_dims}Q", self.exact(8 * n_dims))
+        self.exact(12)  # u32 type + u64 offset
+        return dims

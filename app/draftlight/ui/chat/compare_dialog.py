@@ -1,0 +1,104 @@
+"""Compare: the same question answered greedily with speculation off and on, side by side."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QGridLayout, QLabel, QTextEdit,
+                               QVBoxLayout)
+
+from draftlight.engine.compare import Comparison, SidePiece
+from draftlight.engine.events import Notice
+from draftlight.ui.flash.highlight import run_colour
+from draftlight.modes import mode_label
+
+
+class CompareDialog(QDialog):
+    """Sends one compare request to the engine thread and shows both answers as they stream."""
+
+    compared = Signal(object)  # the Comparison, once both answers are in
+
+    def __init__(self, engine, messages: list, params, mode: str, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Compare speculation off and on")
+        self.resize(1000, 560)
+        self.engine = engine
+        self.mode = mode
+        grid = QGridLayout()
+        self.views: dict[str, QTextEdit] = {}
+        self.headers: dict[str, QLabel] = {}
+        for column, (side, title) in enumerate((("plain", "Speculation off"),
+                                                ("speculative", mode_label(mode)))):
+            self.headers[side] = QLabel(f"<b>{title}</b> — generating…")
+            view = QTextEdit(readOnly=True)
+            self.views[side] = view
+            grid.addWidget(self.headers[side], 0, column)
+            grid.addWidget(view, 1, column)
+        self.summary = QLabel("Both answers are greedy (temperature 0): speculation must not "
+                              "change the text where the model's batched and one-token passes "
+                              "agree (checked when it loaded).")
+        self.summary.setWordWrap(True)
+        self.summary.setObjectName("compare-summary")
+        buttons = QDialogButtonBox(QDialogButtonBox.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(grid, 1)
+        layout.addWidget(self.summary)
+        layout.addWidget(buttons)
+        self.result = None
+        worker = engine.worker
+        worker.compare_event.connect(self._on_event)
+        worker.failed.connect(self._on_failed)
+        self.request_id = engine.compare(messages, params, mode)
+
+    def _on_event(self, request_id: int, event) -> None:
+        if request_id != self.request_id:
+            return
+        if isinstance(event, SidePiece):
+            self._on_piece(event.side, event.piece.text, event.piece.source)
+        elif isinstance(event, Comparison):
+            self._on_compared(event)
+        elif isinstance(event, Notice):
+            self._on_notice(event.message)
+
+    def _on_piece(self, side: str, text: str, source: str) -> None:
+        if not text:
+            return
+        cursor = self.views[side].textCursor()
+        cursor.movePosition(QTextCursor.End)
+        fmt = QTextCharFormat()
+        if source == "draft":
+            fmt.setBackground(run_colour(4))
+        cursor.insertText(text, fmt)
+
+    def _on_compared(self, result: Comparison) -> None:
+        self.result = result
+        self.compared.emit(result)
+        for side, stats in (("plain", result.plain), ("speculative", result.speculative)):
+            title = "Speculation off" if side == "plain" else mode_label(self.mode)
+            self.headers[side].setText(f"<b>{title}</b> — {stats.seconds:.2f} s, "
+                                       f"{stats.tokens_per_second:.1f} tok/s")
+        verdict = ("identical text ✓" if result.identical
+                   else f"the texts differ: {result.divergence}")
+        if result.identity_note:
+            verdict += f" ({result.identity_note})"
+        self.summary.setText(f"Speedup {result.speedup:.2f}x "
+                             f"({mode_label(self.mode)} vs off, decoding time); {verdict}")
+
+    def _on_failed(self, request_id: int, message: str) -> None:
+        if request_id == self.request_id:
+            self.summary.setText(f"Compare failed: {message}")
+
+    def _on_notice(self, message: str) -> None:
+        """Shown until the result replaces it (a recurrent model reading the prompt again)."""
+        if self.result is None:
+            self.summary.setText(message)
+
+    def done(self, code: int) -> None:
+        if self.result is None:
+            self.engine.stop(self.request_id)
+        worker = self.engine.worker
+        for signal, slot in ((worker.compare_event, self._on_event),
+                             (worker.failed, self._on_failed)):
+            signal.disconnect(slot)
+        super().done(code)

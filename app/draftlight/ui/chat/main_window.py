@@ -1,0 +1,428 @@
+"""The main window: conversations on the left, the chat and the composer on the right, the
+speculation mode and the highlight switch in the toolbar, load progress and live statistics in
+the status bar. It only wires widgets together (the toolbar is MainToolbar, the chat column
+ChatPane); the chat logic is in ChatSession, which models are loaded in ModelLoader, the models
+themselves in the worker thread. The engine (Settings.engine) is llama.cpp in this process or a
+server; what only the in-process engine does (Compare, serving, swapping drafts) is turned off,
+with a tooltip saying why, while a server answers."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import sys
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
+
+from draftlight.modes import REMOTE, Mode, llama_mode
+from draftlight.engine.server.rpc import machines_gone, rpc_addresses
+from draftlight.settings import Settings, save_settings
+from draftlight.store.history import History
+from draftlight.ui.chat.pane import ChatPane
+from draftlight.ui.chat.session import ChatSession
+from draftlight.ui.chat.conversation_list import ConversationList
+from draftlight.launch import EngineSpec
+from draftlight.ui.engine.model_loader import ModelLoader
+from draftlight.ui.engine.model_bar import MTP, NGRAM, NONE as NO_DRAFT, ModelBar
+from draftlight.ui.engine.server_log import ServerLog, ServerLogDialog
+from draftlight.ui.chat.main_toolbar import MainToolbar
+from draftlight.ui.flash.palette import scheme_named
+from draftlight.ui.engine.serve_switch import ServeSwitch
+from draftlight.ui.engine.worker import EngineThread
+
+
+EMPTY_MESSAGE = "Type a message first: an empty message is not sent."
+NEEDS_LOCAL_ENGINE = " needs the engine on this computer (Settings ▸ Engine)"
+LOAD_FAILED = {"local": "Could not load the model", "llama-server": "Could not start llama-server",
+               "remote": "Could not use the remote server"}
+
+
+class MainWindow(QMainWindow):
+    model_ready = Signal()  # the models are loaded and a message can be sent
+
+    def __init__(self, settings: Settings, history: History, *, factory=None,
+                 settings_message: str | None = None, persist_settings: bool = True) -> None:
+        super().__init__()
+        self.settings = settings
+        self.history = history
+        self.persist_settings = persist_settings
+        self._closed = False
+        self._pending_mode: str | None = None  # chosen with a draft that is still loading
+
+        self.engine = EngineThread(factory, self)
+        self.server_log = ServerLog(self)
+        self.engine.worker.server_log.connect(self.server_log.append)
+        self.server_log_dialog = None
+        self.serve_switch = ServeSwitch(self.engine, settings.serve_port, self,
+                                        allow_origins=tuple(settings.serve_origins.split()))
+        self.models = ModelLoader(self.engine, EngineSpec.from_settings(settings),
+                                  (settings.effective_mode(),), self)
+        self.setWindowTitle("Draftlight")
+        self.resize(1100, 760)
+        self._build_widgets()
+        self.session = ChatSession(self.engine, history, self.chat, settings, self)
+        self._build_toolbar_and_menu()
+        self._connect()
+        if settings_message:
+            self.banner.show_message(settings_message)
+        if history.problem:
+            self.banner.show_message(history.problem, "Start a new history",
+                                     self._start_fresh_history)
+        self._update_actions()
+        self.models.load()
+
+    @property
+    def ready(self) -> bool:
+        """The models are loaded (a message can be sent once `loading` is over too)."""
+        return self.models.ready
+
+    @property
+    def loading(self) -> bool:
+        return self.models.loading
+
+    @property
+    def draft_name(self) -> str | None:
+        return self.models.draft_name
+
+    # --- building --------------------------------------------------------------------------
+
+    def _build_widgets(self) -> None:
+        self.conversations = ConversationList(self.history)
+        right = ChatPane(self.settings)
+        self.banner, self.chat, self.composer = right.banner, right.chat, right.composer
+        self.send_button, self.stop_button = right.send_button, right.stop_button
+        self.regenerate_button = right.regenerate_button
+
+        splitter = QSplitter()
+        splitter.addWidget(self.conversations)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([240, 860])
+        self.setCentralWidget(splitter)
+
+        status = self.statusBar()
+        self.model_bar = ModelBar()
+        self.progress = self.model_bar.progress  # loading and converting: named, in the toolbar
+        self.status_label = QLabel()
+        self.stats_label = QLabel()
+        self.stats_label.setObjectName("live-stats")
+        status.addWidget(self.status_label, 1)
+        status.addPermanentWidget(self.serve_switch.label)
+        status.addPermanentWidget(self.stats_label)
+
+    def _build_toolbar_and_menu(self) -> None:
+        self.toolbar = MainToolbar(self, self.model_bar, self.chat.scheme,
+                                   self.settings.show_highlights)
+        self.addToolBar(self.toolbar)
+        self.models_action = QAction("Models…", self)
+        self.models_action.setVisible(importlib.util.find_spec("draftlight.ui.picker.dialog") is not None)
+        self.quit_action = QAction("Quit", self, shortcut=QKeySequence.Quit)
+        menu = self.menuBar().addMenu("&File")
+        for action in (self.toolbar.new_action, self.toolbar.settings_action, self.models_action,
+                       self.serve_switch.action):
+            menu.addAction(action)
+        menu.addSeparator()
+        menu.addAction(self.quit_action)
+        view = self.menuBar().addMenu("&View")
+        view.addAction(self.toolbar.highlight_action)
+        self.server_log_action = QAction("Server log", self)
+        self.server_log_action.setToolTip("What llama-server printed (the llama.cpp server engine)")
+        view.addAction(self.server_log_action)
+        self._tooltips = {action: action.toolTip()
+                          for action in (self.toolbar.compare_action, self.serve_switch.action)}
+        self.stop_action = QAction("Stop", self, shortcut=QKeySequence(Qt.Key_Escape))
+        self.addAction(self.stop_action)
+        self._fill_modes()
+
+    def _connect(self) -> None:
+        models = self.models
+        models.changed.connect(self._on_models_changed)
+        models.status.connect(self._on_model_status)
+        models.percent.connect(self.model_bar.show_percent)  # a conversion's progress
+        models.loaded.connect(self._on_loaded)
+        models.failed.connect(self._on_load_failed)
+        models.problem.connect(self.banner.show_message)
+        models.about_to_change.connect(self.session.stop)
+        self.serve_switch.problem.connect(self.banner.show_message)
+        session = self.session
+        session.busy_changed.connect(self._update_actions)
+        session.conversations_changed.connect(self.conversations.refresh)
+        session.current_changed.connect(self.conversations.set_current)
+        session.error.connect(self._on_reply_failed)
+        session.info.connect(self.show_status)
+        session.live_stats.connect(self.stats_label.setText)
+        session.speed.connect(self.toolbar.speed_meter.show_rates)
+        self.chat.copied.connect(self.show_status)
+        self.conversations.opened.connect(self.session.open_conversation)
+        self.conversations.new_requested.connect(self.new_conversation)
+        self.conversations.deleted.connect(self.session.forget_conversation)
+        self.conversations.failed.connect(self.banner.show_message)
+        self.composer.submitted.connect(self.send)
+        self.composer.empty_submitted.connect(lambda: self.show_status(EMPTY_MESSAGE))
+        self.send_button.clicked.connect(self.composer.submit)
+        self.stop_button.clicked.connect(self.session.stop)
+        self.stop_action.triggered.connect(self.session.stop)
+        self.regenerate_button.clicked.connect(self.regenerate)
+        self.toolbar.compare_action.triggered.connect(self.compare)
+        self.toolbar.new_action.triggered.connect(self.new_conversation)
+        self.toolbar.settings_action.triggered.connect(self.open_settings)
+        self.models_action.triggered.connect(self.open_models)
+        self.server_log_action.triggered.connect(self.open_server_log)
+        self.quit_action.triggered.connect(self.close)
+        self.toolbar.highlight_action.toggled.connect(self.set_highlights_visible)
+        self.toolbar.mode_box.currentIndexChanged.connect(self._on_mode_chosen)
+        self.model_bar.engine_chosen.connect(self.choose_engine)
+        self.model_bar.target_chosen.connect(self.choose_target)
+        self.model_bar.draft_chosen.connect(self.choose_draft)
+
+    # --- modes -----------------------------------------------------------------------------
+
+    def _fill_modes(self) -> None:
+        current = self.current_mode()
+        wanted = self._pending_mode or (current if current in self.models.modes
+                                        else self._default_mode())
+        self.toolbar.mode_box.fill(self.models.modes, bool(self.draft_name), wanted)
+        if wanted == self._pending_mode and wanted in self.toolbar.mode_box.usable():
+            self._pending_mode = None  # the draft it waited for is in
+            self.settings.mode = wanted
+        self.serve_switch.set_mode(self.current_mode())
+
+    def _default_mode(self) -> str:
+        """The mode Settings keep for the engine: llama-server's start type, a remote server's
+        only mode, else the in-process engine's mode."""
+        if self.models.engine_kind == "llama-server":
+            return llama_mode(self.settings.spec_type)
+        if self.models.engine_kind == "remote":
+            return REMOTE
+        return self.settings.effective_mode()
+
+    def current_mode(self) -> str:
+        return self.toolbar.mode_box.current_mode()
+
+    def set_mode(self, mode: str) -> None:
+        self.toolbar.mode_box.select(mode)
+
+    def _on_mode_chosen(self, _index: int) -> None:
+        mode = self.current_mode()
+        if self.models.runs_locally:
+            self.settings.mode = mode
+        elif mode and Mode.parse(mode).runs_on_llama_server:  # its next start uses it too
+            self.settings.spec_type = Mode.parse(mode).spec_type_argument
+        self.serve_switch.set_mode(self.current_mode())
+        self._save_settings()
+
+    # --- model loading ---------------------------------------------------------------------
+
+    def _on_models_changed(self) -> None:
+        self.progress.setVisible(self.models.loading)
+        self._fill_modes()
+        self._fill_model_bar()
+        self._update_actions()
+        self._offer_local_features()
+
+    def _offer_local_features(self) -> None:
+        """Compare and serving run on the in-process engine only: off, saying why, otherwise."""
+        local = self.models.runs_locally
+        if not local and self.serve_switch.serving:
+            self.serve_switch.set_serving(False)
+        self.serve_switch.action.setEnabled(local)
+        for action, name in ((self.toolbar.compare_action, "Compare"),
+                             (self.serve_switch.action, "Serving from the window")):
+            action.setToolTip(self._tooltips[action] if local else name + NEEDS_LOCAL_ENGINE)
+
+    def _fill_model_bar(self) -> None:
+        self.model_bar.fill(self.settings.target_path, self.draft_name and
+                            self.models.spec.draft_path, self.current_mode(), self.models.modes,
+                            mtp=self.models.target_mtp)
+        self.model_bar.show_engine(self.models.engine_kind, self.settings.server_url)
+
+    def _on_model_status(self, text: str) -> None:
+        self.status_label.setText(text)
+        if self.models.loading:
+            self.progress.setFormat(text)
+
+    def choose_engine(self, kind: str) -> None:
+        """From the model bar: another engine (this reloads)."""
+        self.apply_settings(dataclasses.replace(self.settings, engine=kind))
+
+    def choose_target(self, path: str) -> None:
+        """From the model bar: another target (this reloads)."""
+        self.apply_settings(dataclasses.replace(self.settings, target_path=path or None))
+
+    def choose_draft(self, choice: str) -> None:
+        """From the model bar: a draft model (swapped in, the target stays), n-gram or none."""
+        mode = self.current_mode()
+        if choice == MTP:  # the target drafts for itself: llama.cpp's server runs that
+            self.apply_settings(dataclasses.replace(self.settings, engine="llama-server",
+                                                    spec_type="draft-mtp"))
+            return
+        if choice == NGRAM:
+            new, mode = dataclasses.replace(self.settings, draft_path=None), "ngram"
+        elif choice == NO_DRAFT:
+            new = dataclasses.replace(self.settings, draft_path=None)
+            mode = "off" if mode in ("draft", "ngram") else mode
+        else:
+            new, mode = dataclasses.replace(self.settings, draft_path=choice), "draft"
+            self._pending_mode = mode  # usable once the draft is in
+        self.apply_settings(new)
+        self.set_mode(mode)
+
+    def _on_loaded(self, target: str) -> None:
+        self.session.plain_rate = 0.0  # a new target: its plain speed is not known yet
+        self.setWindowTitle(f"Draftlight — {target}")
+        self.serve_switch.set_model(target.removesuffix(".gguf"), self.settings.n_ctx)
+        self.model_ready.emit()
+
+    def _on_load_failed(self, message: str) -> None:
+        failed = LOAD_FAILED.get(self.models.engine_kind, LOAD_FAILED["local"])
+        self.banner.show_message(f"{failed}: {message}", "Settings…", self.open_settings)
+
+    # --- user actions ----------------------------------------------------------------------
+
+    def send(self, text: str) -> None:
+        if self.ready and not self.loading:
+            self.session.send(text, self.current_mode())
+
+    def regenerate(self) -> None:
+        if self.ready and not self.loading:
+            self.session.regenerate(self.current_mode())
+
+    def new_conversation(self) -> None:
+        self.session.new_conversation()
+        self.composer.setFocus()
+
+    def set_highlights_visible(self, visible: bool) -> None:
+        self.settings.show_highlights = visible
+        self.chat.set_highlights_visible(visible)
+        self.toolbar.legend.setEnabled(visible)
+        self._save_settings()
+
+    def set_palette(self, name: str) -> None:
+        """Text, strips and legend take the colours of scheme `name` (for this window's
+        light or dark background)."""
+        self.settings.palette = name
+        scheme = scheme_named(name)
+        self.chat.set_scheme(scheme)
+        self.toolbar.legend.set_scheme(scheme)
+
+    def open_settings(self) -> None:
+        from draftlight.ui.chat.settings_dialog import SettingsDialog
+        dialog = SettingsDialog(self.settings, gpu_offload=self.models.gpu_offload, parent=self)
+        if dialog.exec():
+            self.apply_settings(dialog.result_settings())
+
+    def apply_settings(self, new: Settings) -> None:
+        """Keep what can be kept: sampling changes apply to the next message, a new draft is
+        swapped in, only a change to the target reloads everything."""
+        try:
+            new.check()
+        except ValueError as exc:
+            self.banner.show_message(f"Settings not applied: {exc}")
+            return
+        self.settings = new
+        self.session.settings = new
+        self.chat.set_flash(new.flash_drafts)
+        self.set_palette(new.palette)
+        self.serve_switch.port = new.serve_port  # both from the server's next start
+        self.serve_switch.allow_origins = tuple(new.serve_origins.split())
+        self._save_settings()
+        self.models.apply(EngineSpec.from_settings(new))
+        if new.engine == "llama-server":
+            self.set_mode(llama_mode(new.spec_type))  # restarts llama-server at the next reply
+
+    def _on_reply_failed(self, message: str) -> None:
+        """A reply's error; when llama-server lost machines its model was split over, the
+        banner offers to start it again without them."""
+        gone = machines_gone(message) if self.settings.engine == "llama-server" else ()
+        if not gone:
+            self.banner.show_message(message)
+            return
+        self.banner.show_message(message, f"Restart without {', '.join(gone)}",
+                                 lambda: self.restart_without(gone))
+
+    def restart_without(self, machines: tuple[str, ...]) -> None:
+        """Settings ▸ Engine ▸ Use other machines, less `machines`; the engine reloads."""
+        kept = [a for a in rpc_addresses(self.settings.rpc_servers) if a not in machines]
+        self.apply_settings(dataclasses.replace(self.settings, rpc_servers=", ".join(kept)))
+        self.show_status(f"Starting llama-server without {', '.join(machines)}…")
+
+    def open_models(self) -> None:
+        from draftlight.ui.picker.dialog import PickerDialog  # the action is hidden without it
+        dialog = PickerDialog(self, n_ctx=self.settings.n_ctx, gpu_offload=self.models.gpu_offload)
+        dialog.target_chosen.connect(self.choose_target)  # its role buttons load a model here
+        dialog.draft_chosen.connect(self.choose_draft)
+        dialog.installed_changed.connect(self._fill_model_bar)
+        dialog.exec()
+
+    def open_server_log(self) -> None:
+        if self.server_log_dialog is None:
+            self.server_log_dialog = ServerLogDialog(self.server_log, self)
+        self.server_log_dialog.show()
+        self.server_log_dialog.raise_()
+
+    def _start_fresh_history(self) -> None:
+        moved = self.history.start_fresh()
+        self.session.new_conversation()
+        self.conversations.refresh()
+        if moved:
+            self.show_status(f"The old history was kept as {moved.name}")
+
+    def show_status(self, text: str) -> None:
+        self.statusBar().showMessage(text, 5000)
+
+    def _save_settings(self) -> None:
+        if self.persist_settings:
+            try:
+                save_settings(self.settings)
+            except OSError as exc:
+                self.banner.show_message(f"Settings could not be saved: {exc}")
+
+    def _update_actions(self, *_args) -> None:
+        streaming = self.session.streaming
+        can_send = self.ready and not self.loading and not streaming
+        self.composer.can_send = can_send
+        self.send_button.setEnabled(can_send)
+        self.stop_button.setEnabled(streaming)
+        self.regenerate_button.setEnabled(self.ready and not self.loading
+                                          and self.session.can_regenerate())
+        self.toolbar.compare_action.setEnabled(can_send and self.models.runs_locally
+                                               and bool(self.session.messages_to_compare()))
+
+    def compare(self) -> None:
+        from draftlight.ui.chat.compare_dialog import CompareDialog
+        messages = self.session.messages_to_compare()
+        if not messages or not self.ready or self.session.streaming:
+            return
+        mode = self.current_mode()
+        if mode == "off":
+            mode = "auto" if "auto" in self.models.modes else "ngram"
+        self.compare_dialog = CompareDialog(self.engine, messages,
+                                            self.settings.sampling_params(), mode, self)
+        self.compare_dialog.compared.connect(self._remember_plain_speed)
+        self.compare_dialog.open()
+
+    def _remember_plain_speed(self, result) -> None:
+        """The speed meter's plain figure, until the engine's own timing says otherwise."""
+        if result.plain.tokens_per_second:
+            self.session.plain_rate = result.plain.tokens_per_second
+
+    # --- closing ---------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Stop the reply, close the engine on its own thread and wait for that thread."""
+        if self._closed:
+            return
+        self._closed = True
+        self.session.save_partial()
+        self.serve_switch.shutdown()  # its requests end before the engine closes
+        self.engine.shutdown()
+        picker = sys.modules.get("draftlight.ui.picker.dialog")  # downloads run only if it was opened
+        if picker is not None:
+            picker.close_shared_download_queue()
+
+    def closeEvent(self, event) -> None:
+        self.hide()
+        self.shutdown()
+        super().closeEvent(event)

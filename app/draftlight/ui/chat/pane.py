@@ -1,0 +1,39 @@
+"""The main window's right side: the banner for problems, the chat, and the composer with its
+Send, Stop and Regenerate buttons. The window connects them."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+
+from draftlight.settings import Settings
+from draftlight.ui.widgets.banner import Banner
+from draftlight.ui.chat.view import ChatView
+from draftlight.ui.chat.composer import Composer
+from draftlight.ui.flash.palette import scheme_named
+
+
+class ChatPane(QWidget):
+    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 6, 6, 6)
+        self.banner = Banner()
+        column.addWidget(self.banner)
+        self.chat = ChatView()
+        self.chat.highlights = settings.show_highlights
+        self.chat.flash = settings.flash_drafts
+        self.chat.scheme = scheme_named(settings.palette)
+        column.addWidget(self.chat, 1)
+        row = QHBoxLayout()
+        self.composer = Composer()
+        row.addWidget(self.composer, 1)
+        buttons = QVBoxLayout()
+        self.send_button = QPushButton("Send")
+        self.stop_button = QPushButton("Stop")
+        self.regenerate_button = QPushButton("Regenerate")
+        self.stop_button.setToolTip("Stop the reply (Esc)")
+        for button in (self.send_button, self.stop_button, self.regenerate_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        row.addLayout(buttons)
+        column.addLayout(row)

@@ -1,0 +1,300 @@
+"""The current conversation: sending, streaming a reply into its view, stopping, regenerating,
+and keeping the history in step.
+
+Pieces arrive from the worker one signal per token and only go into a ReplyBuilder; a timer
+repaints at most ~30 times a second (FLUSH_INTERVAL_MS), whatever the token rate.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from draftlight.engine.events import Done, Notice, Progress, Stats, TextPiece
+from draftlight.settings import Settings
+from draftlight.store.history import COMPLETE, INTERRUPTED, History, HistoryError
+from draftlight.ui.chat.view import ChatView
+from draftlight.ui.flash.message_view import MessageView
+from draftlight.ui.flash.provenance import ReplyBuilder
+from draftlight.ui.flash.stats_text import live_line
+from draftlight.ui.engine.worker import EngineThread
+
+TITLE_LENGTH = 60
+
+
+@dataclass
+class Stream:
+    """The reply being generated."""
+
+    request_id: int
+    mode: str
+    view: MessageView | None
+    message_id: int | None
+    builder: ReplyBuilder = field(default_factory=ReplyBuilder)
+    # Per message sent to the engine: its role and its place in the chat (None: the system
+    # prompt), to tell where a copied phrase came from.
+    sent: list[tuple[str, int | None]] = field(default_factory=list)
+    live: Stats | None = None  # the engine's latest statistics
+    last_saved: float = field(default_factory=time.monotonic)
+    stop_requested_at: float | None = None
+
+
+class ChatSession(QObject):
+    busy_changed = Signal(bool)  # a reply started (True) or ended (False)
+    reply_finished = Signal(object)  # the MessageView of a reply that completed or stopped
+    conversations_changed = Signal()
+    current_changed = Signal(object)  # conversation id or None
+    error = Signal(str)
+    info = Signal(str)
+    live_stats = Signal(str)
+    speed = Signal(float, float)  # tokens/s now, plain tokens/s (0 = unknown); now < 0: ended
+
+    FLUSH_INTERVAL_MS = 33  # ≈30 repaints per second at most
+    CHECKPOINT_SECONDS = 2.0  # how often a streaming reply's text is saved (crash safety)
+
+    def __init__(self, engine: EngineThread, history: History, chat: ChatView,
+                 settings: Settings, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.engine, self.history, self.chat, self.settings = engine, history, chat, settings
+        self.conversation_id: int | None = None
+        self.stream: Stream | None = None
+        self.flush_count = 0
+        self.plain_rate = 0.0  # plain decoding's tokens/s on this target (0 = not measured)
+        self._dirty = False
+        self._timer = QTimer(self)
+        self._timer.setInterval(self.FLUSH_INTERVAL_MS)
+        self._timer.timeout.connect(self.flush)
+        worker = engine.worker
+        worker.reply.connect(self._on_reply)
+        worker.stopped.connect(self._on_stopped)
+        worker.failed.connect(self._on_failed)
+
+    @property
+    def streaming(self) -> bool:
+        return self.stream is not None
+
+    # --- history, failing softly ---------------------------------------------------------------
+
+    def _save(self, write, *args, **kwargs):
+        if self.history.read_only:
+            return None
+        try:
+            return write(*args, **kwargs)
+        except HistoryError as exc:
+            self.error.emit(str(exc))
+            return None
+
+    # --- conversations -------------------------------------------------------------------------
+
+    def new_conversation(self) -> None:
+        self._abandon_stream()
+        self.chat.clear()
+        self.conversation_id = None
+        self.current_changed.emit(None)
+
+    def open_conversation(self, conversation_id: int) -> None:
+        self._abandon_stream()
+        self.chat.clear()
+        self.conversation_id = conversation_id
+        self.chat.system_prompt = self.settings.system_prompt.strip()  # not saved: a best guess
+        for message in self.history.messages(conversation_id):
+            view = self.chat.add_message(message.role, message.text, runs=message.runs,
+                                         stats=message.stats, status=message.status,
+                                         mode=message.mode)
+            view.message_id = message.id
+        self.current_changed.emit(conversation_id)
+
+    def forget_conversation(self, conversation_id: int) -> None:
+        """It was deleted: if it is on screen, clear the screen."""
+        if conversation_id == self.conversation_id:
+            self.new_conversation()
+
+    # --- sending -------------------------------------------------------------------------------
+
+    def send(self, text: str, mode: str) -> bool:
+        if self.streaming:
+            return False
+        if self.conversation_id is None:
+            title = " ".join(text.split())[:TITLE_LENGTH]
+            self.conversation_id = self._save(self.history.create_conversation, title)
+            self.conversations_changed.emit()
+            self.current_changed.emit(self.conversation_id)
+        view = self.chat.add_message("user", text)
+        if self.conversation_id is not None:
+            view.message_id = self._save(self.history.add_message, self.conversation_id,
+                                         "user", text)
+        self._start_reply(mode)
+        return True
+
+    def can_regenerate(self) -> bool:
+        return not self.streaming and any(v.role == "user" for v in self.chat.messages)
+
+    def regenerate(self, mode: str) -> bool:
+        if not self.can_regenerate():
+            return False
+        last = self.chat.messages[-1]
+        if last.role == "assistant":
+            if last.message_id is not None:
+                self._save(self.history.delete_message, last.message_id)
+            self.chat.remove_message(last)
+        self._start_reply(mode)
+        return True
+
+    def engine_messages(self) -> list[dict[str, str]]:
+        return [message for message, _at in self._sent_messages()]
+
+    def _sent_messages(self) -> list[tuple[dict[str, str], int | None]]:
+        """What the engine is sent, each with its index in the chat (None: the system prompt)."""
+        sent: list[tuple[dict[str, str], int | None]] = []
+        if self.settings.system_prompt.strip():
+            sent.append(({"role": "system", "content": self.settings.system_prompt.strip()}, None))
+        sent += [({"role": v.role, "content": v.text}, at)
+                 for at, v in enumerate(self.chat.messages) if v.text.strip()]
+        return sent
+
+    def messages_to_compare(self) -> list[dict[str, str]]:
+        """The conversation up to and including its last user message (what Compare answers)."""
+        messages = self.engine_messages()
+        while messages and messages[-1]["role"] != "user":
+            messages.pop()
+        return messages
+
+    def _start_reply(self, mode: str) -> None:
+        sent = self._sent_messages()
+        messages = [message for message, _at in sent]
+        self.chat.system_prompt = self.settings.system_prompt.strip()
+        view = self.chat.add_message("assistant", streaming=True, mode=mode)
+        message_id = None
+        if self.conversation_id is not None:
+            message_id = self._save(self.history.add_message, self.conversation_id,
+                                    "assistant", "", runs=[], status=INTERRUPTED, mode=mode)
+        view.message_id = message_id
+        request_id = self.engine.generate(messages, self.settings.sampling_params(), mode)
+        self.stream = Stream(request_id, mode, view, message_id,
+                             sent=[(m["role"], at) for m, at in sent])
+        self._dirty = False
+        self._timer.start()
+        self.busy_changed.emit(True)
+
+    # --- stopping ------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        if self.stream is not None and self.stream.stop_requested_at is None:
+            self.stream.stop_requested_at = time.perf_counter()
+            self.engine.stop(self.stream.request_id)
+
+    def _abandon_stream(self) -> None:
+        """Leave the reply being written (another conversation is opened): stop it, save it."""
+        if self.stream is not None:
+            self.stop()
+            self._end_stream(INTERRUPTED, self._stopped_stats())
+
+    def save_partial(self) -> None:
+        """The window is closing: keep what arrived, marked interrupted."""
+        self._abandon_stream()
+
+    # --- worker signals ------------------------------------------------------------------------
+
+    def _current(self, request_id: int) -> Stream | None:
+        stream = self.stream
+        return stream if stream is not None and stream.request_id == request_id else None
+
+    def _on_reply(self, request_id: int, event) -> None:
+        """One of the engine's events for reply `request_id`."""
+        stream = self._current(request_id)
+        if stream is None:
+            return
+        if isinstance(event, TextPiece):
+            if stream.stop_requested_at is None:
+                stream.builder.add(event.text, event.source, event.step,
+                                   _placed(event.origin, stream.sent))
+                self._dirty = True
+        elif isinstance(event, Progress):
+            stream.live = event.stats
+            if event.pass_drafted:  # the strip's cell of that pass
+                stream.builder.note_drafted(event.stats.target_passes - 1, event.pass_drafted)
+            if event.stats.plain_token_seconds:  # auto mode timed a one-token pass
+                self.plain_rate = 1.0 / event.stats.plain_token_seconds
+        elif isinstance(event, Notice):
+            self.info.emit(event.message)
+        elif isinstance(event, Done):
+            if stream.stop_requested_at is not None:  # Stop came first: keep what was shown
+                self._end_stream(INTERRUPTED, self._stopped_stats())
+            else:
+                self._end_stream(COMPLETE, event.stats.to_dict())
+
+    def _on_stopped(self, request_id: int) -> None:
+        if self._current(request_id) is not None:
+            self._end_stream(INTERRUPTED, self._stopped_stats())
+
+    def _on_failed(self, request_id: int, message: str) -> None:
+        if self._current(request_id) is not None:
+            self._end_stream(INTERRUPTED, self._stopped_stats())
+            self.error.emit(message)
+
+    def _stopped_stats(self) -> dict | None:
+        """The stored figures of a reply stopped before its end: the latest live ones."""
+        if self.stream is None or self.stream.live is None:
+            return None
+        return replace(self.stream.live, stop_reason="cancelled").to_dict()
+
+    # --- painting and saving -------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Timer tick: show what arrived since the last tick, refresh the live figures."""
+        stream = self.stream
+        if stream is None:
+            return
+        builder = stream.builder
+        if self._dirty and stream.view is not None:
+            self.flush_count += 1
+            self._dirty = False
+            stream.view.stream_update(builder.text, builder.runs)
+            stream.view.set_live_passes(builder.pass_table)
+            stream.view.run_origins.set_origins(builder.origins)
+            seconds = (builder.last_piece_at or 0) - (builder.first_piece_at or 0)
+            line = live_line(stream.live, builder.tokens, builder.passes, builder.accepted,
+                             seconds)
+            stream.view.set_live_stats(line)
+            self.live_stats.emit(line)
+            self.speed.emit(builder.rate_now(), self.plain_rate)
+        if (stream.message_id is not None
+                and time.monotonic() - stream.last_saved >= self.CHECKPOINT_SECONDS):
+            stream.last_saved = time.monotonic()
+            self._save(self.history.update_message, stream.message_id, builder.text,
+                       runs=builder.runs, status=INTERRUPTED)
+
+    def _end_stream(self, status: str, stats: dict | None) -> None:
+        stream, self.stream = self.stream, None
+        self._timer.stop()
+        builder = stream.builder
+        text, runs = builder.text, builder.runs
+        if stats is not None:  # the strip's cells, exactly (older replies estimate them)
+            stats = {**stats, "passes": [list(row) for row in builder.pass_table],
+                     "origins": builder.origins}
+        if stream.message_id is not None:
+            self._save(self.history.update_message, stream.message_id, text, runs=runs,
+                       stats=stats, status=status)
+            self.conversations_changed.emit()
+        if stream.view is not None and stream.view in self.chat.messages:
+            stream.view.finish(text, runs, stats, status)
+        self.live_stats.emit("")
+        self.speed.emit(-1.0, self.plain_rate)
+        self.busy_changed.emit(False)
+        if stream.view is not None:
+            self.reply_finished.emit(stream.view)
+
+
+def _placed(origin: dict | None, sent: list[tuple[str, int | None]]) -> dict | None:
+    """A copy from message I of what was sent, told by its role and its index in the chat
+    ("at", None for the system prompt): that is what stays true when the conversation is
+    opened again, whatever system prompt is set then."""
+    if not isinstance(origin, dict) or origin.get("kind") != "message":
+        return origin
+    index = origin.get("message")
+    if not isinstance(index, int) or not 0 <= index < len(sent):
+        return None
+    role, at = sent[index]
+    return {**origin, "role": role, "at": at}

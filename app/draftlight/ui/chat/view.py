@@ -1,0 +1,139 @@
+"""The conversation: messages stacked in a scroll area that follows new text while the user
+is at the bottom (and stays put when they scrolled up to read). It also tells each reply what
+its runs' origins point at, and shows the source of one when it is clicked."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+
+from draftlight.ui.flash.driver import FlashDriver
+from draftlight.ui.flash.message_view import MessageView
+from draftlight.ui.flash.origin_words import Source
+from draftlight.ui.flash.origins import source_spans
+from draftlight.ui.flash.palette import DEFAULT, Scheme
+
+
+class ChatView(QScrollArea):
+    copied = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        container = QWidget()
+        self._layout = QVBoxLayout(container)
+        self._layout.setContentsMargins(12, 12, 12, 12)
+        self._layout.setSpacing(10)
+        self.placeholder = QLabel("Type a message below to start. Accepted draft tokens are "
+                                  "shown in colour as they arrive.")
+        self.placeholder.setAlignment(Qt.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setStyleSheet("color: palette(mid);")
+        self._layout.addWidget(self.placeholder)
+        self._layout.addStretch(1)
+        self.setWidget(container)
+        self.messages: list[MessageView] = []
+        self.highlights = True
+        self.flash = True  # runs arriving in a streaming reply flash (when highlights show)
+        self.scheme: Scheme = DEFAULT
+        self.flasher = FlashDriver(self)  # the one animation timer of all messages
+        self.system_prompt = ""  # the one sent with the conversation (for its origins)
+        self._follow = True
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._remember_position)
+        bar.rangeChanged.connect(self._keep_following)
+
+    def add_message(self, role: str, text: str = "", **kwargs) -> MessageView:
+        view = MessageView(role, text, highlights=self.highlights, scheme=self.scheme,
+                           flasher=self.flasher if self.flash else None, **kwargs)
+        view.copied.connect(self.copied)
+        view.run_origins.resolve = partial(self.origin_source, view)
+        view.run_origins.clicked.connect(partial(self.show_origin, view))
+        self._layout.insertWidget(self._layout.count() - 1, view)
+        self.messages.append(view)
+        self.placeholder.hide()
+        self._follow = True
+        return view
+
+    def remove_message(self, view: MessageView) -> None:
+        self.messages.remove(view)
+        view.stop_flashes()
+        self._layout.removeWidget(view)
+        view.deleteLater()
+        self.placeholder.setVisible(not self.messages)
+
+    def clear(self) -> None:
+        for view in list(self.messages):
+            self.remove_message(view)
+        self._follow = True
+
+    def set_highlights_visible(self, visible: bool) -> None:
+        self.highlights = visible
+        for view in self.messages:
+            view.set_highlights_visible(visible)
+
+    def set_flash(self, on: bool) -> None:
+        """Applies to runs that arrive from now on; switching off also ends running flashes."""
+        self.flash = on
+        for view in self.messages:
+            if not on:
+                view.stop_flashes()
+            view.flasher = self.flasher if on else None
+
+    def set_scheme(self, scheme: Scheme) -> None:
+        self.scheme = scheme
+        for view in self.messages:
+            view.set_scheme(scheme)
+
+    # --- origins ----------------------------------------------------------------------------
+
+    def _source_view(self, reply: MessageView, origin: dict | None) -> MessageView | None:
+        """The message a copied run came from: a message of the chat, or the reply itself."""
+        kind = (origin or {}).get("kind")
+        if kind == "reply":
+            return reply
+        at = origin.get("at") if kind == "message" else None
+        if isinstance(at, int) and 0 <= at < len(self.messages):
+            source = self.messages[at]
+            return source if source.role == origin.get("role") else None
+        return None
+
+    def origin_source(self, reply: MessageView, origin: dict | None) -> Source | None:
+        if (origin or {}).get("kind") == "message" and origin.get("role") == "system":
+            return Source("system", self.system_prompt)
+        source = self._source_view(reply, origin)
+        if source is None:
+            return None
+        number = sum(1 for v in self.messages[:self.messages.index(source) + 1]
+                     if v.role == "user")
+        role = "reply" if origin.get("kind") == "reply" else source.role
+        return Source(role, source.text, number if role == "user" else 0)
+
+    def show_origin(self, reply: MessageView, index: int) -> None:
+        """Scroll to where run `index` of `reply` was copied from; mark it in the run's colour."""
+        origin = reply.run_origins.origin(index)
+        source = self._source_view(reply, origin)
+        if source is None:
+            return
+        spans = source_spans(source, origin.get("start", 0), origin.get("end", 0))
+        if spans:
+            cursor = source.body.textCursor()
+            cursor.setPosition(spans[0][0])
+            rect = source.body.cursorRect(cursor)
+            point = source.body.viewport().mapTo(self.widget(), rect.center())
+            self.ensureVisible(point.x(), point.y(), 0, max(rect.height(), 40))
+            source.flash.mark(spans, reply.runs[index][2], self.flasher)
+        else:
+            self.ensureWidgetVisible(source)
+
+    def _remember_position(self, value: int) -> None:
+        self._follow = value >= self.verticalScrollBar().maximum() - 8
+
+    def _keep_following(self, _minimum: int, maximum: int) -> None:
+        if self._follow:
+            self.verticalScrollBar().setValue(maximum)

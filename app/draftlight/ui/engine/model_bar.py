@@ -1,0 +1,179 @@
+"""The model bar in the toolbar: which engine answers, the loaded target and the draft, each a
+drop-down of the installed models, and a progress bar naming the model being loaded or converted.
+
+A server engine takes its draft model (Settings) on its command line, so the draft drop-down is
+off there; a remote server chooses its own model, so the target drop-down is off too.
+
+A draft of another vocabulary drafts through the tokens the two share (cross-vocabulary,
+app/draftlight/engine/cross_vocab.py): such drafts are listed as "cross-vocabulary", from the GGUF headers
+(tokenizer type, vocabulary size, as draftlight.engine.compat compares them); the engine measures the
+overlap, and refuses a pair that shares too little, when it loads the draft. A file whose header
+cannot be read is listed but disabled, with the reason. Only headers are read here, never a
+model: loading is the worker's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QWidget
+
+from draftlight.modes import llama_mode
+from draftlight.store.gguf_info import vocabulary_of
+from draftlight.store.installed import list_installed
+
+# Settings.engine values, as the window names them
+ENGINE_LABELS = {"local": "This computer", "llama-server": "llama.cpp server",
+                 "remote": "Remote server"}
+NGRAM = "ngram"  # draft drop-down data: n-gram lookup, no draft model
+NONE = ""  # no drafting
+MTP = "mtp"  # the target's own multi-token-prediction layers, on llama-server (draft-mtp)
+MAX_VOCAB_SIZE_DIFFERENCE = 128  # as draftlight.engine.compat (padding differs between sizes)
+
+
+def vocabulary_difference(target: str, draft: str, headers: dict) -> str | None:
+    """How `draft`'s vocabulary differs from `target`'s, from their headers; None if it looks
+    the same. The engine still compares every token when it loads the draft.
+
+    Raises:
+        OSError, StoreError: a header cannot be read."""
+    (t_type, t_size), (d_type, d_size) = _vocabulary(target, headers), _vocabulary(draft, headers)
+    if t_type != d_type:
+        return f"another tokenizer ({d_type or '?'}; the target's is {t_type or '?'})"
+    if t_size and d_size and abs(t_size - d_size) > MAX_VOCAB_SIZE_DIFFERENCE:
+        return f"another vocabulary ({d_size:,} tokens; the target has {t_size:,})"
+    return None
+
+
+def _vocabulary(path: str, cache: dict) -> tuple[str | None, int | None]:
+    """On the GUI thread: reads the header only up to the token list's length (reading the
+    whole list, 50k–250k strings in Python, froze the window for a third of a second)."""
+    file = Path(path)
+    key = (str(file), file.stat().st_mtime_ns)
+    if key not in cache:
+        cache[key] = vocabulary_of(file)
+    return cache[key]
+
+
+class ModelBar(QWidget):
+    engine_chosen = Signal(str)  # a key of ENGINE_LABELS
+    target_chosen = Signal(str)  # a path; "" = the default model
+    draft_chosen = Signal(str)  # a path, NGRAM or NONE
+
+    TARGET_TIP = "The model that writes the reply; changing it reloads"
+    DRAFT_TIP = "What guesses tokens for the target to check; changing it keeps the target loaded"
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._headers: dict = {}
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 0, 4, 0)
+        layout.addWidget(QLabel("Engine:"))
+        self.engine_box = QComboBox()
+        for kind, label in ENGINE_LABELS.items():
+            self.engine_box.addItem(label, kind)
+        self.engine_box.setToolTip("Which engine answers: llama.cpp in Draftlight, llama.cpp's "
+                                   "own server, or a server elsewhere (set up in Settings)")
+        layout.addWidget(self.engine_box)
+        layout.addWidget(QLabel("Target:"))
+        self.target_box = QComboBox()
+        self.target_box.setMinimumContentsLength(14)
+        self.target_box.setToolTip(self.TARGET_TIP)
+        layout.addWidget(self.target_box)
+        layout.addWidget(QLabel("Draft:"))
+        self.draft_box = QComboBox()
+        self.draft_box.setMinimumContentsLength(14)
+        self.draft_box.setToolTip(self.DRAFT_TIP)
+        layout.addWidget(self.draft_box)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)  # busy: llama.cpp reports no load progress
+        self.progress.setMaximumWidth(260)
+        self.progress.setTextVisible(True)
+        self.progress.setVisible(False)
+        layout.addWidget(self.progress)
+        self.engine_box.activated.connect(
+            lambda i: self.engine_chosen.emit(self.engine_box.itemData(i)))
+        self.target_box.activated.connect(
+            lambda i: self.target_chosen.emit(self.target_box.itemData(i)))
+        self.draft_box.activated.connect(
+            lambda i: self.draft_chosen.emit(self.draft_box.itemData(i)))
+
+    def fill(self, target_path: str | None, draft_path: str | None, mode: str,
+             modes: tuple[str, ...], mtp: bool = False) -> None:
+        """List the installed models, the current ones chosen; `mtp`: the target carries
+        multi-token-prediction layers, which llama.cpp's server drafts with."""
+        models = [m for m in list_installed() if m.exists]
+        current_target = target_path or ""
+        self.target_box.blockSignals(True)
+        self.target_box.clear()
+        self.target_box.addItem("Default model", "")
+        for model in models:
+            self.target_box.addItem(model.name, str(model.path))
+        self.target_box.setCurrentIndex(max(self.target_box.findData(current_target), 0))
+        self.target_box.blockSignals(False)
+
+        resolved_target = target_path or next(
+            (str(m.path) for m in models if m.source == "converted"),
+            next((str(m.path) for m in models if m.source == "bundled"), None))
+        self.draft_box.blockSignals(True)
+        self.draft_box.clear()
+        self.draft_box.addItem("None", NONE)
+        if NGRAM in modes:
+            self.draft_box.addItem("N-gram (no model)", NGRAM)
+        if mtp:
+            self.draft_box.addItem("MTP (built into the model)", MTP)
+            self.draft_box.setItemData(self.draft_box.count() - 1,
+                                       "The target's own prediction heads draft; runs on "
+                                       "llama.cpp's server (--spec-type draft-mtp)",
+                                       Qt.ToolTipRole)
+        for model in models:
+            if str(model.path) == resolved_target:
+                continue
+            self.draft_box.addItem(model.name, str(model.path))
+            item = self.draft_box.model().item(self.draft_box.count() - 1)
+            try:
+                difference = (vocabulary_difference(resolved_target, str(model.path),
+                                                    self._headers) if resolved_target else None)
+            except Exception as exc:  # noqa: BLE001 - an unreadable file is a reason too
+                item.setEnabled(False)
+                item.setText(f"{model.name} — unreadable")
+                item.setToolTip(f"Cannot draft: its header could not be read ({exc})")
+                continue
+            if difference:
+                item.setText(f"{model.name} — cross-vocabulary")
+                item.setToolTip(f"{difference}: drafts through the tokens both share; the "
+                                "overlap is measured when it loads")
+        wanted = draft_path or (NGRAM if mode == NGRAM else MTP if mode == llama_mode("draft-mtp")
+                                else NONE)
+        self.draft_box.setCurrentIndex(max(self.draft_box.findData(wanted), 0))
+        self.draft_box.blockSignals(False)
+
+    def show_engine(self, kind: str, server_url: str = "") -> None:
+        """Select engine `kind`; turn off the drop-downs that engine does not take."""
+        self.engine_box.setCurrentIndex(max(self.engine_box.findData(kind), 0))
+        remote = self.engine_box.model().item(self.engine_box.findData("remote"))
+        remote.setToolTip(server_url or "Set the server's address in Settings")
+        self.target_box.setEnabled(kind != "remote")
+        self.target_box.setToolTip("The remote server answers with its own model" if
+                                   kind == "remote" else self.TARGET_TIP)
+        self.draft_box.setEnabled(kind == "local")
+        self.draft_box.setToolTip(
+            self.DRAFT_TIP if kind == "local" else
+            "llama-server takes its draft model from Settings (for the draft-* speculation "
+            "types)" if kind == "llama-server" else "The remote server drafts as it is set up")
+
+    def show_loading(self, what: str) -> None:
+        self.progress.setFormat(what)
+        self.progress.setVisible(True)
+
+    def show_percent(self, percent: int) -> None:
+        """A conversion's progress; -1 makes the bar busy again."""
+        if percent < 0:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 100)
+            self.progress.setValue(percent)
+
+    def hide_progress(self) -> None:
+        self.progress.setVisible(False)

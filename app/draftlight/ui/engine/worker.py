@@ -1,0 +1,318 @@
+"""The one thread that owns the engine, and the GUI-side handle that talks to it.
+
+EngineWorker lives on a QThread. It creates, uses and closes the Engine there (llama.cpp
+objects are not thread-safe), and turns the engine's events into signals, superqt-style: the
+generation loop checks a stop mark between tokens, and closing the event iterator cancels.
+The GUI never calls the engine and never waits on it, except for at most one token when
+the window closes.
+
+A server engine (factory.py: llama-server or a remote server) is made, used and closed here too:
+closing it stops the llama-server this thread started. Its log lines arrive on the server's
+reader thread and leave as `server_log` signals, which Qt queues to the GUI thread.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from dataclasses import replace
+
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
+
+from draftlight.engine.events import Done
+from draftlight.engine.server.process import HEALTH_TIMEOUT
+from draftlight.engine.server.rpc import placement
+from draftlight.launch import EngineSpec
+from draftlight.ui.engine.factory import LlamaEngineFactory
+from draftlight.ui.engine.loaded import Loaded
+
+STOP_ALL = sys.maxsize
+
+
+def mtp_layers(path: str) -> int:
+    """The target's multi-token-prediction blocks (llama-server's draft-mtp drafts with them);
+    read here, on the worker thread: a file without them is read to the end of its header."""
+    from draftlight.store.gguf_info import has_mtp
+    try:
+        return has_mtp(path) if path else 0
+    except (OSError, ValueError):
+        return 0
+
+
+def one_line(exc: BaseException) -> str:
+    from_engine = type(exc).__module__.startswith("draftlight.")
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if from_engine else f"{type(exc).__name__}: {text}"
+
+
+class EngineWorker(QObject):
+    capabilities = Signal(object)  # loaded.Capabilities
+    loading = Signal(str)  # what is being loaded, in words
+    preparing = Signal(str, int)  # the default model is being converted: words, percent
+    loaded = Signal(object)  # loaded.Loaded
+    load_failed = Signal(str)
+    draft_changed = Signal(object)  # draft file name, or None
+    draft_failed = Signal(str)
+    # request, one of the engine's own events: TextPiece, Notice, Progress (one per target
+    # pass), then Done
+    reply = Signal(int, object)
+    # request, one of draftlight.engine.compare's events: SidePiece, Notice, then Comparison
+    compare_event = Signal(int, object)
+    stopped = Signal(int)  # request: stopped on request, before its end
+    failed = Signal(int, str)  # request, one-line error
+    served = Signal(object)  # an draftlight.serve.worker.Job from the local server has ended
+    server_log = Signal(str)  # a line llama-server printed (emitted on its log reader thread)
+    closed = Signal()
+
+    def __init__(self, factory=None) -> None:
+        super().__init__()
+        self.factory = factory or LlamaEngineFactory()
+        self.engine = None
+        self.engine_kind = "local"  # Settings.engine of the loaded engine
+        self._capabilities_sent = False
+        # Requests up to this id are to stop. Written by the GUI thread, read here between
+        # tokens; a plain int assignment is atomic, so no lock is needed.
+        self.stop_upto = 0
+
+    def request_stop(self, request_id: int) -> None:
+        """Thread-safe: the request stops before its next token."""
+        self.stop_upto = max(self.stop_upto, request_id)
+
+    def _close_engine(self) -> None:
+        if self.engine is not None:
+            engine, self.engine = self.engine, None
+            engine.close()
+
+    @Slot(object)
+    def load(self, spec: EngineSpec) -> None:
+        """Load the target, then the draft: a draft that is refused (another vocabulary, too
+        big, gone) is reported on its own and the target stays usable."""
+        try:
+            if not self._capabilities_sent:
+                self.capabilities.emit(self.factory.capabilities())
+                self._capabilities_sent = True
+            self._close_engine()
+            notices = []
+            if spec.engine != "remote":
+                spec, notices = self._resolve_target(spec)
+            if spec.engine == "local":
+                self.loading.emit(f"Loading {spec.target_name}…")
+                self.engine = self.factory.load_engine(replace(spec, draft_path=None))
+            else:
+                self.engine = self._open_server(spec)
+            self.engine_kind = spec.engine
+        except Exception as exc:  # noqa: BLE001 - shown as one line; the app stays usable
+            if not isinstance(exc, (OSError, ImportError)) and "draftlight." not in type(exc).__module__:
+                traceback.print_exc()
+            self.load_failed.emit(one_line(exc))
+            return
+        loaded = Loaded(spec.target_name, notices=tuple(notices + self._notices(spec)),
+                        mtp_layers=mtp_layers(spec.target_path) if spec.engine != "remote" else 0)
+        if spec.engine != "local":
+            # the server's own modes; it is given its draft model on its command line
+            loaded = replace(loaded, modes=tuple(self.engine.modes),
+                             draft=spec.draft_name if spec.engine == "llama-server" else None,
+                             placement=placement(self.engine.log) if spec.rpc_servers else "")
+        elif spec.draft_path:
+            try:
+                self.loading.emit(f"Loading draft {spec.draft_name}…")
+                self.engine.attach_draft(self.factory.open_draft(spec))
+                loaded = replace(loaded, draft=spec.draft_name)
+            except Exception as exc:  # noqa: BLE001
+                loaded = replace(loaded, draft_error=one_line(exc))
+        self.loaded.emit(loaded)
+
+    def _open_server(self, spec: EngineSpec):
+        """llama-server (found, else built, then started) or a remote server. Cancelled, like
+        a conversion, when the window closes."""
+        def cancelled() -> bool:
+            return self.stop_upto == STOP_ALL
+
+        if spec.engine == "remote":
+            self.loading.emit(f"Connecting to {spec.server_url}…")
+            return self.factory.open_remote(spec)
+        self.loading.emit(f"Starting llama-server with {spec.target_name}… (it has "
+                          f"{HEALTH_TIMEOUT:.0f} s to load the model)")
+        return self.factory.open_llama_server(
+            spec, report=lambda what, percent: self.preparing.emit(what, percent),
+            on_log=self.server_log.emit, should_cancel=cancelled)
+
+    def _resolve_target(self, spec: EngineSpec) -> tuple[EngineSpec, list[str]]:
+        """A spec without a target means the default model, which the first time is converted
+        from the bundled file here (seconds), with progress for the window."""
+        if spec.target_path:
+            return spec, []
+
+        def report(done: int, total: int, what: str) -> None:
+            self.preparing.emit(what, round(100 * done / total) if total else 0)
+
+        path, note = self.factory.prepare_default(report, lambda: self.stop_upto == STOP_ALL)
+        return replace(spec, target_path=path), [note] if note else []
+
+    def _notices(self, spec: EngineSpec) -> list[str]:
+        """What the user should know about the loaded target (how it was loaded, a missing
+        chat template): the engine's own load notices."""
+        return list(getattr(self.engine, "load_notices", ()))
+
+    @Slot(object)
+    def change_draft(self, spec: EngineSpec) -> None:
+        if self.engine is None:
+            return
+        if self.engine_kind != "local":
+            self.draft_failed.emit("a server engine takes its draft model when it starts")
+            return
+        try:
+            if spec.draft_path:
+                self.loading.emit(f"Loading draft {spec.draft_name}…")
+                self.engine.attach_draft(self.factory.open_draft(spec))
+            else:
+                self.engine.detach_draft()
+        except Exception as exc:  # noqa: BLE001
+            self.draft_failed.emit(one_line(exc))
+            return
+        self.draft_changed.emit(spec.draft_name)
+
+    @Slot(int, object, object, str)
+    def generate(self, request_id: int, messages: list, params, mode: str) -> None:
+        if self.stop_upto >= request_id:
+            self.stopped.emit(request_id)
+            return
+        if self.engine is None:
+            self.failed.emit(request_id, "no model is loaded")
+            return
+        events = None
+        try:
+            events = self.engine.generate(messages, params, mode)
+            for event in events:
+                if self.stop_upto >= request_id:
+                    events.close()
+                    self.stopped.emit(request_id)
+                    return
+                self.reply.emit(request_id, event)
+                if isinstance(event, Done):
+                    return
+            self.failed.emit(request_id, "the reply ended without its statistics")
+        except Exception as exc:  # noqa: BLE001
+            if "draftlight." not in type(exc).__module__:
+                traceback.print_exc()
+            self.failed.emit(request_id, one_line(exc))
+        finally:
+            if events is not None and hasattr(events, "close"):
+                events.close()
+
+    @Slot(int, object, object, str)
+    def compare(self, request_id: int, messages: list, params, mode: str) -> None:
+        """Plain and speculative greedy answers to the same messages (draftlight.engine.compare)."""
+        from draftlight.engine.compare import compare
+        if self.engine is None:
+            self.failed.emit(request_id, "no model is loaded")
+            return
+        if self.engine_kind != "local":
+            self.failed.emit(request_id, "Compare needs the engine on this computer")
+            return
+        events = None
+        try:
+            events = compare(self.engine, messages, params, mode)
+            for event in events:
+                if self.stop_upto >= request_id:
+                    self.stopped.emit(request_id)
+                    return
+                self.compare_event.emit(request_id, event)
+        except Exception as exc:  # noqa: BLE001
+            self.failed.emit(request_id, one_line(exc))
+        finally:
+            if events is not None:
+                events.close()
+
+    @Slot(object, str)
+    def serve(self, job, mode: str) -> None:
+        """A request from the window's local server (serve_switch.py), answered between the
+        window's own replies exactly as `draftlight serve` answers it."""
+        from draftlight.serve.schema import ApiError
+        from draftlight.serve.worker import run_job
+        try:
+            if self.stop_upto == STOP_ALL or job.cancelled.is_set():
+                job.deliver(ApiError(503, "the server was stopped", type="server_error",
+                                     code="shutting_down"))
+            elif self.engine is None:
+                job.deliver(ApiError(503, "no model is loaded in the window", type="server_error",
+                                     code="model_not_loaded"))
+            elif self.engine_kind != "local":
+                job.deliver(ApiError(503, "the window answers through a server engine; serve "
+                                     "from it directly", type="server_error",
+                                     code="model_not_loaded"))
+            else:
+                run_job(self.engine, job, mode)
+        finally:
+            self.served.emit(job)
+
+    @Slot()
+    def shutdown(self) -> None:
+        try:
+            self._close_engine()
+        finally:
+            self.closed.emit()
+            # Hand this object back to the main thread so it is not left in a dead thread.
+            app = QCoreApplication.instance()
+            if app is not None:
+                self.moveToThread(app.thread())
+            QThread.currentThread().quit()
+
+
+class EngineThread(QObject):
+    """GUI-side handle: starts the worker's thread and forwards calls to it as queued signals."""
+
+    _load = Signal(object)
+    _change_draft = Signal(object)
+    _generate = Signal(int, object, object, str)
+    _compare = Signal(int, object, object, str)
+    _serve = Signal(object, str)
+    _shutdown = Signal()
+
+    def __init__(self, factory=None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.thread = QThread()
+        self.thread.setObjectName("engine")
+        self.worker = EngineWorker(factory)
+        self.worker.moveToThread(self.thread)
+        self._load.connect(self.worker.load)
+        self._change_draft.connect(self.worker.change_draft)
+        self._generate.connect(self.worker.generate)
+        self._compare.connect(self.worker.compare)
+        self._serve.connect(self.worker.serve)
+        self._shutdown.connect(self.worker.shutdown)
+        self._next_request = 0
+        self.thread.start()
+
+    def load(self, spec: EngineSpec) -> None:
+        self._load.emit(spec)
+
+    def change_draft(self, spec: EngineSpec) -> None:
+        self._change_draft.emit(spec)
+
+    def generate(self, messages: list, params, mode: str) -> int:
+        self._next_request += 1
+        self._generate.emit(self._next_request, messages, params, mode)
+        return self._next_request
+
+    def compare(self, messages: list, params, mode: str) -> int:
+        self._next_request += 1
+        self._compare.emit(self._next_request, messages, params, mode)
+        return self._next_request
+
+    def serve(self, job, mode: str) -> None:
+        """Thread-safe: queue a local server's job behind the window's own requests."""
+        self._serve.emit(job, mode)
+
+    def stop(self, request_id: int) -> None:
+        self.worker.request_stop(request_id)
+
+    def shutdown(self) -> None:
+        """Stop any reply, close the engine on its thread, and wait for the thread to end."""
+        if not self.thread.isRunning():
+            return
+        self.worker.request_stop(STOP_ALL)
+        self._shutdown.emit()
+        # A model that is still loading cannot be interrupted: wait for it, however long.
+        while not self.thread.wait(30_000):
+            print("draftlight: waiting for the model to finish loading…", file=sys.stderr)

@@ -1,0 +1,331 @@
+"""One message in the chat: a header (who, Copy), the text, and for replies a statistics footer.
+
+A reply is rendered as Markdown while it streams: its complete blocks as Markdown, re-rendered
+when one more is complete, and the block being written as plain text with its draft runs
+highlighted (cheap to append); once finished, the whole reply. Text above the block being
+written never moves, so nothing jumps at the end; see draftlight.ui.flash.markdown_render. Runs that
+arrive while it streams flash (draftlight.ui.flash.driver): an overlay of extra selections, never a
+change to the text.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from PySide6.QtCore import QTimer, QUrl, Qt, Signal
+from PySide6.QtGui import QGuiApplication, QPalette, QTextCursor, QTextDocument
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBrowser,
+                               QToolButton, QVBoxLayout, QWidget)
+
+from draftlight.ui.flash import highlight, markdown_render
+from draftlight.ui.flash.origins import RunOrigins
+from draftlight.ui.flash.overlay import FlashOverlay
+from draftlight.ui.flash.palette import DEFAULT, Scheme
+from draftlight.ui.flash.passes import from_table, passes_of
+from draftlight.ui.flash.strip import AcceptanceStrip
+from draftlight.modes import mode_label
+from draftlight.ui.flash.stats_text import stored_footer_line
+
+# Re-rendering the complete blocks costs time on the GUI thread (setMarkdown, then aligning the
+# highlights): at most this share of it, however long the reply grows.
+RERENDER_SHARE = 0.1
+
+
+class FittedBrowser(QTextBrowser):
+    """A read-only text view exactly as tall as its document: the chat scrolls, not it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+        self.setOpenLinks(False)
+        self.viewport().setAutoFillBackground(False)
+        self.document().setDocumentMargin(2)
+        self.document().documentLayout().documentSizeChanged.connect(self._fit)
+
+    def _fit(self, *_args) -> None:
+        margins = self.contentsMargins()
+        height = math.ceil(self.document().size().height()) + margins.top() + margins.bottom()
+        if height != self.height():
+            self.setFixedHeight(max(height, 8))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+
+class MessageView(QFrame):
+    copied = Signal(str)  # what was put on the clipboard, in words
+
+    def __init__(self, role: str, text: str = "", *, runs: list | None = None,
+                 stats: dict | None = None, status: str = "complete", mode: str | None = None,
+                 streaming: bool = False, highlights: bool = True,
+                 scheme: Scheme = DEFAULT, flasher=None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.role = role
+        self.text = text
+        self.runs: list[list[int]] = [list(r) for r in runs or []]
+        self.stats = stats
+        self.status = status
+        self.mode = mode
+        self.streaming = streaming
+        self.highlights = highlights
+        self.scheme = scheme
+        self.flash = FlashOverlay(self, flasher)  # flasher: a FlashDriver, or None
+        self._spans: dict[int, list[tuple[int, int]]] = {}  # run index -> document spans
+        self.code_blocks: list[str] = []
+        self.message_id: int | None = None  # its row in the history, once saved
+        self._shown = 0  # characters of `text` already in the document while streaming
+        # While streaming: text[:_md_end] is rendered as Markdown (its runs' spans in
+        # _md_spans), the rest is plain text from document position _tail_at on.
+        self._md_end = 0
+        self._tail_at = 0
+        self._md_spans: dict[int, list[tuple[int, int]]] = {}
+        self._next_render = 0.0  # perf_counter time before which no re-render starts
+        self._render_later = QTimer(self, singleShot=True)
+        self._render_later.timeout.connect(self._catch_up)
+
+        self.setObjectName("message-" + role)
+        self.setFrameShape(QFrame.StyledPanel)
+        self.setAutoFillBackground(True)
+        if role == "user":
+            palette = self.palette()
+            palette.setColor(QPalette.Window, palette.color(QPalette.AlternateBase))
+            self.setPalette(palette)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 6)
+        layout.setSpacing(2)
+
+        header = QHBoxLayout()
+        self.title = QLabel()
+        self.title.setStyleSheet("font-weight: 600;")
+        header.addWidget(self.title)
+        header.addStretch(1)
+        self.copy_button = QToolButton(text="Copy")
+        self.copy_button.setToolTip("Copy this message's text")
+        self.copy_button.setAutoRaise(True)
+        self.copy_button.clicked.connect(self.copy_text)
+        header.addWidget(self.copy_button)
+        layout.addLayout(header)
+
+        self.body = FittedBrowser(self)
+        self.body.anchorClicked.connect(self._link_clicked)
+        layout.addWidget(self.body)
+
+        self.strip = AcceptanceStrip(self)
+        self.strip.set_scheme(scheme)
+        self.strip.cell_clicked.connect(self.select_pass)
+        self.strip.setVisible(False)
+        layout.addWidget(self.strip)
+
+        self.footer = QLabel()
+        self.footer.setWordWrap(True)
+        self.footer.setStyleSheet("color: palette(mid); font-size: small;")
+        self.footer.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        layout.addWidget(self.footer)
+        self.run_origins = RunOrigins(self)  # hover and click: where each run came from
+        self.render()
+
+    # --- state --------------------------------------------------------------------------------
+
+    @property
+    def document(self) -> QTextDocument:
+        return self.body.document()
+
+    def render(self) -> None:
+        """Rebuild the whole view from text, runs and stats."""
+        self._update_title()
+        doc = self.document
+        self._spans = {}
+        self._md_end = self._tail_at = 0
+        self._md_spans = {}
+        if self.role == "assistant" and self.streaming:
+            self._render_streaming(markdown_render.complete_blocks_end(self.text, self._md_end))
+        elif self.role == "assistant":
+            self._render_markdown(doc, self.text, self._spans)
+        else:
+            doc.clear()
+            self.code_blocks = []
+            highlight.append_plain(doc, self.text, 0, [], self.highlights, self.scheme)
+        self._shown = len(self.text)
+        if self.role == "assistant" and not self.streaming:
+            self.strip.set_passes(passes_of(self.text, self.runs, self.stats), self.text)
+            self.run_origins.load()
+        self.flash.repaint()
+        self._update_footer()
+
+    def stream_update(self, text: str, runs: list[list[int]]) -> None:
+        """Show what arrived since the last call (called at most ~30 times a second)."""
+        self.text, self.runs = text, runs
+        offset = self._shown
+        arrived = []
+        for index in range(len(runs) - 1, -1, -1):
+            if runs[index][1] <= offset:
+                break
+            arrived.append(index)
+            self._spans.pop(index, None)
+        if self._may_render_blocks():
+            self._render_streaming(markdown_render.complete_blocks_end(text, self._md_end))
+            self.flash.repaint()
+        else:
+            highlight.append_plain(self.document, text, offset, runs, self.highlights,
+                                   self.scheme)
+            # A run that began before `offset` may have grown: its colour depends on its length.
+            for index in arrived:
+                if runs[index][0] < offset:
+                    highlight.format_spans(self.document, self.run_spans(index),
+                                           runs[index][2], self.highlights, self.scheme)
+        self._shown = len(text)
+        if self.highlights:
+            self.flash.start(arrived)
+
+    def _may_render_blocks(self) -> bool:
+        """Whether one more block is complete and re-rendering now keeps within RERENDER_SHARE;
+        if it is too soon, a timer catches up (the last blocks must not wait for the end)."""
+        if markdown_render.complete_blocks_end(self.text, self._md_end) <= self._md_end:
+            return False
+        wait = self._next_render - time.perf_counter()
+        if wait <= 0:
+            return True
+        if not self._render_later.isActive():
+            self._render_later.start(math.ceil(wait * 1000))
+        return False
+
+    def _catch_up(self) -> None:
+        if self.streaming and self._may_render_blocks():
+            self._render_streaming(markdown_render.complete_blocks_end(self.text, self._md_end))
+            self.flash.repaint()
+
+    def _render_markdown(self, doc, text: str, spans_by_run: dict) -> None:
+        """Render `text` as Markdown into `doc`, recording where each run's spans landed."""
+        spans: list[tuple[int, int, int]] = []
+        self.code_blocks = markdown_render.render_markdown(doc, text, self.runs, self.highlights,
+                                                     self.palette().color(QPalette.Link),
+                                                     self.scheme, spans)
+        for start, end, index in spans:
+            spans_by_run.setdefault(index, []).append((start, end))
+
+    def _render_streaming(self, md_end: int) -> None:
+        """The document anew: text[:md_end] as Markdown, the rest as plain text after it."""
+        started = time.perf_counter()
+        doc = self.document
+        self._spans, self._md_spans, self.code_blocks = {}, {}, []
+        if md_end:
+            self._render_markdown(doc, self.text[:md_end], self._md_spans)
+        else:
+            doc.clear()
+        self._md_end = md_end
+        self._tail_at = markdown_render.start_tail(doc)
+        highlight.append_plain(doc, self.text, md_end, self.runs, self.highlights, self.scheme)
+        self._shown = len(self.text)
+        cost = time.perf_counter() - started
+        self._next_render = time.perf_counter() + cost / RERENDER_SHARE
+
+    def set_live_passes(self, table: list[list[int]]) -> None:
+        """The strip while streaming, from the passes seen so far."""
+        passes = from_table(table, len(self.text))
+        if passes is not None:
+            self.strip.set_passes(passes, self.text)
+
+    def select_pass(self, index: int) -> None:
+        """Select pass `index` in the reply: its accepted run, or its text while it streams."""
+        p = self.strip.passes[index]
+        run = next((i for i, r in enumerate(self.runs) if p.start <= r[0] < p.end), None)
+        spans = self.run_spans(run) if run is not None else []
+        if run is None and (self.streaming or self.role != "assistant"):
+            spans = self._plain_span(p.start, p.end)
+        if not spans:
+            return
+        cursor = QTextCursor(self.document)
+        cursor.setPosition(spans[0][0])
+        cursor.setPosition(spans[-1][1], QTextCursor.KeepAnchor)
+        self.body.setTextCursor(cursor)
+
+    def set_live_stats(self, line: str) -> None:
+        self.footer.setText(line)
+        self.footer.setVisible(bool(line))
+
+    def finish(self, text: str, runs: list[list[int]], stats: dict | None, status: str) -> None:
+        unseen = [i for i, run in enumerate(runs) if run[1] > self._shown]  # the last batch
+        self.text, self.runs, self.stats, self.status = text, runs, stats, status
+        self.streaming = False
+        self._render_later.stop()
+        self.render()
+        if self.highlights:
+            self.flash.start(unseen)
+
+    def set_highlights_visible(self, visible: bool) -> None:
+        if visible != self.highlights:
+            self.highlights = visible
+            if not visible:
+                self.stop_flashes()
+            highlight.restyle(self.document, visible, self.scheme)
+
+    def set_scheme(self, scheme: Scheme) -> None:
+        self.scheme = scheme
+        self.strip.set_scheme(scheme)
+        highlight.restyle(self.document, self.highlights, scheme)
+
+    # --- where runs are ---------------------------------------------------------------------
+
+    def run_spans(self, index: int) -> list[tuple[int, int]]:
+        """Where run `index` is in the document (several spans once Markdown split it)."""
+        if index not in self._spans:
+            start, end, _tokens = self.runs[index]
+            if self.streaming or self.role != "assistant":
+                spans = self._md_spans.get(index, []) + self._plain_span(start, end)
+                self._spans[index] = spans
+            else:
+                self._spans[index] = []  # not found in the rendered text
+        return self._spans[index]
+
+    def _plain_span(self, start: int, end: int) -> list[tuple[int, int]]:
+        """Where text[start:end] is in the plain part of the document (its part after _md_end)."""
+        start = max(start, self._md_end)
+        if start >= end:
+            return []
+        to = highlight.utf16_len
+        tail = self.text[self._md_end:]
+        return [(self._tail_at + to(tail[:start - self._md_end]),
+                 self._tail_at + to(tail[:end - self._md_end]))]
+
+    def stop_flashes(self) -> None:
+        self.flash.stop()
+
+    def _update_title(self) -> None:
+        if self.role == "user":
+            self.title.setText("You")
+            return
+        title = "Draftlight"
+        if self.mode:
+            title += f"  ·  {mode_label(self.mode)}"
+        if self.streaming:
+            title += "  ·  writing…"
+        elif self.status == "interrupted":
+            title += "  ·  interrupted"
+        self.title.setText(title)
+
+    def _update_footer(self) -> None:
+        line = (stored_footer_line(self.stats) if self.stats and self.role == "assistant"
+                else "")
+        if line and self.run_origins.summary():
+            line += " · " + self.run_origins.summary()
+        self.footer.setText(line)
+        self.footer.setVisible(bool(line))
+
+    # --- copying ------------------------------------------------------------------------------
+
+    def copy_text(self) -> None:
+        QGuiApplication.clipboard().setText(self.text)
+        self.copied.emit("Message copied")
+
+    def _link_clicked(self, url: QUrl) -> None:
+        if url.scheme() == markdown_render.CODE_LINK_SCHEME:
+            index = int(url.path() or -1)
+            if 0 <= index < len(self.code_blocks):
+                QGuiApplication.clipboard().setText(self.code_blocks[index])
+                self.copied.emit("Code copied")

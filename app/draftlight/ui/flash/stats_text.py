@@ -1,0 +1,48 @@
+"""The words and numbers shown for a reply's statistics (live line and per-reply footer), and the
+names of the speculation modes."""
+
+from __future__ import annotations
+
+from draftlight.engine.events import Stats
+from draftlight.modes import mode_label
+
+
+def live_line(stats: Stats | None, tokens: int, passes: int, accepted: int,
+              seconds: float) -> str:
+    """While a reply streams. `stats` is the engine's latest when it gives them; otherwise the
+    figures come from the pieces seen so far."""
+    if stats is not None:
+        return footer_line(stats, live=True)
+    rate = tokens / seconds if seconds > 0 else 0.0
+    per_pass = tokens / passes if passes else 0.0
+    return (f"{tokens} tokens · {rate:.1f} tok/s · {accepted} accepted from drafts · "
+            f"{per_pass:.2f} tokens/pass")
+
+
+def stored_footer_line(stored: dict) -> str:
+    """The footer of a reply as the history keeps its figures (Stats.to_dict's form)."""
+    return footer_line(Stats.from_dict(stored))
+
+
+def footer_line(stats: Stats, live: bool = False) -> str:
+    parts = [f"{stats.new_tokens} tokens", f"{stats.tokens_per_second:.1f} tok/s"]
+    if stats.drafted:
+        parts.append(f"accepted {stats.accepted}/{stats.drafted} "
+                     f"({100 * stats.acceptance_rate:.0f}%)")
+    else:
+        parts.append("nothing drafted")
+    parts.append(f"{stats.mean_accepted_length:.2f} tokens/pass")
+    parts.append(f"draft {stats.draft_seconds:.2f} s / verify {stats.verify_seconds:.2f} s")
+    if not live:
+        mode = mode_label(stats.mode)
+        if stats.draft_kind:  # "cross-vocabulary": the draft model drafts through text
+            mode += f" ({stats.draft_kind})"
+        parts.append(mode)
+        if stats.stop_reason in ("max_tokens", "context_full"):
+            parts.append("stopped: " + stats.stop_reason.replace("_", " "))
+        for note in (stats.identity_note,
+                     stats.rollback_note,  # a recurrent target: what a rejected draft costs
+                     stats.engine_note):  # a server engine: what it could not tell
+            if note:
+                parts.append(note)
+    return " · ".join(parts)

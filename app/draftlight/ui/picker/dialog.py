@@ -1,0 +1,309 @@
+"""The model picker: search the hub, choose a file and a draft, download them, manage what is
+installed. Discover (search, a repository's files, its drafts) and Installed are two tabs; the
+downloads run below them.
+
+All hub calls run on a small thread pool and come back through a signal (LatestRequests);
+downloads run on the store's DownloadQueue and are shown by polling each job's progress on a
+timer (coalesced updates, and no callback into a dialog that may already be closed).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QDialog, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+
+from draftlight.store.catalog import Catalog, CuratedPair, load_catalog
+from draftlight.store.download_queue import DownloadQueue
+from draftlight.store.downloads import DownloadJob
+from draftlight.store.draft_options import DraftOption, draft_options
+from draftlight.store.errors import StoreError, describe_error
+from draftlight.store.file_choice import pick_draft_file
+from draftlight.store.hub import HubClient, HubFile, HubRepo
+from draftlight.store.installed import list_installed
+from draftlight.store.memory import assess
+from draftlight.store.pair_download import PairDownload
+from draftlight.ui.widgets.banner import Banner
+from draftlight.ui.picker.latest_request import LatestRequests
+from draftlight.ui.picker.drafts import DraftsPanel
+from draftlight.ui.picker.downloads import DownloadsPanel
+from draftlight.ui.picker.files import FilesPanel
+from draftlight.ui.picker.installed import InstalledPanel
+from draftlight.ui.picker.rows import chip
+from draftlight.ui.picker.search import SearchPanel, repo_facts
+from draftlight.units import format_bytes
+
+POLL_MS = 200
+_shared_queue: DownloadQueue | None = None
+
+
+def shared_download_queue() -> DownloadQueue:
+    """The app-wide queue: downloads go on when the dialog closes (close it at app exit)."""
+    global _shared_queue
+    if _shared_queue is None:
+        _shared_queue = DownloadQueue()
+    return _shared_queue
+
+
+def close_shared_download_queue(timeout: float = 10.0) -> None:
+    """At app exit: cancel running downloads (their .part files stay, to resume) and join
+    the download threads, so none is killed in the middle of a write."""
+    global _shared_queue
+    if _shared_queue is not None:
+        queue, _shared_queue = _shared_queue, None
+        queue.close(cancel=True, timeout=timeout)
+
+
+class PickerDialog(QDialog):
+    installed_changed = Signal()  # a download, deletion or conversion finished
+    target_chosen = Signal(str)  # "Use as target": a model path for the window to load
+    draft_chosen = Signal(str)  # "Use as draft"
+
+    def __init__(self, parent: QWidget | None = None, *, hub: HubClient | None = None,
+                 queue: DownloadQueue | None = None, catalog: Catalog | None = None,
+                 n_ctx: int = 4096, gpu_offload: bool = False) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Models")
+        self.resize(1100, 760)
+        self.hub = hub
+        self.queue = queue or shared_download_queue()
+        self.catalog, catalog_error = self._load_catalog(catalog)
+        self._requests = LatestRequests(self, thread_name_prefix="picker")
+        self._requests.failed.connect(lambda exc: self.report(exc))
+        self._hub_drafts: list[HubRepo] = []
+        self._preferred: CuratedPair | None = None
+        self.current_repo: str | None = None  # the repository whose files are shown
+        self._build(n_ctx, gpu_offload)
+        for job in self.queue.jobs:
+            self.downloads.add_job(job)
+        if catalog_error:
+            self.banner.show_message(catalog_error)
+        self._timer = QTimer(self, interval=POLL_MS, timeout=self._poll)
+        self._timer.start()
+
+    # --- layout ---------------------------------------------------------------------------
+    def _build(self, n_ctx: int, gpu_offload: bool) -> None:
+        self.banner = Banner(self)
+        self.files_panel = FilesPanel(n_ctx=n_ctx, gpu_offload=gpu_offload)
+        self.search_panel = SearchPanel(self._requests, self._client, self.catalog,
+                                        report=self.report, pair_facts=self._pair_facts)
+        self.drafts_panel = DraftsPanel()
+        self.installed_panel = InstalledPanel(gpu_offload=gpu_offload)
+        self.search_panel.chosen.connect(self.show_choice)
+        self.files_panel.download_requested.connect(self.download_file)
+        self.drafts_panel.draft_chosen.connect(self._draft_chosen)
+        self.drafts_panel.pair_requested.connect(self.download_pair)
+        self.installed_panel.target_chosen.connect(self.target_chosen)
+        self.installed_panel.draft_chosen.connect(self.draft_chosen)
+        self.installed_panel.changed.connect(self.installed_changed)
+        self.installed_panel.message.connect(self.status_message)
+        self.installed_panel.listed.connect(
+            lambda n: self.tabs.setTabText(self.tabs.indexOf(self.installed_panel),
+                                           f"Installed ({n})"))
+
+        details = QSplitter(Qt.Vertical)
+        details.addWidget(self.files_panel)
+        details.addWidget(self.drafts_panel)
+        details.setStretchFactor(0, 3)
+        details.setStretchFactor(1, 2)
+        discover = QSplitter(Qt.Horizontal)
+        discover.addWidget(self.search_panel)
+        discover.addWidget(details)
+        discover.setStretchFactor(0, 2)
+        discover.setStretchFactor(1, 3)
+        discover.setSizes([470, 630])
+        self.tabs = QTabWidget()
+        self.tabs.addTab(discover, "Discover")
+        self.tabs.addTab(self.installed_panel, f"Installed ({self.installed_panel.list.count()})")
+        self.downloads = DownloadsPanel(self.queue)
+        self.status = QLabel()
+        self.status.setStyleSheet("color: palette(mid);")
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.downloads)
+        layout.addWidget(self.status)
+
+    def _load_catalog(self, catalog: Catalog | None):
+        if catalog is not None:
+            return catalog, None
+        try:
+            return load_catalog(), None
+        except StoreError as exc:
+            return None, str(exc)
+
+    def _pair_facts(self, pair: CuratedPair) -> tuple[str, list]:
+        size = sum(m.approx_size or 0 for m in (pair.target, pair.draft))
+        estimate = assess(size, n_ctx=self.files_panel.n_ctx) if size else None
+        installed = {(m.repo, m.file) for m in list_installed()}
+        have = all(m.bundled or (m.repo, m.file) in installed for m in (pair.target, pair.draft))
+        facts = f"drafted by {pair.draft.name}  ·  ~{format_bytes(size)} together" + (
+            f"  ·  {estimate.fit.value}" if estimate else "")
+        return facts, [chip("installed")] if have else []
+
+    # --- the hub --------------------------------------------------------------------------
+    def _client(self) -> HubClient | None:
+        if self.hub is None:
+            try:
+                self.hub = HubClient()
+            except StoreError as exc:
+                self.report(exc)
+        return self.hub
+
+    def report(self, exc: BaseException, retry=None) -> None:
+        """A failed hub call: the banner, with Retry when there is something to retry."""
+        self.banner.hide()  # one problem at a time: the newest replaces the last
+        self.banner.show_message(describe_error(exc), "Retry" if retry else None, retry)
+
+    def status_message(self, text: str) -> None:
+        self.status.setText(text)
+
+    # --- choosing -------------------------------------------------------------------------
+    def show_choice(self, choice) -> None:
+        """A search result (HubRepo) or a curated pair was chosen."""
+        if isinstance(choice, CuratedPair):
+            self._preferred = choice
+            self.show_repo(choice.target.repo)
+        elif isinstance(choice, HubRepo):
+            self._preferred = None
+            self.show_repo(choice.id, repo_facts(choice, _now()))
+
+    def show_repo(self, repo_id: str, facts: str = "") -> None:
+        hub = self._client()
+        if hub is None or not repo_id:
+            return
+        self.banner.hide()
+        self.current_repo = repo_id
+        self.files_panel.show_repo(repo_id, facts)
+        self._hub_drafts = []
+        self._refresh_drafts()
+        self._requests.run("files", lambda: hub.list_files(repo_id), self._show_files,
+                           lambda exc: self.report(exc, lambda: self.show_repo(repo_id, facts)))
+        self._requests.run("drafts", lambda: hub.drafts_for(repo_id), self._show_hub_drafts,
+                           lambda exc: None)  # the files' request reports the hub's trouble
+
+    def _show_files(self, files: list[HubFile]) -> None:
+        self.files_panel.show_files(files)
+        if self._preferred is not None:
+            self.files_panel.select_file(self._preferred.target.file)
+        self._refresh_drafts()
+        shown = len(self.files_panel.files_shown)
+        self.status.setText(f"{shown} GGUF file{'s' if shown != 1 else ''} in "
+                            f"{self.current_repo}")
+
+    def _show_hub_drafts(self, repos: list[HubRepo]) -> None:
+        self._hub_drafts = repos
+        self._refresh_drafts()
+
+    def _refresh_drafts(self) -> None:
+        target = self.files_panel.selected_file()
+        options = draft_options(self.current_repo,
+                                target_size=target.size if target else None,
+                                catalog=self.catalog, installed=list_installed(),
+                                hub_repos=self._hub_drafts)
+        keep = self._preferred.draft.name if self._preferred else None
+        self.drafts_panel.show_options(options, keep=keep)
+
+    def _draft_chosen(self, option: DraftOption | None) -> None:
+        self.files_panel.set_draft_bytes(option.size or 0 if option else 0)
+
+    @property
+    def files_shown(self) -> list[HubFile]:
+        return self.files_panel.files_shown
+
+    # --- downloads ------------------------------------------------------------------------
+    def download_file(self, file: HubFile) -> DownloadJob | None:
+        if self._client() is None:
+            return None
+        curated = self.catalog.find(file.repo_id, file.path) if self.catalog else None
+        return self.start_download(file.repo_id, file.path, sha256=file.sha256,
+                                   name=curated.name if curated else None)
+
+    def start_download(self, repo_id: str, filename: str, *, sha256: str | None = None,
+                       name: str | None = None) -> DownloadJob | None:
+        job = self._job(repo_id, filename, sha256=sha256, name=name)
+        if job is not None:
+            job = self.queue.submit(job)
+            self.downloads.add_job(job)
+        return job
+
+    def _job(self, repo_id: str, filename: str, **kwargs) -> DownloadJob | None:
+        try:
+            return DownloadJob(self.hub, repo_id, filename, **kwargs)
+        except StoreError as exc:
+            self.report(exc)
+            return None
+
+    def download_pair(self, option: DraftOption) -> None:
+        """The chosen target file and `option`; a hub draft's file is chosen once its list is
+        in (Q8_0 where there is one)."""
+        target = self.files_panel.selected_file()
+        hub = self._client()
+        if target is None or hub is None:
+            self.status.setText("Choose the target's file first")
+            return
+        if option.installed or option.file:
+            self._start_pair(target, option, option.file)
+            return
+        self.status.setText(f"Choosing a file from {option.repo}…")
+        self._requests.run(
+            "draft-files", lambda: pick_draft_file(hub.list_files(option.repo)),
+            lambda file: self._start_pair(target, option, file.path if file else None,
+                                          file.size if file else None, file.sha256 if file
+                                          else None),
+            lambda exc: self.report(exc, lambda: self.download_pair(option)))
+
+    def _start_pair(self, target: HubFile, option: DraftOption, draft_file: str | None,
+                    draft_size: int | None = None, draft_sha: str | None = None) -> None:
+        installed = {(m.repo, m.file) for m in list_installed() if m.exists}
+        wanted = [(target.repo_id, target.path, target.sha256, None, target.size)]
+        if not option.installed:
+            if draft_file is None:
+                self.status.setText(f"{option.repo} has no single-file GGUF model")
+                return
+            wanted.append((option.repo, draft_file, option.sha256 or draft_sha,
+                           option.name if option.file else None, option.size or draft_size))
+        jobs, hints = [], []
+        for repo_id, filename, sha, name, size in wanted:
+            if (repo_id, filename) in installed:
+                continue
+            curated = self.catalog.find(repo_id, filename) if self.catalog else None
+            name = name or (curated.name if curated else None)  # as models.toml names it
+            job = self._job(repo_id, filename, sha256=sha, name=name)
+            if job is None:
+                return
+            jobs.append(self.queue.submit(job))
+            hints.append(size)
+        if not jobs:
+            self.status.setText("Both models are installed already")
+            return
+        draft_name = (draft_file or option.name).rsplit("/", 1)[-1].removesuffix(".gguf")
+        label = f"{target.path.removesuffix('.gguf')}  +  {draft_name}"
+        self.downloads.add_pair(PairDownload(jobs, hints, label=label))
+        self.status.setText(f"Downloading {label}")
+
+    @property
+    def rows(self):  # a row per file download
+        return self.downloads.rows
+
+    @property
+    def pair_rows(self):  # a row per pair
+        return self.downloads.pair_rows
+
+    def _poll(self) -> None:
+        finished_now = self.downloads.poll()
+        self.installed_panel.poll()
+        if finished_now:
+            self.installed_panel.refresh()
+            if self.current_repo:
+                self._refresh_drafts()  # an installed draft gets its chip
+            self.installed_changed.emit()
+
+    def done(self, result: int) -> None:  # closing: stop listening, downloads go on
+        self._timer.stop()
+        self._requests.shutdown()
+        super().done(result)
+
+
+def _now():
+    from datetime import datetime, timezone
+    return datetime.now(timezone.utc)

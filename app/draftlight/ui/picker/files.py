@@ -1,0 +1,208 @@
+"""The picker's file list for one repository: files grouped by quantisation, each with its size,
+its memory badge (target + draft + KV cache at the chosen context), whether it verifies drafts
+fast on this machine, and the recommended file highlighted with its reason."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel,
+                               QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from draftlight.engine.verify_speed import verify_speed
+from draftlight.store.file_choice import FileOption, Recommendation, file_options, recommend
+from draftlight.store.hub import HubFile
+from draftlight.store.memory import Fit
+from draftlight.units import format_bytes
+
+BADGE_COLOURS = {Fit.FITS: "#2e7d32", Fit.TIGHT: "#ef6c00", Fit.TOO_BIG: "#c62828"}
+RECOMMENDED_BACKGROUND = "#fff4c2"
+CONTEXTS = (2048, 4096, 8192, 16384, 32768)
+COLUMNS = ("File", "Quant", "Size", "Memory", "Drafts")
+FILE, QUANT, SIZE, MEMORY, VERIFY = range(5)
+
+
+class FilesPanel(QWidget):
+    context_changed = Signal(int)
+    download_requested = Signal(object)  # a HubFile
+
+    def __init__(self, *, n_ctx: int = 4096, gpu_offload: bool = False,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.gpu_offload = gpu_offload
+        self.repo_id: str | None = None
+        self.draft_bytes = 0
+        self._files: list[HubFile] = []
+        self.options: list[FileOption] = []
+        self.recommendation = Recommendation(None, "")
+        self.title = QLabel("Choose a model")
+        title_font = QFont(self.title.font())
+        title_font.setPointSizeF(max(title_font.pointSizeF() * 1.35, 11))
+        title_font.setBold(True)
+        self.title.setFont(title_font)
+        self.title.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.facts = QLabel()
+        self.facts.setStyleSheet("color: palette(mid);")
+        self.context_box = QComboBox()
+        for n in CONTEXTS:
+            self.context_box.addItem(f"{n // 1024}k context", n)
+        self.context_box.setCurrentIndex(max(self.context_box.findData(n_ctx), 0))
+        self.context_box.setToolTip("The context length the memory badges are for: the KV "
+                                    "cache grows with it")
+        self.context_box.currentIndexChanged.connect(self._context_chosen)
+        self.reason = QLabel(wordWrap=True)
+        self.reason.setStyleSheet(f"background: {RECOMMENDED_BACKGROUND}; color: #4a3b00; "
+                                  "border-radius: 4px; padding: 4px 8px;")
+        self.reason.hide()
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(COLUMNS)
+        self.tree.headerItem().setToolTip(VERIFY, (
+            "Whether this machine checks a batch of drafted tokens cheaply with this weight "
+            "type: speculation gains more with a fast-verify file"))
+        self.tree.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.tree.setRootIsDecorated(True)
+        self.tree.setUniformRowHeights(True)
+        header = self.tree.header()
+        header.setSectionResizeMode(FILE, QHeaderView.Stretch)
+        for column in (QUANT, SIZE, MEMORY, VERIFY):
+            header.setSectionResizeMode(column, QHeaderView.ResizeToContents)
+        self.download_button = QPushButton("Download")
+        self.download_button.setEnabled(False)
+        self.download_button.clicked.connect(self._download)
+        self.tree.itemDoubleClicked.connect(lambda item, _c: self._download())
+        self.tree.currentItemChanged.connect(
+            lambda item, _old: self.download_button.setEnabled(self._file_of(item) is not None))
+        heading = QHBoxLayout()
+        titles = QVBoxLayout()
+        titles.addWidget(self.title)
+        titles.addWidget(self.facts)
+        heading.addLayout(titles, 1)
+        heading.addWidget(self.context_box, 0, Qt.AlignTop)
+        bottom = QHBoxLayout()
+        bottom.addStretch()
+        bottom.addWidget(self.download_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(heading)
+        layout.addWidget(self.reason)
+        layout.addWidget(self.tree, 1)
+        layout.addLayout(bottom)
+
+    @property
+    def n_ctx(self) -> int:
+        return self.context_box.currentData()
+
+    @property
+    def files_shown(self) -> list[HubFile]:
+        return [o.file for o in self.options]
+
+    def show_repo(self, repo_id: str, facts: str = "") -> None:
+        """A new repository: its title now, its files once the hub answers."""
+        self.repo_id = repo_id
+        self.title.setText(repo_id.split("/")[-1])
+        self.title.setToolTip(repo_id)
+        self.facts.setText(facts or repo_id.split("/")[0])
+        self._files, self.options = [], []
+        self.tree.clear()
+        self.reason.hide()
+        self.download_button.setEnabled(False)
+
+    def show_files(self, files: list[HubFile]) -> None:
+        self._files = list(files)
+        self._render()
+
+    def set_draft_bytes(self, size: int) -> None:
+        """The chosen draft's size counts in every badge."""
+        if size != self.draft_bytes:
+            self.draft_bytes = size
+            self._render()
+
+    def select_file(self, path: str) -> bool:
+        item = self._item_for(path)
+        if item is not None:
+            self.tree.setCurrentItem(item)
+        return item is not None
+
+    def selected_file(self) -> HubFile | None:
+        """The file chosen in the list, else the recommended one."""
+        return self._file_of(self.tree.currentItem()) or self.recommendation.file
+
+    def row_texts(self, path: str) -> dict[str, str]:
+        """{column name: text} of a file's row (for tests and screenshots)."""
+        item = self._item_for(path)
+        return {name: item.text(i) for i, name in enumerate(COLUMNS)} if item else {}
+
+    def _context_chosen(self) -> None:
+        self._render()
+        self.context_changed.emit(self.n_ctx)
+
+    def _render(self) -> None:
+        current = self._file_of(self.tree.currentItem())
+        self.options = file_options(self._files, n_ctx=self.n_ctx, draft_bytes=self.draft_bytes)
+        self.recommendation = recommend(
+            self.options, n_ctx=self.n_ctx, with_draft=self.draft_bytes > 0,
+            fast=lambda f: bool(verify_speed(f.quant, on_gpu=self.gpu_offload).fast))
+        self.tree.clear()
+        groups: dict[str, QTreeWidgetItem] = {}
+        for option in self.options:
+            if option.group not in groups:
+                groups[option.group] = QTreeWidgetItem(self.tree, [option.group])
+                groups[option.group].setFirstColumnSpanned(True)
+                groups[option.group].setFlags(Qt.ItemIsEnabled)
+            self._add_row(groups[option.group], option)
+        self.tree.expandAll()
+        if self.recommendation.reason and self._files:
+            self.reason.setText("★ " + self.recommendation.reason)
+            self.reason.show()
+        skipped = len([f for f in self._files if not f.is_single_model])
+        if skipped:
+            self.reason.setToolTip(f"{skipped} split or vision-projector files are not listed")
+        chosen = current or self.recommendation.file
+        if chosen is not None:
+            self.select_file(chosen.path)
+
+    def _add_row(self, group: QTreeWidgetItem, option: FileOption) -> None:
+        file = option.file
+        speed = verify_speed(file.quant, on_gpu=self.gpu_offload)
+        fit = option.fit
+        item = QTreeWidgetItem(group, [file.path, file.quant or "?",
+                                       format_bytes(file.size) if file.size else "?",
+                                       fit.value if fit else "?", speed.label])
+        item.setData(FILE, Qt.UserRole, file)
+        item.setToolTip(VERIFY, speed.describe())
+        item.setTextAlignment(SIZE, Qt.AlignRight | Qt.AlignVCenter)
+        if fit is not None:
+            item.setForeground(MEMORY, QBrush(QColor(BADGE_COLOURS[fit])))
+            bold = QFont(item.font(MEMORY))
+            bold.setBold(True)
+            item.setFont(MEMORY, bold)
+            item.setToolTip(MEMORY, (
+                f"needs about {format_bytes(option.estimate.needed)}: weights "
+                f"{format_bytes(option.estimate.weights)}"
+                + (" (with the draft)" if self.draft_bytes else "")
+                + f", KV cache at {self.n_ctx:,} tokens {format_bytes(option.estimate.kv_cache)}"))
+        if file == self.recommendation.file:
+            item.setText(FILE, f"★ {file.path}")
+            for column in range(len(COLUMNS)):
+                item.setBackground(column, QBrush(QColor(RECOMMENDED_BACKGROUND)))
+                item.setForeground(column, item.foreground(column) if column == MEMORY
+                                   else QBrush(QColor("#222222")))
+            item.setToolTip(FILE, self.recommendation.reason)
+
+    def _item_for(self, path: str) -> QTreeWidgetItem | None:
+        for i in range(self.tree.topLevelItemCount()):
+            group = self.tree.topLevelItem(i)
+            for j in range(group.childCount()):
+                file = self._file_of(group.child(j))
+                if file is not None and file.path == path:
+                    return group.child(j)
+        return None
+
+    @staticmethod
+    def _file_of(item: QTreeWidgetItem | None) -> HubFile | None:
+        return item.data(FILE, Qt.UserRole) if item is not None else None
+
+    def _download(self) -> None:
+        file = self._file_of(self.tree.currentItem())
+        if file is not None:
+            self.download_requested.emit(file)
