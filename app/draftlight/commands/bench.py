@@ -134,10 +134,10 @@ def bench_modes(text: str) -> list[str]:
         try:
             mode = Mode.parse(word)
         except ModeError:
+            mode = None
+        if mode is None or not mode.runs_on_llama_server:
             raise UserError(f"unknown mode {word!r}; choose from {', '.join(BENCH_MODES)}, "
-                            f"llama:TYPE or llama:TYPE+TYPE (TYPE a llama.cpp --spec-type)") from None
-        if not mode.runs_on_llama_server:
-            raise UserError(f"unknown mode {word!r}; choose from {', '.join(BENCH_MODES)}")
+                            f"llama:TYPE or llama:TYPE+TYPE (TYPE a llama.cpp --spec-type)")
         modes += [str(part) for part in mode.parts] + [str(mode)]
     return list(dict.fromkeys(["plain"] + [m for m in modes if m != "plain"]))
 
