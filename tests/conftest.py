@@ -1,8 +1,8 @@
 """Shared fixtures. Real-model tests use the bundled SmolLM2-135M (installed with the project).
 
 The suite never reads or writes the user's own folders. Before any test module is imported,
-HOME and the XDG folders point at an empty, read-only folder (tests/user_folders.py) and the
-developer's DRAFTLIGHT_HOME is dropped; each test gets its own DRAFTLIGHT_HOME, and a fixture
+HOME and the XDG folders point at an empty, read-only folder (tests/support/user_folders.py) and
+the developer's DRAFTLIGHT_HOME is dropped; each test gets its own DRAFTLIGHT_HOME, and a fixture
 of wider scope that needs one takes `module_home`. Anything that still writes to the user's
 folders (in this process or a child; the mode does not stop root) fails the test it happened
 for, or the run.
@@ -23,7 +23,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("DRAFTLIGHT_SERVER_DIR",
                       str(Path(__file__).resolve().parent.parent / "build" / "llama-server"))
 
-from tests.user_folders import remove_folders, writes_to_not_home  # noqa: E402
+# Helpers shared by the tests (tests/support/) report a failed assert as the tests' own do.
+pytest.register_assert_rewrite("tests.support")
+
+from tests.support.user_folders import remove_folders, writes_to_not_home  # noqa: E402
+
+# The loopback hub's fixtures (clean_env, fake_hub, hub_client, closed_port_url), for the tests of
+# every room that talk to a hub. pytest reads pytest_plugins only in this, the root conftest.
+pytest_plugins = ["tests.support.hub_fixtures"]
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -85,8 +92,8 @@ def gemma_model(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def qwen_1_5b(tmp_path_factory) -> Path:
     """Qwen2.5-Coder-1.5B-Instruct Q4_K_M, a real target users run, joined once per session
-    from its PyPI data packages (tests/real_target.py)."""
-    from tests.real_target import join_parts
+    from its PyPI data packages (tests/support/real_target.py)."""
+    from tests.support.real_target import join_parts
     return join_parts(tmp_path_factory.mktemp("real-target") / "qwen2.5-coder-1.5b-q4_k_m.gguf")
 
 

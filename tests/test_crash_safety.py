@@ -16,9 +16,8 @@ import pytest
 from draftlight import paths
 from draftlight.settings import Settings, save_settings
 from draftlight.store.history import COMPLETE, INTERRUPTED, History, history_path
-from tests.conftest_hub import clean_env  # noqa: F401
-from tests.hub_server import FakeHub, synthetic_gguf
-from tests.real_window import cost_cache_file  # noqa: F401
+from tests.support.hub_server import FakeHub, synthetic_gguf
+from tests.support.real_window import cost_cache_file  # noqa: F401
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,5 @@
-"""The suite keeps out of the user's folders (tests/user_folders.py): HOME and XDG_* point at an
-empty folder, and a write there, even one the code swallows, is reported."""
+"""The suite keeps out of the user's folders (tests/support/user_folders.py): HOME and XDG_*
+point at an empty folder, and a write there, even one the code swallows, is reported."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import platformdirs
 
 from draftlight import paths
-from tests.user_folders import NOT_HOME, writes_to_not_home
+from tests.support.user_folders import NOT_HOME, writes_to_not_home
 
 
 def test_the_user_folders_point_at_an_empty_place_and_each_test_has_its_own_home(isolated_home):

@@ -35,7 +35,7 @@ class Backend(Protocol):
 
 class LanguageModel(Backend, Protocol):
     """A Backend with a tokenizer, a context window and metadata: what Engine needs of a model
-    (llama_backend.LlamaBackend on llama.cpp; tests/fake_backend.FakeChatModel in tests)."""
+    (llama_backend.LlamaBackend on llama.cpp; tests/support/fake_backend.FakeChatModel in tests)."""
 
     n_ctx: int  # context window, tokens
 

@@ -1,7 +1,7 @@
 """The API's requests and answers as plain data: validation of a chat completion request (pydantic
 models, their complaints in this API's words), and the JSON bodies of completions, stream
-chunks, usage and errors (OpenAI's shapes). No I/O here,
-so every rule is tested without a model or a socket (tests/test_serve_schema.py)."""
+chunks, usage and errors (OpenAI's shapes). No I/O here, so every rule is tested without a
+model or a socket (tests/serve/test_serve_logic.py, tests/serve/test_serve_fuzz.py)."""
 
 from __future__ import annotations
 

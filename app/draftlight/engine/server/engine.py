@@ -28,7 +28,7 @@ from draftlight.engine.server.client import (Endpoint, ServerError, post_json, s
 from draftlight.engine.server.process import (HEALTH_TIMEOUT, ManagedServer, ServerOptions,
                                               ServerStartError)
 from draftlight.engine.server.rpc import no_longer_answer, unreachable
-from draftlight.engine.server.reply_labels import UNKNOWN_NOTE, ReplyLabels
+from draftlight.engine.server.reply_labels import ReplyLabels
 from draftlight.engine.server.vllm_metrics import STREAM_OPTIONS
 from draftlight.modes import NEEDS_DRAFT_MODEL, REMOTE, SPEC_TYPES, Mode, ModeError, llama_mode
 

@@ -8,16 +8,11 @@ with a tooltip saying why, while a server answers."""
 
 from __future__ import annotations
 
-import dataclasses
-import importlib.util
 import sys
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 
-from draftlight.modes import REMOTE, Mode, llama_mode
-from draftlight.engine.server.rpc import machines_gone, rpc_addresses
 from draftlight.settings import Settings, save_settings
 from draftlight.store.history import History
 from draftlight.ui.chat.pane import ChatPane
@@ -25,9 +20,11 @@ from draftlight.ui.chat.session import ChatSession
 from draftlight.ui.chat.conversation_list import ConversationList
 from draftlight.launch import EngineSpec
 from draftlight.ui.engine.model_loader import ModelLoader
-from draftlight.ui.engine.model_bar import MTP, NGRAM, NONE as NO_DRAFT, ModelBar
+from draftlight.ui.engine.engine_choice import EngineChoice
+from draftlight.ui.engine.model_bar import ModelBar
 from draftlight.ui.engine.server_log import ServerLog, ServerLogDialog
 from draftlight.ui.chat.main_toolbar import MainToolbar
+from draftlight.ui.chat.menus import build_menus
 from draftlight.ui.flash.palette import scheme_named
 from draftlight.ui.engine.serve_switch import ServeSwitch
 from draftlight.ui.engine.worker import EngineThread
@@ -49,7 +46,6 @@ class MainWindow(QMainWindow):
         self.history = history
         self.persist_settings = persist_settings
         self._closed = False
-        self._pending_mode: str | None = None  # chosen with a draft that is still loading
 
         self.engine = EngineThread(factory, self)
         self.server_log = ServerLog(self)
@@ -59,6 +55,7 @@ class MainWindow(QMainWindow):
                                         allow_origins=tuple(settings.serve_origins.split()))
         self.models = ModelLoader(self.engine, EngineSpec.from_settings(settings),
                                   (settings.effective_mode(),), self)
+        self.choice = EngineChoice(self.models)  # what the engine and mode choices mean
         self.setWindowTitle("Draftlight")
         self.resize(1100, 760)
         self._build_widgets()
@@ -69,7 +66,7 @@ class MainWindow(QMainWindow):
             self.banner.show_message(settings_message)
         if history.problem:
             self.banner.show_message(history.problem, "Start a new history",
-                                     self._start_fresh_history)
+                                     self.session.start_fresh_history)
         self._update_actions()
         self.models.load()
 
@@ -116,24 +113,11 @@ class MainWindow(QMainWindow):
         self.toolbar = MainToolbar(self, self.model_bar, self.chat.scheme,
                                    self.settings.show_highlights)
         self.addToolBar(self.toolbar)
-        self.models_action = QAction("Models…", self)
-        self.models_action.setVisible(importlib.util.find_spec("draftlight.ui.picker.dialog") is not None)
-        self.quit_action = QAction("Quit", self, shortcut=QKeySequence.Quit)
-        menu = self.menuBar().addMenu("&File")
-        for action in (self.toolbar.new_action, self.toolbar.settings_action, self.models_action,
-                       self.serve_switch.action):
-            menu.addAction(action)
-        menu.addSeparator()
-        menu.addAction(self.quit_action)
-        view = self.menuBar().addMenu("&View")
-        view.addAction(self.toolbar.highlight_action)
-        self.server_log_action = QAction("Server log", self)
-        self.server_log_action.setToolTip("What llama-server printed (the llama.cpp server engine)")
-        view.addAction(self.server_log_action)
+        menus = build_menus(self, self.toolbar, self.serve_switch.action)
+        self.models_action, self.quit_action = menus.models, menus.quit
+        self.server_log_action, self.stop_action = menus.server_log, menus.stop
         self._tooltips = {action: action.toolTip()
                           for action in (self.toolbar.compare_action, self.serve_switch.action)}
-        self.stop_action = QAction("Stop", self, shortcut=QKeySequence(Qt.Key_Escape))
-        self.addAction(self.stop_action)
         self._fill_modes()
 
     def _connect(self) -> None:
@@ -180,23 +164,10 @@ class MainWindow(QMainWindow):
     # --- modes -----------------------------------------------------------------------------
 
     def _fill_modes(self) -> None:
-        current = self.current_mode()
-        wanted = self._pending_mode or (current if current in self.models.modes
-                                        else self._default_mode())
+        wanted = self.choice.mode_to_show(self.settings, self.current_mode())
         self.toolbar.mode_box.fill(self.models.modes, bool(self.draft_name), wanted)
-        if wanted == self._pending_mode and wanted in self.toolbar.mode_box.usable():
-            self._pending_mode = None  # the draft it waited for is in
-            self.settings.mode = wanted
+        self.choice.mode_shown(self.settings, wanted, tuple(self.toolbar.mode_box.usable()))
         self.serve_switch.set_mode(self.current_mode())
-
-    def _default_mode(self) -> str:
-        """The mode Settings keep for the engine: llama-server's start type, a remote server's
-        only mode, else the in-process engine's mode."""
-        if self.models.engine_kind == "llama-server":
-            return llama_mode(self.settings.spec_type)
-        if self.models.engine_kind == "remote":
-            return REMOTE
-        return self.settings.effective_mode()
 
     def current_mode(self) -> str:
         return self.toolbar.mode_box.current_mode()
@@ -205,11 +176,7 @@ class MainWindow(QMainWindow):
         self.toolbar.mode_box.select(mode)
 
     def _on_mode_chosen(self, _index: int) -> None:
-        mode = self.current_mode()
-        if self.models.runs_locally:
-            self.settings.mode = mode
-        elif mode and Mode.parse(mode).runs_on_llama_server:  # its next start uses it too
-            self.settings.spec_type = Mode.parse(mode).spec_type_argument
+        self.choice.mode_chosen(self.settings, self.current_mode())
         self.serve_switch.set_mode(self.current_mode())
         self._save_settings()
 
@@ -245,27 +212,16 @@ class MainWindow(QMainWindow):
 
     def choose_engine(self, kind: str) -> None:
         """From the model bar: another engine (this reloads)."""
-        self.apply_settings(dataclasses.replace(self.settings, engine=kind))
+        self.apply_settings(self.choice.with_engine(self.settings, kind))
 
     def choose_target(self, path: str) -> None:
         """From the model bar: another target (this reloads)."""
-        self.apply_settings(dataclasses.replace(self.settings, target_path=path or None))
+        self.apply_settings(self.choice.with_target(self.settings, path))
 
     def choose_draft(self, choice: str) -> None:
-        """From the model bar: a draft model (swapped in, the target stays), n-gram or none."""
-        mode = self.current_mode()
-        if choice == MTP:  # the target drafts for itself: llama.cpp's server runs that
-            self.apply_settings(dataclasses.replace(self.settings, engine="llama-server",
-                                                    spec_type="draft-mtp"))
-            return
-        if choice == NGRAM:
-            new, mode = dataclasses.replace(self.settings, draft_path=None), "ngram"
-        elif choice == NO_DRAFT:
-            new = dataclasses.replace(self.settings, draft_path=None)
-            mode = "off" if mode in ("draft", "ngram") else mode
-        else:
-            new, mode = dataclasses.replace(self.settings, draft_path=choice), "draft"
-            self._pending_mode = mode  # usable once the draft is in
+        """From the model bar: a draft model (swapped in, the target stays), n-gram, none, or
+        the target's MTP layers (on llama-server)."""
+        new, mode = self.choice.with_draft(self.settings, choice, self.current_mode())
         self.apply_settings(new)
         self.set_mode(mode)
 
@@ -329,13 +285,13 @@ class MainWindow(QMainWindow):
         self.serve_switch.allow_origins = tuple(new.serve_origins.split())
         self._save_settings()
         self.models.apply(EngineSpec.from_settings(new))
-        if new.engine == "llama-server":
-            self.set_mode(llama_mode(new.spec_type))  # restarts llama-server at the next reply
+        if (mode := self.choice.mode_after(new)) is not None:
+            self.set_mode(mode)  # llama-server restarts with it at the next reply
 
     def _on_reply_failed(self, message: str) -> None:
         """A reply's error; when llama-server lost machines its model was split over, the
         banner offers to start it again without them."""
-        gone = machines_gone(message) if self.settings.engine == "llama-server" else ()
+        gone = self.choice.machines_lost(self.settings, message)
         if not gone:
             self.banner.show_message(message)
             return
@@ -344,8 +300,7 @@ class MainWindow(QMainWindow):
 
     def restart_without(self, machines: tuple[str, ...]) -> None:
         """Settings ▸ Engine ▸ Use other machines, less `machines`; the engine reloads."""
-        kept = [a for a in rpc_addresses(self.settings.rpc_servers) if a not in machines]
-        self.apply_settings(dataclasses.replace(self.settings, rpc_servers=", ".join(kept)))
+        self.apply_settings(self.choice.without(self.settings, machines))
         self.show_status(f"Starting llama-server without {', '.join(machines)}…")
 
     def open_models(self) -> None:
@@ -361,13 +316,6 @@ class MainWindow(QMainWindow):
             self.server_log_dialog = ServerLogDialog(self.server_log, self)
         self.server_log_dialog.show()
         self.server_log_dialog.raise_()
-
-    def _start_fresh_history(self) -> None:
-        moved = self.history.start_fresh()
-        self.session.new_conversation()
-        self.conversations.refresh()
-        if moved:
-            self.show_status(f"The old history was kept as {moved.name}")
 
     def show_status(self, text: str) -> None:
         self.statusBar().showMessage(text, 5000)
@@ -395,18 +343,11 @@ class MainWindow(QMainWindow):
         messages = self.session.messages_to_compare()
         if not messages or not self.ready or self.session.streaming:
             return
-        mode = self.current_mode()
-        if mode == "off":
-            mode = "auto" if "auto" in self.models.modes else "ngram"
+        mode = self.choice.compare_mode(self.current_mode())
         self.compare_dialog = CompareDialog(self.engine, messages,
                                             self.settings.sampling_params(), mode, self)
-        self.compare_dialog.compared.connect(self._remember_plain_speed)
+        self.compare_dialog.compared.connect(self.session.remember_plain_speed)
         self.compare_dialog.open()
-
-    def _remember_plain_speed(self, result) -> None:
-        """The speed meter's plain figure, until the engine's own timing says otherwise."""
-        if result.plain.tokens_per_second:
-            self.session.plain_rate = result.plain.tokens_per_second
 
     # --- closing ---------------------------------------------------------------------------
 

@@ -94,6 +94,20 @@ class ChatSession(QObject):
         self.conversation_id = None
         self.current_changed.emit(None)
 
+    def start_fresh_history(self) -> None:
+        """A history that could not be read is set aside; a new, empty one is used."""
+        moved = self.history.start_fresh()
+        self.new_conversation()
+        self.conversations_changed.emit()
+        if moved:
+            self.info.emit(f"The old history was kept as {moved.name}")
+
+    def remember_plain_speed(self, result) -> None:
+        """Compare timed plain decoding: the speed meter's plain figure, until the engine's own
+        timing says otherwise."""
+        if result.plain.tokens_per_second:
+            self.plain_rate = result.plain.tokens_per_second
+
     def open_conversation(self, conversation_id: int) -> None:
         self._abandon_stream()
         self.chat.clear()

@@ -22,13 +22,13 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QWid
 from draftlight.modes import llama_mode
 from draftlight.store.gguf_info import vocabulary_of
 from draftlight.store.installed import list_installed
+# The draft drop-down's data besides a file: the target's own multi-token-prediction layers on
+# llama-server (draft-mtp), n-gram lookup (no draft model), no drafting.
+from draftlight.ui.engine.engine_choice import MTP, NGRAM, NO_DRAFT as NONE
 
 # Settings.engine values, as the window names them
 ENGINE_LABELS = {"local": "This computer", "llama-server": "llama.cpp server",
                  "remote": "Remote server"}
-NGRAM = "ngram"  # draft drop-down data: n-gram lookup, no draft model
-NONE = ""  # no drafting
-MTP = "mtp"  # the target's own multi-token-prediction layers, on llama-server (draft-mtp)
 MAX_VOCAB_SIZE_DIFFERENCE = 128  # as draftlight.engine.compat (padding differs between sizes)
 
 

@@ -152,7 +152,7 @@ class EngineWorker(QObject):
     def _notices(self, spec: EngineSpec) -> list[str]:
         """What the user should know about the loaded target (how it was loaded, a missing
         chat template): the engine's own load notices."""
-        return list(getattr(self.engine, "load_notices", ()))
+        return list(self.engine.load_notices)
 
     @Slot(object)
     def change_draft(self, spec: EngineSpec) -> None:

@@ -1,0 +1,32 @@
+"""EngineThread's stand-in for ModelLoader's tests: it records what it is asked to do, and its
+worker's signals are emitted by the test."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from draftlight.launch import EngineSpec
+
+
+class ScriptedWorker(QObject):
+    capabilities = Signal(object)
+    loading = Signal(str)
+    preparing = Signal(str, int)
+    loaded = Signal(object)
+    load_failed = Signal(str)
+    draft_changed = Signal(object)
+    draft_failed = Signal(str)
+
+
+class RecordingEngine:
+    """Stands in for EngineThread: records the requests instead of sending them."""
+
+    def __init__(self) -> None:
+        self.worker = ScriptedWorker()
+        self.calls: list[tuple[str, EngineSpec]] = []
+
+    def load(self, spec: EngineSpec) -> None:
+        self.calls.append(("load", spec))
+
+    def change_draft(self, spec: EngineSpec) -> None:
+        self.calls.append(("change_draft", spec))

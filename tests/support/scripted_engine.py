@@ -1,0 +1,89 @@
+"""A scripted engine in place of llama.cpp, for the window's tests (fast, exact): the factory
+the worker thread loads engines from, and the engines, which stream a script of
+(text, source, step) pieces. Everything else under test is the real code."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from draftlight.engine.errors import ModelLoadError
+from draftlight.engine.events import Done, Stats, TextPiece
+from draftlight.ui.engine.loaded import Capabilities
+
+# "Hello" (target), " wor" + "ld" (one accepted run of 2, step 1), "!" (target, step 1),
+# " Bye" (run of 1, step 2), "." (target).
+SCRIPT = [("Hello", "target", 0), (" wor", "draft", 1), ("ld", "draft", 1), ("!", "target", 1),
+          (" Bye", "draft", 2), (".", "target", 2)]
+
+
+class ScriptedEngine:
+    load_notices: tuple[str, ...] = ()  # the engine protocol's after-load notices
+
+    def __init__(self, factory) -> None:
+        self.factory = factory
+        self.draft = None
+        self.closed = False
+        self.thread = threading.get_ident()
+
+    def generate(self, messages, params, mode):
+        assert threading.get_ident() == self.thread, "engine used off its own thread"
+        self.factory.calls.append((messages, mode))
+        script = self.factory.script(mode) if callable(self.factory.script) else (
+            self.factory.script)
+        stats = Stats(mode=mode)
+        text = []
+        for piece_text, source, step in script:
+            if self.factory.delay:
+                time.sleep(self.factory.delay)
+            stats.new_tokens += 1
+            stats.target_passes = step + 1
+            if source == "draft":
+                stats.accepted += 1
+                stats.drafted += 1
+            text.append(piece_text)
+            yield TextPiece(piece_text, source, step)
+        stats.seconds = 0.5
+        yield Done("".join(text), stats)
+
+    def attach_draft(self, draft) -> None:
+        self.draft = draft
+
+    def detach_draft(self) -> None:
+        self.draft = None
+
+    def close(self) -> None:
+        self.factory.closed_on.append(threading.get_ident())
+        self.closed = True
+
+
+class ScriptedFactory:
+    def __init__(self, script=SCRIPT, delay=0.0, modes=("off", "draft", "ngram"),
+                 fail_load=False) -> None:
+        self.script, self.delay, self.modes, self.fail_load = script, delay, modes, fail_load
+        self.calls: list = []
+        self.loads: list = []
+        self.drafts: list = []
+        self.closed_on: list[int] = []
+        self.engines: list[ScriptedEngine] = []
+
+    def capabilities(self):
+        return Capabilities(tuple(self.modes))
+
+    def prepare_default(self, report, should_cancel):
+        report(136, 272, "Making the default model…")
+        return "default-model.gguf", None
+
+    def load_engine(self, spec):
+        self.loads.append(spec)
+        if self.fail_load:
+            raise ModelLoadError(f"model file not found: {spec.target_path}")
+        engine = ScriptedEngine(self)
+        if spec.draft_path:
+            engine.attach_draft(spec.draft_path)
+        self.engines.append(engine)
+        return engine
+
+    def open_draft(self, spec):
+        self.drafts.append(spec.draft_path)
+        return spec.draft_path

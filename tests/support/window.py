@@ -1,0 +1,60 @@
+"""Driving a shown MainWindow in the window's tests: send a message and wait for the reply,
+read back what is highlighted, and time how long the GUI thread was blocked."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
+
+from draftlight.ui.flash import highlight
+
+
+def send_and_wait(qtbot, window, text="Hi", timeout=10_000):
+    with qtbot.waitSignal(window.session.reply_finished, timeout=timeout) as blocker:
+        window.composer.setPlainText(text)
+        qtbot.keyClick(window.composer, Qt.Key_Return)
+    return blocker.args[0]
+
+
+def highlighted_text(view) -> list[tuple[str, bool]]:
+    out = []
+    for start, end, _tokens, coloured in highlight.highlighted_ranges(view.document):
+        cursor = QTextCursor(view.document)
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.KeepAnchor)
+        out.append((cursor.selectedText(), coloured))
+    return out
+
+
+def assert_spans_are_run_text(spans: list[str], run_texts: list[str]) -> None:
+    """Each highlighted span with text lies inside a run, runs taken in order; a span of
+    whitespace alone is allowed only when some run is whitespace alone (a newline token)."""
+    run = 0
+    for text in spans:
+        if not text.strip():
+            assert any(not r.strip() for r in run_texts), f"whitespace highlighted: {text!r}"
+            continue
+        while run < len(run_texts) and text.strip() not in run_texts[run]:
+            run += 1
+        assert run < len(run_texts), f"{text!r} is not in any run after the previous span"
+
+
+class TickRecorder:
+    """A 5 ms timer on the GUI thread; the longest gap between ticks is how long the event
+    loop was blocked (repaints, input) while the worker loaded and generated."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+        self.last = time.perf_counter()
+        self.longest = 0.0
+        self.timer = QTimer()
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.longest = max(self.longest, now - self.last)
+        self.last = now

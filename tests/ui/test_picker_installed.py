@@ -1,0 +1,158 @@
+"""The picker's Installed tab: facts per model, role buttons that reach the window, delete with
+confirmation (never the bundled model), and convert on a worker thread with progress."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QMessageBox  # noqa: E402
+
+from draftlight import paths  # noqa: E402
+from draftlight.store.installed import BUNDLED_NAME, list_installed, register_download  # noqa: E402
+from draftlight.ui.picker.rows import CHIPS_ROLE, SECONDARY_ROLE  # noqa: E402
+from tests.support.hub_server import synthetic_gguf  # noqa: E402
+from tests.support.picker import TIMEOUT_MS  # noqa: E402
+
+
+@pytest.fixture
+def downloaded():
+    """A model as a finished download leaves it (a small valid GGUF, Q4_K_M)."""
+    path = paths.models_dir() / "org" / "Tiny-GGUF" / "tiny-Q4_K_M.gguf"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(synthetic_gguf(1 << 16, file_type=15))
+    return register_download(repo="org/Tiny-GGUF", file=path.name, path=path, sha256=None,
+                             commit=None)
+
+
+@pytest.fixture
+def panel(make_dialog, closed_port_url, downloaded):
+    dialog = make_dialog(closed_port_url)
+    dialog.show()
+    dialog.tabs.setCurrentWidget(dialog.installed_panel)
+    return dialog.installed_panel
+
+
+def row(panel, name):
+    return next(panel.list.item(i) for i in range(panel.list.count())
+                if panel.list.item(i).text() == name)
+
+
+def test_each_model_shows_size_weight_type_verify_and_path(panel, downloaded, bundled_model):
+    tiny = row(panel, downloaded.name).data(SECONDARY_ROLE)
+    assert tiny.startswith("65.5 kB  ·  Q4_K_M  ·  fast verify  ·  ")
+    assert str(downloaded.path) in tiny
+    assert row(panel, downloaded.name).data(CHIPS_ROLE)[0][0] == "hub"
+    bundled = row(panel, BUNDLED_NAME)
+    assert "Q4_1  ·  slow verify" in bundled.data(SECONDARY_ROLE)
+    assert str(bundled_model) in bundled.data(SECONDARY_ROLE)
+    assert bundled.data(CHIPS_ROLE)[0][0] == "bundled"
+
+
+def test_role_buttons_ask_the_window_to_load_the_model(qtbot, panel, downloaded):
+    dialog = panel.window()
+    panel.select(downloaded.name)
+    with qtbot.waitSignal(dialog.target_chosen) as target:
+        qtbot.mouseClick(panel.target_button, Qt.LeftButton)
+    assert target.args == [str(downloaded.path)]
+    with qtbot.waitSignal(dialog.draft_chosen) as draft:
+        qtbot.mouseClick(panel.draft_button, Qt.LeftButton)
+    assert draft.args == [str(downloaded.path)]
+
+
+def test_the_bundled_model_cannot_be_deleted(qtbot, panel, monkeypatch, bundled_model):
+    monkeypatch.setattr(QMessageBox, "question", lambda *a: pytest.fail("asked to delete it"))
+    panel.select(BUNDLED_NAME)
+    assert not panel.delete_button.isEnabled()
+    with qtbot.waitSignal(panel.message) as told:
+        assert panel.delete_selected() is False  # even when called directly
+    assert "bundled with the app" in told.args[0]
+    assert bundled_model.exists() and BUNDLED_NAME in {m.name for m in list_installed()}
+
+
+def test_delete_asks_first_and_removes_the_file(qtbot, panel, monkeypatch, downloaded):
+    asked = []
+
+    def answer(reply):
+        def question(_parent, _title, text):
+            asked.append(text)
+            return reply
+        return question
+
+    panel.select(downloaded.name)
+    assert panel.delete_button.isEnabled()
+    monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.No))
+    assert panel.delete_selected() is False and downloaded.path.exists()
+    monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.Yes))
+    with qtbot.waitSignal(panel.window().installed_changed):
+        assert panel.delete_selected() is True
+    assert "delete its file" in asked[0] and str(downloaded.path) in asked[0]
+    assert not downloaded.path.exists()
+    assert downloaded.name not in {m.name for m in panel.models_shown()}
+
+
+def test_convert_runs_off_the_gui_thread_with_progress(qtbot, panel, monkeypatch, downloaded):
+    from draftlight.store.convert import ConvertProgress
+    from draftlight.store.installed import register_conversion
+    seen = {"values": []}
+    release = threading.Event()
+
+    def fake_convert(model, type_name, *, on_progress, should_cancel):
+        seen["thread"] = threading.current_thread()
+        for done in range(1, 5):
+            on_progress(ConvertProgress(done, 4, "quantizing"))
+            time.sleep(0.05)
+            if done == 2:
+                release.wait(10)  # hold at 2 of 4 until the test has seen the bar
+        dest = model.path.with_name(f"tiny.{type_name}.gguf")
+        dest.write_bytes(model.path.read_bytes())
+        return register_conversion(dest, model.name)
+
+    monkeypatch.setattr("draftlight.ui.picker.installed.convert_installed", fake_convert)
+    panel.select(downloaded.name)
+    conversion = panel.convert(downloaded, "Q8_0")
+    qtbot.waitUntil(lambda: panel.progress.value() == 2 and panel.progress.maximum() == 4,
+                    timeout=TIMEOUT_MS)
+    assert panel.progress.isVisible() and not panel.convert_button.isEnabled()
+    assert seen["thread"] is not threading.main_thread()
+    release.set()
+    with qtbot.waitSignal(panel.window().installed_changed, timeout=TIMEOUT_MS):
+        pass
+    conversion.join(5)
+    assert not panel.progress.isVisible()
+    assert panel.selected().source == "converted"
+    assert panel.selected().converted_from == downloaded.name
+
+
+def test_use_as_draft_loads_it_in_the_window(qtbot, open_window, monkeypatch, downloaded,
+                                             clean_env):
+    from draftlight.ui.picker.dialog import PickerDialog
+    from tests.support.scripted_engine import ScriptedFactory
+
+    def exec_and_choose(dialog):  # instead of waiting for a person: click "Use as draft"
+        dialog.installed_panel.select(downloaded.name)
+        qtbot.mouseClick(dialog.installed_panel.draft_button, Qt.LeftButton)
+        dialog.done(0)
+        return 0
+
+    monkeypatch.setattr(PickerDialog, "exec", exec_and_choose)
+    factory = ScriptedFactory(modes=("off", "draft", "ngram", "auto"))
+    window = open_window(factory)
+    window.open_models()
+    qtbot.waitUntil(lambda: window.draft_name == downloaded.path.name, timeout=5000)
+    assert factory.drafts == [str(downloaded.path)] and len(factory.loads) == 1
+    assert window.current_mode() == "draft"
+
+
+def test_open_folder_opens_the_models_folder(panel, monkeypatch, downloaded):
+    from PySide6.QtGui import QDesktopServices
+    opened = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url) or True)
+    panel.select(downloaded.name)
+    panel.folder_button.click()
+    assert [url.toLocalFile() for url in opened] == [str(downloaded.path.parent)]

@@ -1,0 +1,90 @@
+"""The model bar: installed models as target and draft choices, a draft of another vocabulary
+disabled with the reason, a draft change that keeps the target loaded, load progress named.
+Scripted engine; the installed models are real GGUF files (the bundled one, a copy of it, and
+a header-only GGUF of another tokenizer)."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from draftlight.store.installed import add_local
+from draftlight.ui.engine.model_bar import NGRAM
+from tests.support.scripted_engine import ScriptedFactory
+from tests.support.window import send_and_wait
+
+
+@pytest.fixture
+def installed(tmp_path, bundled_model):
+    import gguf
+    same = tmp_path / "smol-copy.gguf"
+    shutil.copyfile(bundled_model, same)
+    other = tmp_path / "other-vocab.gguf"
+    writer = gguf.GGUFWriter(str(other), "gemma3")
+    writer.add_tokenizer_model("llama")
+    writer.add_token_list([f"t{i}" for i in range(300)])
+    writer.add_tensor("x", np.zeros(4, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return add_local(same, name="smol-copy"), add_local(other, name="other-vocab")
+
+
+def items(box) -> list[tuple[str, str, bool]]:
+    model = box.model()
+    return [(box.itemText(i), box.itemData(i), model.item(i).isEnabled())
+            for i in range(box.count())]
+
+
+def test_draft_choices_list_the_other_vocabulary_as_cross_vocabulary(qtbot, open_window,
+                                                                     installed):
+    same, other = installed
+    window = open_window(ScriptedFactory(modes=("off", "draft", "ngram", "auto")))
+    bar = window.model_bar
+    targets = [data for _, data, _ in items(bar.target_box)]
+    assert "" in targets and str(same.path) in targets and str(other.path) in targets
+    drafts = items(bar.draft_box)
+    assert drafts[0][1] == "" and drafts[1][1] == NGRAM
+    by_path = {data: (text, enabled) for text, data, enabled in drafts}
+    assert by_path[str(same.path)] == ("smol-copy", True)
+    text, enabled = by_path[str(other.path)]
+    assert enabled and text == "other-vocab — cross-vocabulary"
+    index = bar.draft_box.findData(str(other.path))
+    assert "another tokenizer" in bar.draft_box.model().item(index).toolTip()
+
+
+def test_choosing_a_draft_swaps_it_in_without_reloading_the_target(qtbot, open_window,
+                                                                   installed):
+    same, _ = installed
+    factory = ScriptedFactory(modes=("off", "draft", "ngram", "auto"))
+    window = open_window(factory)
+    bar = window.model_bar
+    bar.draft_box.activated.emit(bar.draft_box.findData(str(same.path)))
+    qtbot.waitUntil(lambda: window.draft_name == "smol-copy.gguf", timeout=5000)
+    assert factory.drafts == [str(same.path)] and len(factory.loads) == 1
+    assert window.current_mode() == "draft"
+    assert bar.draft_box.currentData() == str(same.path)
+    send_and_wait(qtbot, window)
+    assert factory.calls[-1][1] == "draft"
+    bar.draft_box.activated.emit(bar.draft_box.findData(NGRAM))
+    qtbot.waitUntil(lambda: window.draft_name is None, timeout=5000)
+    assert window.current_mode() == "ngram" and len(factory.loads) == 1
+
+
+def test_loading_shows_a_progress_bar_with_the_model_name(qtbot, open_window, installed):
+    same, _ = installed
+    factory = ScriptedFactory()
+    window = open_window(factory)
+    assert window.progress.isHidden()
+    seen = []
+    window.models.status.connect(lambda _t: seen.append((window.progress.isVisible(),
+                                                         window.progress.format())))
+    window.model_bar.target_box.activated.emit(
+        window.model_bar.target_box.findData(str(same.path)))
+    qtbot.waitUntil(lambda: window.ready and not window.loading, timeout=5000)
+    assert (True, "Loading smol-copy.gguf…") in seen
+    assert len(factory.loads) == 2 and factory.loads[-1].target_path == str(same.path)
+    assert window.progress.isHidden()

@@ -1,0 +1,51 @@
+"""The model bar on the real bundled model: choosing a draft model swaps it in on the worker
+thread while the target llama.cpp model stays loaded (the same object, no second target load);
+the reply then drafts with it, and choosing n-gram closes it, again keeping the target."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from draftlight.settings import load_settings
+from draftlight.store.installed import add_local
+from draftlight.ui.engine.model_bar import NGRAM
+from tests.support.real_window import (cost_cache_file, real_window,  # noqa: F401
+                                       send_and_wait_real, shared_cost_cache)
+
+pytest.importorskip("llama_cpp")
+pytestmark = pytest.mark.slow
+
+
+def test_choosing_a_draft_keeps_the_loaded_target(qtbot, tmp_path, bundled_model, real_window):
+    copy = tmp_path / "smol-draft.gguf"
+    shutil.copyfile(bundled_model, copy)
+    add_local(copy, name="smol-draft")
+    window = real_window(load_settings()[0])
+    qtbot.waitUntil(lambda: window.ready and not window.loading, timeout=120_000)
+    worker = window.engine.worker
+    engine, target = worker.engine, worker.engine.target  # read, never called, from here
+    assert engine.draft is None
+    loads, loading = [], []
+    worker.loaded.connect(loads.append)
+    worker.loading.connect(loading.append)
+
+    bar = window.model_bar
+    index = bar.draft_box.findData(str(copy))
+    assert index > 0 and bar.draft_box.model().item(index).isEnabled()
+    bar.draft_box.activated.emit(index)
+    qtbot.waitUntil(lambda: window.draft_name == "smol-draft.gguf" and not window.loading,
+                    timeout=120_000)
+    assert worker.engine is engine and engine.target is target
+    assert engine.draft is not None and engine.draft.path == copy and engine.draft is not target
+    assert loads == [] and loading == ["Loading draft smol-draft.gguf…"]
+    assert window.current_mode() == "draft"
+
+    view = send_and_wait_real(qtbot, window)
+    assert view.mode == "draft" and view.stats["drafted"] > 0
+
+    bar.draft_box.activated.emit(bar.draft_box.findData(NGRAM))
+    qtbot.waitUntil(lambda: window.draft_name is None and not window.loading, timeout=60_000)
+    assert worker.engine is engine and engine.target is target and engine.draft is None
+    assert loads == [] and window.current_mode() == "ngram"

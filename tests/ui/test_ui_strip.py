@@ -1,0 +1,98 @@
+"""The acceptance strip under a reply, measured in pixels: one cell per target pass, wide as
+its tokens; hover tells what the pass drafted; a click selects the run. Scripted engine."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtWidgets import QApplication, QToolTip
+
+from draftlight.engine.events import Done, Progress, Stats, TextPiece
+from draftlight.settings import Settings
+from tests.support.pixels import cells
+from tests.support.scripted_engine import SCRIPT, ScriptedEngine, ScriptedFactory
+from tests.support.window import send_and_wait
+
+
+class DraftingEngine(ScriptedEngine):
+    """Like the engine: a pass's pieces, then its Progress. A pass that accepted k draft tokens
+    had drafted k + 1 (its last one was rejected)."""
+
+    def generate(self, messages, params, mode):
+        stats = Stats(mode=mode)
+        script = self.factory.script
+        for index, (piece_text, source, step) in enumerate(script):
+            stats.target_passes = step + 1
+            stats.new_tokens += 1
+            stats.accepted += source == "draft"
+            yield TextPiece(piece_text, source, step)
+            if index + 1 == len(script) or script[index + 1][2] != step:
+                accepted = sum(1 for _, s, p in script if p == step and s == "draft")
+                drafted = accepted + 1 if accepted else 0
+                stats.drafted += drafted
+                yield Progress(Stats(**vars(stats)), pass_drafted=drafted)
+        stats.seconds = 0.5
+        yield Done("".join(p[0] for p in script), stats)
+
+
+class DraftingFactory(ScriptedFactory):
+    def load_engine(self, spec):
+        self.loads.append(spec)
+        return DraftingEngine(self)
+
+
+def test_one_cell_per_pass_width_by_tokens_now_and_after_reopening(qtbot, open_window):
+    window = open_window()
+    view = send_and_wait(qtbot, window)
+    found = cells(view.strip)
+    assert len(found) == 3  # SCRIPT has three target passes
+    widths = [right - left for left, right in found]
+    # "Hello" 1 token, " wor"+"ld"+"!" 3 tokens, " Bye"+"." 2 tokens.
+    assert widths[1] > widths[2] > widths[0]
+    # Accepted runs are coloured, the plain pass is not: different colours.
+    image = view.strip.grab().toImage()
+    y = image.height() // 2
+    colours = {image.pixel((left + right) // 2, y) for left, right in found}
+    assert len(colours) == 3
+    # An older reply (no pass table in its stats) gets a strip from its runs alone.
+    window.session.open_conversation(window.session.conversation_id)
+    reopened = window.chat.messages[-1]
+    reopened.stats.pop("passes")
+    reopened.render()
+    assert len(cells(reopened.strip)) == 3
+
+
+def test_a_longer_reply_has_as_many_cells_as_passes(qtbot, open_window):
+    script = [(f" w{i}", "draft" if i % 3 else "target", i // 3) for i in range(30)]
+    window = open_window(ScriptedFactory(script))
+    window.resize(1400, 700)
+    view = send_and_wait(qtbot, window)
+    assert len(cells(view.strip)) == 10
+
+
+def test_hover_tells_drafted_and_accepted_and_a_click_selects_the_run(qtbot, open_window):
+    window = open_window(DraftingFactory(SCRIPT))
+    view = send_and_wait(qtbot, window)
+    left, right = cells(view.strip)[1]
+    middle = QPoint((left + right) // 2, view.strip.height() // 2)
+    # the event Qt sends a widget when the pointer rests on it (sent directly: the offscreen
+    # platform delivers synthetic hover moves unreliably)
+    QApplication.sendEvent(view.strip, QHelpEvent(QEvent.ToolTip, middle,
+                                                  view.strip.mapToGlobal(middle)))
+    qtbot.waitUntil(QToolTip.isVisible, timeout=2000)
+    assert "2 drafted · 2 accepted" not in QToolTip.text()
+    assert "3 drafted · 2 accepted" in QToolTip.text() and "world!" in QToolTip.text()
+    qtbot.mouseClick(view.strip, Qt.LeftButton, pos=middle)
+    assert view.body.textCursor().selectedText() == " world"
+
+
+def test_the_strip_grows_while_the_reply_streams(qtbot, open_window):
+    script = [(f" w{i}", "draft" if i % 2 else "target", i // 2) for i in range(80)]
+    window = open_window(ScriptedFactory(script, delay=0.01), settings=Settings())
+    window.send("go")
+    view = window.chat.messages[-1]
+    qtbot.waitUntil(lambda: len(view.text) > 40, timeout=5000)
+    assert view.streaming and 0 < len(view.strip.passes) < 40
+    with qtbot.waitSignal(window.session.reply_finished, timeout=10_000):
+        pass
+    assert len(view.strip.passes) == 40
