@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from draftlight.bench.ceiling import followed, ngram_oracle_cost
+from draftlight.bench.fit_priors import regions as chat_regions
 from draftlight.bench.report import speedup_interval
 from draftlight.bench.runner import RunLog, TurnResult, run_engine_turn
 from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
@@ -88,6 +89,8 @@ def replay(records: list[dict], costs: BatchCosts,
     out = []
     for record in records:
         prompt, answer = record["prompt"], record["answer"]
+        ngram.regions = chat_regions(prompt)  # as the engine sets them for each reply
+        auto.new_reply()
         context, position, passes = list(prompt), 0, 0.0
         while position < len(answer):
             budget = len(answer) - position - 1

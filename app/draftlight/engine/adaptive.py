@@ -6,125 +6,21 @@ import statistics
 from collections import deque
 from dataclasses import dataclass, field
 
+from draftlight.engine.acceptance import (  # noqa: F401 (what auto's users import from here)
+    BUCKET_EDGES, CAUTION, PRIOR, PRIOR_WEIGHT, AcceptanceModel, bucket)
 from draftlight.engine.costs import BatchCosts, OnlineCosts
 from draftlight.engine.drafters import Draft, Drafter, ModelDrafter
 
 PROBE_EVERY = 32  # a costly drafter left idle this many steps drafts one token to re-learn
 # ... and only once the time since its last probe is this many times what that probe cost: a
 # probe also catches the draft up with everything said since (a batch over those tokens), so
-# a draft that never pays costs at most 1/PROBE_PATIENCE of the time (here 2%).
-PROBE_PATIENCE = 50
+# a draft that never pays costs at most 1/PROBE_PATIENCE of the time (here 1%). N-gram lookup
+# needs no probe: its first guess is checked for free at every step (the shadow guess).
+PROBE_PATIENCE = 100
 # A costly drafter's cost per drafted token is the median of its latest this many steps, the
 # load-time figure counting twice at first: one step that caught up with a long prompt (on a GPU
 # too) must not rule the drafter out for the rest of the session.
 COST_WINDOW = 9
-# Streak buckets: how many tokens in a row the drafter has guessed right just before this one.
-BUCKET_EDGES = (0, 1, 2, 3, 5, 8, 12, 16, 24, 32)
-# P(right | bucket) before anything is observed: n-gram hit rates measured over the project's
-# prompt set with SmolLM2-135M (0.49 at 2, 0.67 at 3-4, ... 0.97 at 32+), rounded down.
-PRIOR = (0.30, 0.40, 0.48, 0.65, 0.75, 0.82, 0.88, 0.92, 0.95, 0.96)
-PRIOR_WEIGHT = 4.0  # the prior counts as this many observations per bucket
-# Decisions use a cautious acceptance estimate: the posterior mean less CAUTION standard
-# deviations. A draft that fails costs up to v(γ+1) − 1 passes for nothing, and a bucket with
-# few observations (long matches on a new kind of text) is the estimate most often wrong: on a
-# 1.5B target the mean chose 15-token drafts from long n-gram matches in math answers that
-# failed after 2 (auto 0.92x plain). As observations accumulate the estimate nears the mean.
-CAUTION = 1.0
-# What the latest guesses of a bucket say about the text being written now: each bucket's
-# recent counts decay by RECENT_DECAY per trial of that bucket (about its latest 20 trials), and
-# count against the long-term estimate weighted as RECENT_WEIGHT observations. They can only
-# lower the estimate: a model that copied documents all session and now writes arithmetic
-# (where a 4-token match is right half as often) stops drafting after a few misses instead of
-# after hundreds, while a burst of lucky guesses on free text never raises it above what the
-# session as a whole supports. Replayed on the bundled model's recorded answers under five CPU
-# cost curves (app/draftlight/bench/replay.py, docs/replay.md) this raises the slowest category (math) from
-# 0.96-0.98x to 0.99-1.01x plain and leaves the overall speedup where it was.
-RECENT_DECAY = 0.95
-RECENT_WEIGHT = 4.0
-
-
-def bucket(streak: int) -> int:
-    for index in range(len(BUCKET_EDGES) - 1, -1, -1):
-        if streak >= BUCKET_EDGES[index]:
-            return index
-    return 0
-
-
-@dataclass
-class AcceptanceModel:
-    """P(the next guess is right | the drafter's current streak of right guesses).
-
-    Acceptance is far from independent: while a model copies a passage a drafter is right for
-    dozens of tokens in a row, and on free text it is rarely right twice. Conditioning on the
-    streak captures that with a handful of counters (Beta estimates per bucket).
-    """
-
-    hits: list[float] = field(default_factory=lambda: [0.0] * len(BUCKET_EDGES))
-    trials: list[float] = field(default_factory=lambda: [0.0] * len(BUCKET_EDGES))
-    streak: int = 0
-    # The same counts with older trials decayed (RECENT_DECAY): the text being written now.
-    recent_hits: list[float] = field(default_factory=lambda: [0.0] * len(BUCKET_EDGES))
-    recent_trials: list[float] = field(default_factory=lambda: [0.0] * len(BUCKET_EDGES))
-
-    def session_mean(self, streak: int) -> float:
-        """Posterior mean of P(right | streak's bucket) from the whole session's counts."""
-        b = bucket(streak)
-        return (self.hits[b] + PRIOR[b] * PRIOR_WEIGHT) / (self.trials[b] + PRIOR_WEIGHT)
-
-    def mean(self, streak: int) -> float:
-        """P(right | streak's bucket): the session's estimate, lowered towards the bucket's
-        recent hit rate when that is worse."""
-        b, session = bucket(streak), self.session_mean(streak)
-        recent = ((self.recent_hits[b] + RECENT_WEIGHT * session)
-                  / (self.recent_trials[b] + RECENT_WEIGHT))
-        return min(session, recent)
-
-    def p(self, streak: int) -> float:
-        """The cautious estimate decisions use: mean − CAUTION · sd of the Beta posterior."""
-        b = bucket(streak)
-        mean, n = self.mean(streak), self.trials[b] + PRIOR_WEIGHT
-        return max(0.0, mean - CAUTION * (mean * (1.0 - mean) / (n + 1.0)) ** 0.5)
-
-    def expected_tokens(self, gamma: int, evidence: int | None = None) -> list[float]:
-        """E(g) for g = 0..γ: 1 (the target's own token) + Σ_{i≤g} P(first i guesses right).
-
-        `evidence` replaces the streak when the drafter knows better (an n-gram match of that
-        many tokens is as telling as that many right guesses)."""
-        start = self.streak if evidence is None else max(self.streak, evidence)
-        out, survive, total = [1.0], 1.0, 1.0
-        for i in range(gamma):
-            survive *= self.p(start + i)
-            total += survive
-            out.append(total)
-        return out
-
-    def record(self, accepted: int, rejected: bool, evidence: int = 0) -> None:
-        """`accepted` guesses in a row were right, then (if `rejected`) one was wrong."""
-        start = max(self.streak, evidence)
-        for i in range(accepted + int(rejected)):
-            b = bucket(start + i)
-            hit = 1.0 if i < accepted else 0.0
-            self.trials[b] += 1.0
-            self.hits[b] += hit
-            self.recent_trials[b] = self.recent_trials[b] * RECENT_DECAY + 1.0
-            self.recent_hits[b] = self.recent_hits[b] * RECENT_DECAY + hit
-        self.streak = 0 if rejected else self.streak + accepted
-
-    def counts(self, memory: float = 200.0) -> dict[str, list[float]]:
-        """What was learnt, to start the next session with: each bucket's counts scaled down to
-        at most `memory` trials, so that a new kind of text can still move the estimate."""
-        scale = [min(1.0, memory / t) if t else 1.0 for t in self.trials]
-        return {"hits": [h * f for h, f in zip(self.hits, scale)],
-                "trials": [t * f for t, f in zip(self.trials, scale)]}
-
-    def restore(self, counts: dict) -> None:
-        """Start from counts() of an earlier session (ignored if they do not fit)."""
-        hits, trials = counts.get("hits"), counts.get("trials")
-        size = len(BUCKET_EDGES)
-        if (isinstance(hits, list) and isinstance(trials, list) and len(hits) == len(trials) == size
-                and all(isinstance(x, (int, float)) and 0 <= h <= t
-                        for h, t in zip(hits, trials) for x in (h, t))):
-            self.hits, self.trials = [float(h) for h in hits], [float(t) for t in trials]
 
 
 @dataclass
@@ -139,6 +35,7 @@ class Candidate:
     idle_seconds: float = 0.0  # target time since this drafter last drafted or probed
     probe_seconds: float = 0.0  # what its latest probe cost (draft time)
     evidence: int = 0  # match length of the latest n-gram guess
+    where: str = ""  # the place of that match (acceptance.PLACES)
     measured_costs: deque = field(default_factory=lambda: deque(maxlen=COST_WINDOW))
 
     @property
@@ -195,6 +92,11 @@ class AdaptiveDrafter:
         combined.candidates += self.candidates
         return combined
 
+    def new_reply(self) -> None:
+        """A reply begins (AcceptanceModel.new_reply)."""
+        for candidate in self.candidates:
+            candidate.model.new_reply()
+
     def chose(self, drafter: Drafter) -> bool:
         """Whether the step that just ran drafted with `drafter`."""
         return self._chosen is not None and self._chosen.drafter is drafter
@@ -225,7 +127,7 @@ class AdaptiveDrafter:
 
     def rate(self, candidate: Candidate, limit: int) -> tuple[float, int]:
         """(E/T, γ) at the best γ ≤ limit for this candidate; (1.0, 0) is plain decoding."""
-        expected = candidate.model.expected_tokens(limit, candidate.evidence)
+        expected = candidate.model.expected_tokens(limit, candidate.evidence, candidate.where)
         best = (1.0, 0)
         for gamma in self.lengths(limit):
             r = expected[gamma] / (self.costs(gamma + 1) + candidate.cost_per_token * gamma
@@ -245,7 +147,7 @@ class AdaptiveDrafter:
                 if not guess.tokens:
                     candidate.model.streak = 0  # no guess: nothing to learn, nothing to extend
                     continue
-                candidate.evidence = guess.match_length
+                candidate.evidence, candidate.where = guess.match_length, guess.where
                 self._shadow = self._shadow or (candidate, guess.tokens[0])
                 limit = min(limit, len(guess.tokens))
             r, gamma = self.rate(candidate, limit)
@@ -297,11 +199,11 @@ class AdaptiveDrafter:
             self._charge(drafted, verify_seconds, draft_seconds)
         if self._chosen is not None and drafted:
             chosen = self._chosen
-            chosen.model.record(accepted, accepted < drafted, chosen.evidence)
+            chosen.model.record(accepted, accepted < drafted, chosen.evidence, chosen.where)
         elif self._shadow is not None:
             candidate, guess = self._shadow
             right = guess == token
-            candidate.model.record(int(right), not right, candidate.evidence)
+            candidate.model.record(int(right), not right, candidate.evidence, candidate.where)
 
     def _charge(self, drafted: int, verify_seconds: float, draft_seconds: float | None) -> None:
         """What costly drafters really cost: the measured c of the one that drafted (its

@@ -40,6 +40,9 @@ class Draft:
     # A draft model whose context window is full: how many tokens of the context it could not
     # see (draft_window). The reply is unchanged; the engine tells the user once a reply.
     left_out: int = 0
+    # Where a copied guess lies (acceptance.PLACES): "message" (the one being answered),
+    # "earlier", "reply", "prediction"; "" when the drafter does not say (a draft model).
+    where: str = ""
 
 
 class Drafter(Protocol):
@@ -66,6 +69,18 @@ class NgramDrafter:
         self.max_ngram = max_ngram
         self.min_ngram = min_ngram
         self._index = NgramIndex(min_ngram, max_ngram)
+        # (where the message being answered starts, where the reply starts) in the context, set
+        # by the engine for each reply; None: guesses say no place.
+        self.regions: tuple[int, int] | None = None
+
+    def place(self, position: int) -> str:
+        """Where a continuation at `position` lies (acceptance.PLACES)."""
+        if self.regions is None:
+            return ""
+        message_start, reply_start = self.regions
+        if position >= reply_start:
+            return "reply"
+        return "message" if position >= message_start else "earlier"
 
     def _sync(self, context: Sequence[int]) -> list[int]:
         known = len(self._index.tokens)
@@ -93,7 +108,7 @@ class NgramDrafter:
                 if length > best_length:
                     best, best_length = start, length
             return Draft(tokens[best:best + max_tokens], None, best_length,
-                         DraftOrigin("context", best))
+                         DraftOrigin("context", best), where=self.place(best))
         return Draft([])
 
 
@@ -144,7 +159,7 @@ class ModelDrafter:
     q(d_{i+1}) is small) proposes low-q tokens less often than q says, and sampled output drifts
     from the target's distribution. A rule that depends only on d_1..d_i and the next row does
     not: at each position the step either verifies a draw from q or samples p itself, and both
-    give p (tests/test_lossless_sampling.py).
+    give p (tests/engine/test_lossless_sampling.py).
     """
 
     def __init__(self, backend: Backend, target_vocab: int, *, n_ctx: int | None = None) -> None:

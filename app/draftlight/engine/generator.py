@@ -11,7 +11,7 @@ nothing is reloaded, and each call reuses the KV cache for the part of the conve
 unchanged.
 
 Engine depends only on the LanguageModel protocol (backend.py): llama.cpp is imported by
-Engine.load alone, so tests drive generate() on a scripted model (tests/fake_backend.py).
+Engine.load alone, so tests drive generate() on a scripted model (tests/support/fake_backend.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable, Generator, Iterator
 
 import numpy as np
 
-from draftlight.engine.adaptive import AcceptanceModel, AdaptiveDrafter, Candidate
+from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
 from draftlight.engine.backend import LanguageModel, sync_cache
 from draftlight.engine.chat_template import ChatTemplate
 from draftlight.engine.compat import Compatibility, check_compatible
@@ -37,7 +37,8 @@ from draftlight.engine.origins import OriginFinder, kept_messages
 from draftlight.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from draftlight.engine.invariance import BatchDrift, cached_drift
 from draftlight.engine.prediction import PredictionDrafter
-from draftlight.engine.prompt import fit_prompt
+from draftlight.engine.prompt import answered_start, fit_prompt
+from draftlight.engine.reply_steps import emit, learn, window_full_notice, with_prediction
 from draftlight.engine.rollback_notes import rereading_notice, rollback_note
 from draftlight.engine.sampling import SamplingParams
 from draftlight.engine.speculative import speculative_step
@@ -52,7 +53,7 @@ CostSource = Callable[[LanguageModel, list[int], str], tuple[BatchCosts, float]]
 DriftSource = Callable[[LanguageModel, list[int]], BatchDrift]
 
 MODES: tuple[str, ...] = IN_PROCESS  # draftlight.modes owns what a mode is
-ACCEPTANCE_VERSION = 1  # part of the key of saved acceptance counts (adaptive.py buckets)
+ACCEPTANCE_VERSION = 2  # part of the key of saved acceptance counts (adaptive.py buckets)
 # Text used to time the models for auto mode's cost curve.
 PROBE_TEXT = ("Speculative decoding lets a small draft guess several tokens that a large model "
               "then checks in a single pass; accepted guesses stream out at once. ")
@@ -266,12 +267,6 @@ class Engine:
             return self.config.prediction_tokens
         return max(sizes, key=lambda k: k / self.costs.v[k]) - 1
 
-    def _window_full_notice(self) -> str:
-        """What a reply says once when the draft model could not see all of the context."""
-        return (f"The draft model's {self.draft.n_ctx:,}-token context is full: it now drafts "
-                f"from the latest part of the conversation only. The reply is the same; fewer "
-                f"guesses may be kept.")
-
     def reserve(self, params: SamplingParams) -> int:
         """Tokens of context kept free for the reply (older turns are dropped to keep them)."""
         return min(params.max_tokens, max(self.target.n_ctx // 4, 1))
@@ -285,16 +280,21 @@ class Engine:
         target = self.target
         rng = np.random.default_rng(params.seed)
         drafter = self.drafter_for(mode)
+        if isinstance(drafter, AdaptiveDrafter):
+            drafter.new_reply()
         stats = self._new_stats(mode, params, drafter, bool(prediction))
         prompt, dropped = yield from self._prefill(messages, params, stats)
         stats.prefill_seconds = time.perf_counter() - started
+        kept = [messages[i] for i in kept_messages(messages, dropped)]
+        self.ngram.regions = (answered_start(self.tokenize_chat, kept, prompt), len(prompt))
         last = prompt[-1]
         prediction_tokens = target.tokenize(prediction, add_bos=False) if prediction else []
         path = getattr(self.draft, "path", None)  # origins name a draft model by its file
         origins = OriginFinder(target.piece, messages, kept_messages(messages, dropped), prompt,
                                prediction_tokens, Path(path).stem if path else "the draft model")
-        drafter, draft_length, predicted = self._with_prediction(
-            drafter, self.draft_length(mode), prediction_tokens, len(prompt))
+        drafter, draft_length, predicted = with_prediction(
+            drafter, self.draft_length(mode), prediction_tokens, len(prompt),
+            ngram=self.ngram, own_length=self.prediction_tokens)
         learner = drafter if isinstance(drafter, (AdaptiveDrafter, PredictionDrafter)) else None
 
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -311,11 +311,11 @@ class Engine:
                 gamma = max(0, min(draft_length, budget, room - 1))
                 step = speculative_step(target, drafter, last, gamma, params, rng)
                 stats.add_step(step)
-                self._learn(step, learner, predicted, stats)
+                learn(step, learner, predicted, stats)
                 if step.left_out and not told_window_full:
                     told_window_full = True
-                    yield Notice(self._window_full_notice())
-                finished = yield from self._emit(step, decoder, origins, text, stats, params)
+                    yield Notice(window_full_notice(self.draft.n_ctx))
+                finished = yield from emit(step, target, decoder, origins, text, stats, params)
                 last = step.token
                 stats.seconds = time.perf_counter() - started
                 yield Progress(replace(stats), pass_drafted=step.drafted)
@@ -331,7 +331,7 @@ class Engine:
         stats.seconds = time.perf_counter() - started
         yield Done("".join(text), stats)
 
-    # --- the reply's setup and its steps, for generate() ---------------------------------
+    # --- the reply's setup, for generate() (its steps' helpers are in reply_steps.py) -----
 
     def _new_stats(self, mode: str, params: SamplingParams, drafter: Drafter | None,
                    predicted: bool) -> Stats:
@@ -360,59 +360,3 @@ class Engine:
             yield Notice(rereading)
         stats.reused_prompt_tokens = sync_cache(self.target, prompt[:-1])
         return prompt, dropped
-
-    def _with_prediction(self, drafter: Drafter | None, draft_length: int,
-                         prediction_tokens: list[int], prompt_length: int
-                         ) -> tuple[Drafter | None, int, PredictionDrafter | None]:
-        """(drafter, draft length, the prediction's drafter or None): the mode's drafter, with
-        a predicted output drafting first when there is one."""
-        if not prediction_tokens:
-            return drafter, draft_length, None
-        if isinstance(drafter, AdaptiveDrafter):
-            # Auto: the prediction is one more free candidate, its draft length chosen like
-            # n-gram lookup's, from its match length and the acceptance auto learns.
-            predicted = PredictionDrafter(prediction_tokens, prompt_length,
-                                          draft_tokens=draft_length, scale_by_match=False)
-            # It starts from what prompt lookup has learnt (both copy text the reply may
-            # repeat, and are judged by the length of the match), then learns on its own.
-            lookup = next((c.model for c in drafter.candidates if c.drafter is self.ngram),
-                          AcceptanceModel())
-            learnt = AcceptanceModel(list(lookup.hits), list(lookup.trials))
-            return (drafter.with_candidate(Candidate(predicted, 0.0, draft_length, learnt)),
-                    draft_length, predicted)
-        own = self.prediction_tokens()
-        predicted = PredictionDrafter(prediction_tokens, prompt_length, draft_tokens=own,
-                                      fallback=drafter, fallback_tokens=draft_length)
-        return predicted, max(draft_length, own), predicted
-
-    @staticmethod
-    def _learn(step, learner, predicted: PredictionDrafter | None, stats: Stats) -> None:
-        """What a step teaches auto (or the prediction's drafter), and the prediction's counts."""
-        if learner is not None:
-            learner.observe(step.drafted, len(step.accepted), step.token,
-                            step.verify_seconds, step.draft_seconds)
-        if isinstance(learner, AdaptiveDrafter) and learner.chose(predicted):
-            # Auto learns for its candidates and calls no observe() of theirs
-            predicted.record(step.drafted, len(step.accepted))
-        if predicted is not None:
-            stats.prediction_drafted = predicted.drafted
-            stats.prediction_accepted = predicted.accepted
-
-    def _emit(self, step, decoder, origins: OriginFinder, text: list[str], stats: Stats,
-              params: SamplingParams) -> Generator[Event, None, bool]:
-        """A step's accepted draft tokens, then the target's own, as TextPieces; returns whether
-        the reply ended (an end-of-generation token)."""
-        emitted = [(t, "draft") for t in step.accepted] + [(step.token, "target")]
-        for i, (token, source) in enumerate(emitted):
-            if self.target.is_end_of_generation(token):
-                stats.stop_reason = "eos"
-                return True
-            piece = decoder.decode(self.target.piece(token))
-            stats.new_tokens += 1
-            text.append(piece)
-            origin = origins.origin(step.origin, i) if source == "draft" else None
-            origins.reply.add(token, piece)
-            yield TextPiece(piece, source, stats.target_passes - 1, token, origin)
-            if stats.new_tokens >= params.max_tokens:
-                break
-        return False

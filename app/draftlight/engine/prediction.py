@@ -112,7 +112,7 @@ class PredictionDrafter:
             if self.scale_by_match:
                 gamma = min(gamma, length or self.min_ngram)
             return Draft(self.prediction[position:position + gamma], None, length,
-                         DraftOrigin("prediction", position))
+                         DraftOrigin("prediction", position), where="prediction")
         if self.fallback is not None and self.fallback_tokens > 0:
             return self.fallback.propose(context, min(max_tokens, self.fallback_tokens), params,
                                          rng)

@@ -46,3 +46,18 @@ def fit_prompt(tokenize_chat: Callable[[Messages], list[int]], messages: Message
         else:
             low = middle + 1
     return fitting[cuts[low]], cuts[low]  # every index bisection ends on was tried
+
+
+def answered_start(tokenize_chat: Callable[[Messages], list[int]], messages: Messages,
+                   prompt: list[int]) -> int:
+    """Where the last of `messages` (the one being answered) starts in `prompt`, their tokens:
+    where `prompt` parts from the same conversation with that message left empty."""
+    if not messages:
+        return len(prompt)
+    emptied = tokenize_chat(messages[:-1] + [{**messages[-1], "content": ""}])
+    start = 0
+    for ours, theirs in zip(prompt, emptied):
+        if ours != theirs:
+            break
+        start += 1
+    return start

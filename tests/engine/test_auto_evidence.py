@@ -1,0 +1,126 @@
+"""Auto sees the obvious (issue 35): after a session whose drafts failed, a reply that copies the
+message being answered is drafted within its first steps, because a match in that message is
+evidence of its own (acceptance.py: counts per place, priors fitted on recorded answers), not
+only the drafter's streak; and what a run of misses taught rises again when guesses come right."""
+
+from __future__ import annotations
+
+import re
+
+from draftlight.engine.acceptance import AcceptanceModel, bucket
+from draftlight.engine.costs import BatchCosts
+from draftlight.engine.events import Done, Progress
+from draftlight.engine.generator import Engine
+from draftlight.engine.sampling import SamplingParams
+
+from tests.support.fake_backend import FakeWordChatModel
+from tests.support.fake_engine import run
+
+GREEDY = SamplingParams(temperature=0.0, max_tokens=200)
+DEMO = "Repeat after me: the United States of America declared independence in 1776."
+COPY = "The United States of America declared independence in 1776."
+# Free writing that keeps picking up two words of the question and going elsewhere: n-gram
+# lookup guesses from 2-word matches in the message being answered, and is wrong.
+FREE = {
+    "Tell me about the sea and the sky.": "Well, the sea is calm, the sky is clear, and the sea "
+                                          "is wide and the sky grey.",
+    "Write about the cat and the hat.": "So the cat sat down, the hat fell, and the cat ran off "
+                                        "with the hat on.",
+    "Describe the red and the blue.": "Hmm, the red glows, the blue fades, and the red wins over "
+                                      "the blue again.",
+    "Say something on the moon and the sun.": "Sure, the moon wanes, the sun rises, and the moon "
+                                              "hides from the sun.",
+}
+CURVE = {1: 1.0, 2: 1.48, 4: 1.94, 8: 4.42, 16: 6.98}  # a CPU's (the Xeon's, SmolLM2 Q8_0)
+
+
+def cpu_costs(model, probe, role):
+    """A CPU's cost curve: a wasted draft costs up to several passes."""
+    return BatchCosts(CURVE, 0.01), 0.01
+
+
+def answer(conversation: bytes) -> bytes:
+    asked = conversation.rsplit(b"<|user|>", 1)[-1].decode()
+    for question, reply in FREE.items():
+        if question in asked:
+            return reply.encode()
+    return COPY.encode() if "Repeat after me" in asked else b"Fine."
+
+
+WORDS = sorted({w for text in [DEMO, COPY, *FREE, *FREE.values()]
+                for w in re.findall(rb" ?[A-Za-z0-9]+|[^ A-Za-z0-9]", text.encode())}
+               | {b"<|user|>", b"<|assistant|>", b"<|system|>"})
+
+
+def model():
+    return FakeWordChatModel(answer, WORDS)
+
+
+def reply(engine, text, mode):
+    _, done = run(engine, [{"role": "user", "content": text}], GREEDY, mode)
+    return done
+
+
+def test_after_a_session_of_failed_drafts_auto_drafts_a_copy_of_the_message_at_once():
+    engine = Engine(model(), cost_source=cpu_costs)
+    for question in list(FREE) * 3:  # the pessimistic corner: guesses fail, reply after reply
+        done = reply(engine, question, "auto")
+        assert done.stats.accepted <= done.stats.drafted // 2
+    learnt = next(c.model for c in engine.prepare_auto().candidates)
+    assert learnt.p(2, "message") < 0.3  # it learnt that short matches in the message fail
+
+    steps = passes(engine, "auto")
+    ngram = passes(Engine(model(), cost_source=cpu_costs), "ngram")
+    plain = cost(passes(Engine(model(), cost_source=cpu_costs), "off"))
+    # From "The United States" on, n-gram lookup copies the message: auto drafts at most one
+    # step after n-gram mode first does (it waits for a 3-word match where 2-word ones failed
+    # all session), and its reply costs, in target passes priced by the curve, about what
+    # n-gram mode's does and far less than plain decoding's. (Before places were told apart,
+    # the session's misses held auto back three steps: 9.42 passes against n-gram's 7.74.)
+    assert first_draft(steps) <= first_draft(ngram) + 1, (steps, ngram)
+    assert cost(steps) <= 1.05 * cost(ngram), (steps, ngram)
+    assert cost(steps) < 0.8 * plain
+
+
+def passes(engine, mode) -> list[int]:
+    """The tokens drafted for each target pass of the demo's reply (its text checked)."""
+    drafted, text = [], []
+    for event in engine.generate([{"role": "user", "content": DEMO}], GREEDY, mode):
+        if isinstance(event, Progress):
+            drafted.append(event.pass_drafted)
+        elif isinstance(event, Done):
+            text.append(event.text)
+    assert text == [COPY]
+    return drafted
+
+
+def first_draft(steps: list[int]) -> int:
+    return next(i for i, drafted in enumerate(steps) if drafted)
+
+
+def cost(steps: list[int]) -> float:
+    curve = BatchCosts(CURVE, 0.01)
+    return sum(curve(drafted + 1) for drafted in steps)
+
+
+def test_greedy_text_is_the_same_in_every_mode_after_the_session():
+    engine = Engine(model(), cost_source=cpu_costs)
+    for question in FREE:
+        texts = {mode: reply(engine, question, mode).text for mode in ("auto", "ngram", "off")}
+        assert set(texts.values()) == {FREE[question]}
+
+
+def test_what_misses_taught_rises_again_once_guesses_come_right():
+    learnt = AcceptanceModel()
+    prior = learnt.p(3, "reply")
+    for _ in range(60):
+        learnt.record(0, rejected=True, evidence=3, where="reply")
+    low = learnt.p(3, "reply")
+    assert low < prior / 2
+    for _ in range(200):
+        learnt.record(1, rejected=False, evidence=3, where="reply")
+        learnt.streak = 0
+    assert learnt.p(3, "reply") > max(low + 0.3, 0.6)
+    # ... and each place keeps its own counts: the message's estimate was never lowered
+    assert learnt.p(3, "message") == AcceptanceModel().p(3, "message")
+    assert bucket(3) == bucket(4)
