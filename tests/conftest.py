@@ -26,6 +26,7 @@ os.environ.setdefault("DRAFTLIGHT_SERVER_DIR",
 # Helpers shared by the tests (tests/support/) report a failed assert as the tests' own do.
 pytest.register_assert_rewrite("tests.support")
 
+from tests.support import leftovers  # noqa: E402
 from tests.support.user_folders import remove_folders, writes_to_not_home  # noqa: E402
 
 # The loopback hub's fixtures (clean_env, fake_hub, hub_client, closed_port_url), for the tests of
@@ -33,8 +34,20 @@ from tests.support.user_folders import remove_folders, writes_to_not_home  # noq
 pytest_plugins = ["tests.support.hub_fixtures"]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def no_leftover_processes(request):
+    """Child processes a module leaves running are stopped when it ends (support/leftovers.py),
+    so they cannot slow the modules after it, and are listed at the end of the run."""
+    before = set(leftovers.descendants())
+    yield
+    leftovers.stop_leftovers(request.module.__name__, before)
+
+
 def pytest_sessionfinish(session, exitstatus):
     """Writes after the last test (a module fixture's teardown) fail the run too."""
+    if leftovers.found:
+        print("\nprocesses left running by a test module (stopped):\n  "
+              + "\n  ".join(leftovers.found), file=sys.stderr)
     found = writes_to_not_home()
     if found:
         print("\nthe suite wrote to the user's folders (HOME, XDG_*):\n  " + "\n  ".join(found),

@@ -15,6 +15,7 @@ from draftlight.engine.generator import Engine
 from draftlight.engine.load_options import LoadOptions
 from tests.support.gguf_rewrite import REMOVE, rewrite_gguf
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
+from tests.support.waiting import wait_until, window_state
 
 CHAT = [{"role": "user", "content": "Hello"}]
 
@@ -164,7 +165,8 @@ def test_window_shows_a_banner_for_a_hostile_template_and_for_a_missing_one(
     assert not marker.exists()
 
     window = real_window(Settings(target_path=str(templateless_gguf), n_ctx=512))
-    qtbot.waitUntil(lambda: window.ready, timeout=60_000)
+    wait_until(qtbot, lambda: window.ready, "the models to load", 60_000,
+               lambda: window_state(window))
     assert not window.banner.isHidden()
     assert "no-template.gguf has no chat template" in window.banner.label.text()
     assert window.send_button.isEnabled()

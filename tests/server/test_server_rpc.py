@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from draftlight.engine.server.process import ServerOptions, ServerStartError, fr
 from draftlight.engine.server.rpc import placement, unreachable
 
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
+from tests.support.waiting import wait_until, waiting_for, window_state
 
 pytestmark = pytest.mark.slow
 PROMPT = [{"role": "user", "content": "Explain in three sentences why the sky is blue, then "
@@ -141,16 +141,23 @@ def test_the_window_on_a_split_model_keeps_the_conversation_when_a_helper_dies(
     window = real_window(Settings(engine="llama-server", spec_type="none", n_threads=1,
                                   target_path=str(bundled_model), rpc_servers=addresses,
                                   max_tokens=2000, n_ctx=2048))
-    qtbot.waitUntil(lambda: window.ready, timeout=120_000)
+    wait_until(qtbot, lambda: window.ready, "the models to load", 120_000,
+               lambda: window_state(window))
     victim, address = helpers[1]
     status = window.status_label.text()  # where the model went, in the status bar
     assert ", split: " in status and all(f"{a}: " in status for _, a in helpers), status
-    timer = threading.Timer(3.0, victim.kill)  # once the reply is streaming
-    timer.start()
-    try:
-        view = send_and_wait(qtbot, window, "Write a long story about a dragon.", timeout=60_000)
-    finally:
-        timer.cancel()
+    # The helper dies once the reply is streaming: on its first text, not on a timer (on a
+    # loaded machine a 3 s timer fired before the reply began, a case of its own: below).
+    state = lambda: window_state(window)  # noqa: E731
+    with waiting_for(qtbot, window.session.reply_finished, "the reply cut short by the helper's "
+                     "death", 60_000, state) as finished:
+        window.composer.setPlainText("Write a long story about a dragon.")
+        qtbot.keyClick(window.composer, Qt.Key_Return)
+        wait_until(qtbot, lambda: window.session.streaming
+                   and bool(window.session.stream.builder.text), "the reply's first text",
+                   60_000, state)
+        victim.kill()
+    view = finished.args[0]
     line = window.banner.label.text()
     assert window.banner.isVisible() and "llama-server stopped mid-reply" in line
     assert f"{address} no longer answers" in line and "\n" not in line
@@ -166,7 +173,8 @@ def test_the_window_on_a_split_model_keeps_the_conversation_when_a_helper_dies(
     assert window.banner.action_button.text() == f"Restart without {address}"
     qtbot.mouseClick(window.banner.action_button, Qt.LeftButton)
     assert window.settings.rpc_servers == survivor
-    qtbot.waitUntil(lambda: window.ready, timeout=120_000)
+    wait_until(qtbot, lambda: window.ready, "the models to load", 120_000,
+               lambda: window_state(window))
     view = send_and_wait(qtbot, window, "Say hello.", timeout=60_000)
     assert view.status == COMPLETE and view.text
     assert f"{survivor}: 30 of 30 layers" in window.status_label.text()

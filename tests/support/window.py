@@ -10,12 +10,23 @@ from PySide6.QtGui import QTextCursor
 
 from draftlight.ui.flash import highlight
 
+from tests.support.waiting import wait_until, waiting_for, window_state
+
 
 def send_and_wait(qtbot, window, text="Hi", timeout=10_000):
-    with qtbot.waitSignal(window.session.reply_finished, timeout=timeout) as blocker:
+    """Type `text`, press Return, wait for the reply to end (`timeout`: ms on the reference
+    machine, waiting.scaled); its MessageView."""
+    with waiting_for(qtbot, window.session.reply_finished, f"the reply to {text[:40]!r}",
+                     timeout, lambda: window_state(window)) as blocker:
         window.composer.setPlainText(text)
         qtbot.keyClick(window.composer, Qt.Key_Return)
     return blocker.args[0]
+
+
+def wait_ready(qtbot, window, timeout=120_000) -> None:
+    """Wait until the window's models are loaded (`timeout` as in send_and_wait)."""
+    wait_until(qtbot, lambda: window.ready and not window.loading, "the models to load",
+               timeout, lambda: window_state(window))
 
 
 def highlighted_text(view) -> list[tuple[str, bool]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.waiting import wait_until, window_state
+
 
 @pytest.fixture
 def open_window(qtbot):
@@ -22,7 +24,8 @@ def open_window(qtbot):
                 factory = factory or ScriptedFactory()
             window = opener(settings or load_settings()[0], factory=factory)
             if wait:
-                qtbot.waitUntil(lambda: window.ready, timeout=10_000)
+                wait_until(qtbot, lambda: window.ready, "the models to load", 10_000,
+                           lambda: window_state(window))
             return window
 
         yield open_

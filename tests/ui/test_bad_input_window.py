@@ -13,6 +13,7 @@ from draftlight.store import memory
 from draftlight.store.history import History, history_path
 from draftlight.ui.chat.main_window import EMPTY_MESSAGE
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
+from tests.support.waiting import wait_until, window_state
 
 pytestmark = pytest.mark.slow
 LOAD_MS = 120_000
@@ -58,7 +59,8 @@ def test_models_that_disappeared_since_the_last_run(qtbot, real_window, tmp_path
 
     # A vanished draft costs only the draft: the target loads and chat works.
     window = real_window(Settings(draft_path=str(tmp_path / "old-draft.gguf"), max_tokens=4))
-    qtbot.waitUntil(lambda: window.ready, timeout=LOAD_MS)
+    wait_until(qtbot, lambda: window.ready, "the models to load", LOAD_MS,
+               lambda: window_state(window))
     assert "Could not use the draft model: model file not found" in banner_text(qtbot, window)
     assert window.draft_name is None and window.send_button.isEnabled()
 
@@ -66,7 +68,8 @@ def test_models_that_disappeared_since_the_last_run(qtbot, real_window, tmp_path
 def test_draft_with_another_vocabulary_drafts_through_text(qtbot, real_window, gemma_model):
     """Gemma's vocabulary is not SmolLM2's: it is used as a cross-vocabulary draft (issue 14)."""
     window = real_window(Settings(draft_path=str(gemma_model), n_ctx=512, max_tokens=4))
-    qtbot.waitUntil(lambda: window.ready, timeout=LOAD_MS)
+    wait_until(qtbot, lambda: window.ready, "the models to load", LOAD_MS,
+               lambda: window_state(window))
     assert window.draft_name is not None
     assert send(qtbot, window, "Hi").status == "complete"
 
@@ -85,7 +88,8 @@ def test_a_pair_too_big_for_memory_is_refused_with_the_numbers(
 def test_empty_message_huge_paste_and_a_conversation_longer_than_the_context(
         qtbot, real_window):
     window = real_window(Settings(n_ctx=512, max_tokens=8, mode="off"))
-    qtbot.waitUntil(lambda: window.ready, timeout=LOAD_MS)
+    wait_until(qtbot, lambda: window.ready, "the models to load", LOAD_MS,
+               lambda: window_state(window))
     seen = status_messages(window)
 
     window.composer.setPlainText("   \n ")
@@ -153,7 +157,8 @@ def test_damaged_history_is_shown_read_only_and_never_overwritten(qtbot, real_wi
     assert text.startswith("History is read-only: history.sqlite3 is damaged")
     assert window.banner.action_button.text() == "Start a new history"
     assert window.conversations.list.count() == 30  # what can be read is shown
-    qtbot.waitUntil(lambda: window.ready, timeout=LOAD_MS)
+    wait_until(qtbot, lambda: window.ready, "the models to load", LOAD_MS,
+               lambda: window_state(window))
     send(qtbot, window, "Hi")  # chatting works; nothing is written to the damaged file
     window.close()
     history.close()

@@ -20,6 +20,7 @@ from draftlight.ui.engine.server_log import MAX_LINES
 from tests.support.recording_engine import RecordingEngine
 from tests.support.scripted_engine import ScriptedEngine, ScriptedFactory
 from tests.support.window import send_and_wait
+from tests.support.waiting import wait_until, window_state
 
 SERVER_MODES = ("llama:none", "llama:draft-simple", "llama:ngram-simple", "llama:ngram-mod")
 
@@ -156,7 +157,8 @@ def test_the_window_on_llama_server_offers_its_modes_and_turns_off_local_feature
 
     # Back to this computer, from the model bar: its modes, Compare and the draft box return.
     window.choose_engine("local")
-    qtbot.waitUntil(lambda: window.ready and not window.loading, timeout=10_000)
+    wait_until(qtbot, lambda: window.ready and not window.loading, "the models to load", 10_000,
+               lambda: window_state(window))
     assert window.models.modes == ("auto", "off", "draft", "ngram")
     assert window.current_mode() == "auto"
     assert window.model_bar.draft_box.isEnabled() and window.serve_switch.action.isEnabled()

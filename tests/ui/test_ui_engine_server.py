@@ -20,6 +20,7 @@ from tests.support.pixels import distance, plain_background, run_background
 from tests.support.real_window import (cost_cache_file, real_window,  # noqa: F401
                                        send_and_wait_real, shared_cost_cache)
 from tests.support.window import assert_spans_are_run_text, highlighted_text
+from tests.support.waiting import wait_until, window_state
 
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.slow
@@ -64,7 +65,8 @@ def banner_line(qtbot, window) -> str:
 def test_llama_server_answers_with_highlighted_drafts_and_local_greedy_text_matches(
         qtbot, real_window, llama_server_binary, default_target):
     window = real_window(server_settings(default_target))  # llama-server found, not named
-    qtbot.waitUntil(lambda: window.ready, timeout=120_000)
+    wait_until(qtbot, lambda: window.ready, "the models to load", 120_000,
+               lambda: window_state(window))
     assert window.current_mode() == "llama:ngram-simple"
     assert window.toolbar.mode_box.currentText() == "llama.cpp ngram-simple"
     assert "llama:ngram-mod" in window.models.modes and "ngram" not in window.models.modes
@@ -100,7 +102,8 @@ def test_llama_server_answers_with_highlighted_drafts_and_local_greedy_text_matc
     # the llama-server.
     pid = server_pid(window)
     window.choose_engine("local")
-    qtbot.waitUntil(lambda: window.ready and not window.loading, timeout=120_000)
+    wait_until(qtbot, lambda: window.ready and not window.loading, "the models to load", 120_000,
+               lambda: window_state(window))
     assert not alive(pid)
     assert window.models.modes == ("auto", "off", "draft", "ngram")
     assert window.serve_switch.action.isEnabled() and window.model_bar.draft_box.isEnabled()
@@ -116,7 +119,8 @@ def test_closing_the_window_stops_llama_server(qtbot, real_window, llama_server_
                                                default_target):
     window = real_window(server_settings(default_target, llama_server=str(llama_server_binary),
                                          spec_type="ngram-mod", max_tokens=8))
-    qtbot.waitUntil(lambda: window.ready, timeout=120_000)
+    wait_until(qtbot, lambda: window.ready, "the models to load", 120_000,
+               lambda: window_state(window))
     view = send_and_wait_real(qtbot, window, "Say hello.")
     assert view.text.strip() and view.stats["mode"] == "llama:ngram-mod"
     # Another speculation type restarts the server with it (a new process).
@@ -164,7 +168,8 @@ def test_an_unreachable_remote_server_is_one_line_on_sending_and_the_message_is_
         qtbot, real_window):
     url = f"http://127.0.0.1:{free_port()}"
     window = real_window(Settings(engine="remote", server_url=url, max_tokens=8))
-    qtbot.waitUntil(lambda: window.ready, timeout=30_000)
+    wait_until(qtbot, lambda: window.ready, "the models to load", 30_000,
+               lambda: window_state(window))
     assert window.models.modes == ("remote",)
     assert not window.model_bar.target_box.isEnabled()
     view = send_and_wait_real(qtbot, window, "Hello there")
@@ -186,7 +191,8 @@ def test_a_remote_server_refusing_the_key_is_one_line(qtbot, real_window, llama_
     try:
         window = real_window(Settings(engine="remote", server_url=server.url,
                                       server_api_key="not-the-key", max_tokens=4))
-        qtbot.waitUntil(lambda: window.ready, timeout=30_000)
+        wait_until(qtbot, lambda: window.ready, "the models to load", 30_000,
+                   lambda: window_state(window))
         send_and_wait_real(qtbot, window, "Hello")
         line = window.banner.label.text()
         assert window.banner.isVisible() and "401" in line and "\n" not in line
@@ -201,7 +207,8 @@ def test_a_target_with_mtp_layers_offers_mtp_which_runs_on_llama_server_and_flas
     target = cached_model("glm4moe-mtp-agreeing", "small", tmp_path_factory.mktemp("mtp"))
     window = real_window(Settings(target_path=str(target), n_threads=1, max_tokens=24,
                                   mode="off"))
-    qtbot.waitUntil(lambda: window.ready, timeout=120_000)
+    wait_until(qtbot, lambda: window.ready, "the models to load", 120_000,
+               lambda: window_state(window))
     box = window.model_bar.draft_box
     index = box.findData(MTP)
     assert index >= 0 and box.itemText(index) == "MTP (built into the model)"

@@ -15,6 +15,7 @@ from draftlight.ui.chat.main_window import MainWindow
 from tests.support.real_window import (REPEATING_PROMPT, cost_cache_file,  # noqa: F401
                                        real_window, send_and_wait_real, shared_cost_cache)
 from tests.support.window import TickRecorder, assert_spans_are_run_text, highlighted_text
+from tests.support.waiting import wait_until, window_state
 
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.slow
@@ -26,7 +27,8 @@ def open_model_window(qtbot, bundled_model, real_window):
 
     def open_(settings: Settings | None = None) -> MainWindow:
         window = real_window(settings or load_settings()[0])
-        qtbot.waitUntil(lambda: window.ready, timeout=60_000)
+        wait_until(qtbot, lambda: window.ready, "the models to load", 60_000,
+                   lambda: window_state(window))
         return window
 
     return open_
@@ -119,7 +121,8 @@ def test_gui_thread_stays_responsive_while_loading_and_generating(qtbot, bundled
     try:
         qtbot.waitExposed(window)
         ticks.longest = 0.0  # building and first painting the window are not the worker's
-        qtbot.waitUntil(lambda: window.ready, timeout=60_000)
+        wait_until(qtbot, lambda: window.ready, "the models to load", 60_000,
+                   lambda: window_state(window))
         loading_gap = ticks.longest
         send_and_wait_real(qtbot, window)
         print(f"longest GUI stall: loading {loading_gap * 1000:.0f} ms, "

@@ -14,6 +14,7 @@ from draftlight.store.installed import add_local
 from draftlight.ui.engine.model_bar import NGRAM
 from tests.support.scripted_engine import ScriptedFactory
 from tests.support.window import send_and_wait
+from tests.support.waiting import wait_until, window_state
 
 
 @pytest.fixture
@@ -84,7 +85,8 @@ def test_loading_shows_a_progress_bar_with_the_model_name(qtbot, open_window, in
                                                          window.progress.format())))
     window.model_bar.target_box.activated.emit(
         window.model_bar.target_box.findData(str(same.path)))
-    qtbot.waitUntil(lambda: window.ready and not window.loading, timeout=5000)
+    wait_until(qtbot, lambda: window.ready and not window.loading, "the models to load", 5000,
+               lambda: window_state(window))
     assert (True, "Loading smol-copy.gguf…") in seen
     assert len(factory.loads) == 2 and factory.loads[-1].target_path == str(same.path)
     assert window.progress.isHidden()

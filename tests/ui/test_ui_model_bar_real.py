@@ -13,6 +13,7 @@ from draftlight.store.installed import add_local
 from draftlight.ui.engine.model_bar import NGRAM
 from tests.support.real_window import (cost_cache_file, real_window,  # noqa: F401
                                        send_and_wait_real, shared_cost_cache)
+from tests.support.waiting import wait_until, window_state
 
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.slow
@@ -23,7 +24,8 @@ def test_choosing_a_draft_keeps_the_loaded_target(qtbot, tmp_path, bundled_model
     shutil.copyfile(bundled_model, copy)
     add_local(copy, name="smol-draft")
     window = real_window(load_settings()[0])
-    qtbot.waitUntil(lambda: window.ready and not window.loading, timeout=120_000)
+    wait_until(qtbot, lambda: window.ready and not window.loading, "the models to load", 120_000,
+               lambda: window_state(window))
     worker = window.engine.worker
     engine, target = worker.engine, worker.engine.target  # read, never called, from here
     assert engine.draft is None

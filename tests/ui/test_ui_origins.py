@@ -19,6 +19,7 @@ from tests.support.pixels import FakeClock, distance
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.support.scripted_engine import ScriptedEngine, ScriptedFactory
 from tests.support.window import send_and_wait
+from tests.support.waiting import wait_until, window_state
 
 QUESTION = "The quick brown fox jumps over the lazy dog"
 SYSTEM = "Answer briefly and kindly."
@@ -261,7 +262,8 @@ def test_on_the_real_model_a_repeated_phrase_is_shown_as_copied_from_the_users_m
     # The whole path: llama.cpp, n-gram drafts, the engine's origins, the worker, the window.
     window = real_window(dataclasses.replace(Settings(), target_path=str(bundled_model),
                                              mode="ngram", max_tokens=40))
-    qtbot.waitUntil(lambda: window.ready and not window.loading, timeout=120_000)
+    wait_until(qtbot, lambda: window.ready and not window.loading, "the models to load", 120_000,
+               lambda: window_state(window))
     question = "Repeat after me: the United States of America declared independence in 1776."
     reply = send_and_wait(qtbot, window, question, timeout=120_000)
     copied = [i for i, origin in enumerate(reply.run_origins.origins)

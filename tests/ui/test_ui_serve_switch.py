@@ -11,6 +11,7 @@ import pytest
 
 from draftlight.settings import Settings
 from tests.support.real_window import real_window, shared_cost_cache, cost_cache_file  # noqa: F401
+from tests.support.waiting import wait_until, window_state
 
 QUESTION = "Repeat after me: the United States of America."
 
@@ -36,7 +37,8 @@ def in_thread(qtbot, call, timeout=120_000):
 @pytest.fixture
 def serving_window(qtbot, real_window, bundled_model):
     window = real_window(Settings(target_path=str(bundled_model), serve_port=0, max_tokens=24))
-    qtbot.waitUntil(lambda: window.ready and not window.loading, timeout=120_000)
+    wait_until(qtbot, lambda: window.ready and not window.loading, "the models to load", 120_000,
+               lambda: window_state(window))
     window.serve_switch.action.trigger()
     assert window.serve_switch.serving
     return window

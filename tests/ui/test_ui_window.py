@@ -20,6 +20,7 @@ from draftlight.ui.flash import highlight, markdown_render
 from draftlight.ui.chat.settings_dialog import SettingsDialog
 from tests.support.scripted_engine import ScriptedFactory
 from tests.support.window import send_and_wait
+from tests.support.waiting import wait_until, window_state
 
 
 def spans_with_text(view):
@@ -199,7 +200,8 @@ def test_load_failure_is_one_line_in_the_window_and_settings_still_work(qtbot, o
     assert not window.send_button.isEnabled() and window.progress.isHidden()
     factory.fail_load = False
     window.apply_settings(Settings(target_path="/elsewhere/model.gguf"))
-    qtbot.waitUntil(lambda: window.ready, timeout=5000)
+    wait_until(qtbot, lambda: window.ready, "the models to load", 5000,
+               lambda: window_state(window))
     assert factory.loads[-1].target_path == "/elsewhere/model.gguf"
     assert window.send_button.isEnabled()
 
