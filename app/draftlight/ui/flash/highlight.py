@@ -60,23 +60,33 @@ def utf16_len(text: str) -> int:
 # --- plain text (streaming) -------------------------------------------------------------------
 
 def append_plain(doc: QTextDocument, text: str, offset: int, runs: list[list[int]],
-                 visible: bool, scheme: Scheme = DEFAULT) -> None:
-    """Append text[offset:] at the end of `doc`, giving each part inside a run its format."""
+                 visible: bool, scheme: Scheme = DEFAULT, line_break: str = "\n") -> None:
+    """Append text[offset:] at the end of `doc`, giving each part inside a run its format.
+    `line_break` replaces each single newline (one character for one: positions still map),
+    so a streaming reply breaks its lines as its Markdown render will (U+2028)."""
     cursor = QTextCursor(doc)
     cursor.movePosition(QTextCursor.End)
     plain = QTextCharFormat()
     position = offset
+
+    def part(start: int, end: int) -> str:
+        if line_break == "\n":
+            return text[start:end]
+        return "".join(line_break if ch == "\n" and text[i - 1:i] != "\n"
+                       and text[i + 1:i + 2] != "\n" else ch
+                       for i, ch in enumerate(text[start:end], start))
+
     cursor.beginEditBlock()  # one relayout for the whole batch, not one per insert
     for start, end, tokens in runs:
         if end <= position:
             continue
         if start > position:
-            cursor.insertText(text[position:start], plain)
+            cursor.insertText(part(position, start), plain)
             position = start
-        cursor.insertText(text[position:end], run_format(tokens, visible, scheme))
+        cursor.insertText(part(position, end), run_format(tokens, visible, scheme))
         position = end
     if position < len(text):
-        cursor.insertText(text[position:], plain)
+        cursor.insertText(part(position, len(text)), plain)
     cursor.endEditBlock()
 
 

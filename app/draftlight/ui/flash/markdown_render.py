@@ -6,8 +6,8 @@ Blocks are re-rendered only when one more is complete, so the text above the one
 never moves, not even when the finished reply is rendered whole. Rendering uses
 QTextDocument.setMarkdown, and each rendered character is aligned back to the raw character it
 came from (`align`): Markdown mostly deletes characters (`**`, `#`, fences, link targets), so a
-greedy in-order match, with any whitespace matching any whitespace (soft line breaks become
-spaces), finds them. Code blocks are copied verbatim, so their highlights map exactly. A
+greedy in-order match, with any whitespace matching any whitespace (a reply's single newlines
+become line breaks, `with_line_breaks`), finds them. Code blocks are copied verbatim, so their highlights map exactly. A
 rendered character that cannot be matched is left plain. Code blocks get a monospaced font and
 a "Copy code" link (`decorate_code_blocks`).
 """
@@ -251,13 +251,42 @@ def decorate_code_blocks(doc: QTextDocument, link_colour: QColor) -> list[str]:
     return texts
 
 
+_TABLE_ROW = re.compile(r"^\s*\|")
+LINE_BREAK = "\u2028"  # what a reply's single newline becomes: a line break inside its paragraph
+
+
+def with_line_breaks(raw: str) -> str:
+    """`raw` with each single newline inside a paragraph made a Markdown hard line break, as
+    chat apps show a reply: a haiku or a list typed line by line keeps its lines, where
+    CommonMark would join them into one paragraph ("soft" breaks). Newlines in fenced code, at
+    blank lines, after table rows and before indented code are left as they are. The rendered
+    text differs from `raw` only by line separators where `raw` has newlines (align() matches
+    any whitespace with any), so highlights still map."""
+    lines = raw.split("\n")
+    fence = ""
+    for i, line in enumerate(lines[:-1]):
+        marker = _FENCE_LINE.match(line)
+        if fence:
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
+                fence = ""
+            continue
+        if marker:
+            fence = marker.group(1)
+            continue
+        following = lines[i + 1]
+        if (line.strip() and following.strip() and not _TABLE_ROW.match(line)
+                and not following.startswith(("    ", "\t")) and not line.endswith("  ")):
+            lines[i] = line + "  "
+    return "\n".join(lines)
+
+
 def render_markdown(doc: QTextDocument, raw: str, runs: list[list[int]], visible: bool,
                     link_colour: QColor, scheme: Scheme = DEFAULT,
                     spans_out: list | None = None) -> list[str]:
     """Replace the document by `raw` rendered as Markdown, highlights re-applied.
     Returns the code blocks' texts (for the copy links); the runs' document spans go into
     `spans_out` when given."""
-    doc.setMarkdown(raw, QTextDocument.MarkdownDialectGitHub)
+    doc.setMarkdown(with_line_breaks(raw), QTextDocument.MarkdownDialectGitHub)
     batch = QTextCursor(doc)
     batch.beginEditBlock()  # the document is laid out once, at the end
     texts = decorate_code_blocks(doc, link_colour)

@@ -173,7 +173,7 @@ class MessageView(QFrame):
             self.flash.repaint()
         else:
             highlight.append_plain(self.document, text, offset, runs, self.highlights,
-                                   self.scheme)
+                                   self.scheme, markdown_render.LINE_BREAK)
             # A run that began before `offset` may have grown: its colour depends on its length.
             for index in arrived:
                 if runs[index][0] < offset:
@@ -220,7 +220,8 @@ class MessageView(QFrame):
             doc.clear()
         self._md_end = md_end
         self._tail_at = markdown_render.start_tail(doc)
-        highlight.append_plain(doc, self.text, md_end, self.runs, self.highlights, self.scheme)
+        highlight.append_plain(doc, self.text, md_end, self.runs, self.highlights, self.scheme,
+                               markdown_render.LINE_BREAK)
         self._shown = len(self.text)
         cost = time.perf_counter() - started
         self._next_render = time.perf_counter() + cost / RERENDER_SHARE
