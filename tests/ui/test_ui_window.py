@@ -243,6 +243,17 @@ def test_regenerate_replaces_the_last_reply(qtbot, open_window):
     assert factory.calls[0][0] == factory.calls[1][0]
 
 
+def test_regenerate_is_off_where_there_is_nothing_to_regenerate(qtbot, open_window):
+    window = open_window()
+    assert not window.regenerate_button.isEnabled()  # an empty chat
+    send_and_wait(qtbot, window)
+    assert window.regenerate_button.isEnabled()
+    window.new_conversation()  # a new, empty conversation: nothing to regenerate again
+    assert not window.regenerate_button.isEnabled()
+    window.session.open_conversation(window.history.conversations()[0].id)
+    assert window.regenerate_button.isEnabled()
+
+
 def test_gpu_layers_are_disabled_with_a_note_on_cpu_builds(qtbot):
     dialog = SettingsDialog(Settings(), gpu_offload=False)
     qtbot.addWidget(dialog)

@@ -134,6 +134,7 @@ class MainWindow(QMainWindow):
         session.busy_changed.connect(self._update_actions)
         session.conversations_changed.connect(self.conversations.refresh)
         session.current_changed.connect(self.conversations.set_current)
+        session.current_changed.connect(self._update_actions)  # Regenerate needs a message
         session.error.connect(self._on_reply_failed)
         session.info.connect(self.show_status)
         session.live_stats.connect(self.stats_label.setText)
