@@ -1,6 +1,8 @@
-"""The main window's toolbar: New chat, the model bar, the speculation mode, the highlight switch
-and its colour key, Compare with the speed meter, and Settings. Its actions also fill the
-window's menus; the window connects them."""
+"""The main window's toolbars. The first row is the model bar (engine, target, draft and the load
+progress) with Settings: it is wide, and beside the controls it pushed them into the toolbar's
+overflow menu at the default size. The second row: New chat, the speculation mode, the
+highlight switch and its colour key, Compare with the speed meter. Its actions
+also fill the window's menus; the window connects them."""
 
 from __future__ import annotations
 
@@ -13,17 +15,27 @@ from draftlight.ui.flash.palette import Scheme
 from draftlight.ui.chat.speed_meter import SpeedMeter
 
 
+def model_toolbar(window: QWidget, model_bar: QWidget, settings_action: QAction) -> QToolBar:
+    """The first row: the model bar, and Settings at its right end."""
+    bar = QToolBar("Models", window)
+    bar.setObjectName("model-toolbar")
+    bar.setMovable(False)
+    bar.addWidget(model_bar)
+    spacer = QWidget()
+    spacer.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+    bar.addWidget(spacer)
+    bar.addAction(settings_action)
+    return bar
+
+
 class MainToolbar(QToolBar):
-    def __init__(self, window: QWidget, model_bar: QWidget, scheme: Scheme,
-                 show_highlights: bool) -> None:
+    def __init__(self, window: QWidget, scheme: Scheme, show_highlights: bool) -> None:
         super().__init__("Main", window)
         self.setObjectName("main-toolbar")
         self.setMovable(False)
         # The actions belong to the window, so their shortcuts work wherever the focus is.
         self.new_action = QAction("New chat", window, shortcut=QKeySequence.New)
         self.addAction(self.new_action)
-        self.addSeparator()
-        self.addWidget(model_bar)
         self.addSeparator()
         self.addWidget(QLabel(" Speculation: "))
         self.mode_box = ModeBox()
@@ -43,8 +55,5 @@ class MainToolbar(QToolBar):
         self.addAction(self.compare_action)
         self.speed_meter = SpeedMeter()
         self.addWidget(self.speed_meter)
-        spacer = QWidget()
-        spacer.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
-        self.addWidget(spacer)
+        # on the first row (model_toolbar), made here with the others the menus list
         self.settings_action = QAction("Settings…", window, shortcut=QKeySequence.Preferences)
-        self.addAction(self.settings_action)

@@ -23,7 +23,7 @@ from draftlight.ui.engine.model_loader import ModelLoader
 from draftlight.ui.engine.engine_choice import EngineChoice
 from draftlight.ui.engine.model_bar import ModelBar
 from draftlight.ui.engine.server_log import ServerLog, ServerLogDialog
-from draftlight.ui.chat.main_toolbar import MainToolbar
+from draftlight.ui.chat.main_toolbar import MainToolbar, model_toolbar
 from draftlight.ui.chat.menus import build_menus
 from draftlight.ui.flash.palette import scheme_named
 from draftlight.ui.engine.serve_switch import ServeSwitch
@@ -110,8 +110,10 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.stats_label)
 
     def _build_toolbar_and_menu(self) -> None:
-        self.toolbar = MainToolbar(self, self.model_bar, self.chat.scheme,
-                                   self.settings.show_highlights)
+        self.toolbar = MainToolbar(self, self.chat.scheme, self.settings.show_highlights)
+        self.model_toolbar = model_toolbar(self, self.model_bar, self.toolbar.settings_action)
+        self.addToolBar(self.model_toolbar)
+        self.addToolBarBreak()
         self.addToolBar(self.toolbar)
         menus = build_menus(self, self.toolbar, self.serve_switch.action)
         self.models_action, self.quit_action = menus.models, menus.quit

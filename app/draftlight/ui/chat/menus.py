@@ -1,4 +1,4 @@
-"""The window's menu bar (File, View) and its window-wide shortcuts. The actions that also sit in
+"""The window's menu bar (File, View, Help) and its window-wide shortcuts. The actions that also sit in
 the toolbar are the toolbar's; the ones only the menus hold are made here and kept on `Menus`
 for the window to connect."""
 
@@ -18,6 +18,7 @@ class Menus:
     quit: QAction
     server_log: QAction
     stop: QAction  # Esc stops the reply
+    about: QAction  # Help ▸ About Draftlight
 
 
 def build_menus(window: QMainWindow, toolbar, serve_action: QAction) -> Menus:
@@ -38,4 +39,28 @@ def build_menus(window: QMainWindow, toolbar, serve_action: QAction) -> Menus:
 
     stop = QAction("Stop", window, shortcut=QKeySequence(Qt.Key_Escape))
     window.addAction(stop)
-    return Menus(models=models, quit=quit_, server_log=server_log, stop=stop)
+
+    help_menu = window.menuBar().addMenu("&Help")
+    about = QAction("About Draftlight", window)
+    about.triggered.connect(lambda: show_about(window))
+    help_menu.addAction(about)
+    return Menus(models=models, quit=quit_, server_log=server_log, stop=stop, about=about)
+
+
+ABOUT = """<h3>Draftlight {version}</h3>
+<p>A chat app for watching speculative decoding: a draft guesses a few tokens, the target model
+checks them in one pass, and the ones it keeps flash in colour. The reply is the target's own:
+greedy text is identical to plain decoding, and sampling keeps its distribution.</p>
+<p>Colours: a run of drafted tokens the target accepted; the longer the run, the stronger the
+colour. Hover a run to see where it was copied from; click to go there.</p>
+<p>Runs on llama.cpp (llama-cpp-python), Qt (PySide6) and huggingface_hub.</p>"""
+
+
+def show_about(window: QMainWindow) -> None:
+    from importlib.metadata import PackageNotFoundError, version
+    from PySide6.QtWidgets import QMessageBox
+    try:
+        number = version("draftlight")
+    except PackageNotFoundError:
+        number = ""
+    QMessageBox.about(window, "About Draftlight", ABOUT.format(version=number))

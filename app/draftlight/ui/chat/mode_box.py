@@ -15,6 +15,9 @@ class ModeBox(QComboBox):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
+        # As wide as its longest mode name, which it only knows once filled: the toolbar lays
+        # it out before the engine reports its modes, and "N-gra" is all it showed then.
+        self.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         self.setToolTip("How tokens are guessed before the target model checks them; "
                         "takes effect from the next message")
 

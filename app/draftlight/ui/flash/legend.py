@@ -14,13 +14,13 @@ class Legend(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 0, 6, 0)
         layout.setSpacing(3)
-        layout.addWidget(QLabel("Accepted draft run:"))
+        layout.addWidget(QLabel("Accepted runs:"))
         self.swatches = []
         for _start, label in BUCKETS:
             swatch = QLabel(f" {label} ")
             self.swatches.append(swatch)
             layout.addWidget(swatch)
-        tokens = QLabel("tokens · target: plain")
+        tokens = QLabel("tokens")
         layout.addWidget(tokens)
         self.setToolTip("Each coloured stretch is a run of draft tokens the target model "
                         "accepted in one pass; the longer the run, the stronger the colour. "
