@@ -62,11 +62,12 @@ def test_choosing_a_draft_swaps_it_in_without_reloading_the_target(qtbot, open_w
     same, _ = installed
     factory = ScriptedFactory(modes=("off", "draft", "ngram", "auto"))
     window = open_window(factory)
+    window.set_mode("ngram")
     bar = window.model_bar
     bar.draft_box.activated.emit(bar.draft_box.findData(str(same.path)))
     qtbot.waitUntil(lambda: window.draft_name == "smol-copy.gguf", timeout=5000)
     assert factory.drafts == [str(same.path)] and len(factory.loads) == 1
-    assert window.current_mode() == "draft"
+    assert window.current_mode() == "draft"  # from n-gram, a draft model means draft mode
     assert bar.draft_box.currentData() == str(same.path)
     send_and_wait(qtbot, window)
     assert factory.calls[-1][1] == "draft"
@@ -90,3 +91,28 @@ def test_loading_shows_a_progress_bar_with_the_model_name(qtbot, open_window, in
     assert (True, "Loading smol-copy.gguf…") in seen
     assert len(factory.loads) == 2 and factory.loads[-1].target_path == str(same.path)
     assert window.progress.isHidden()
+
+
+def test_auto_stays_auto_when_a_draft_is_chosen(qtbot, open_window, installed):
+    """Auto drafts with the model too: choosing one does not switch the mode (issue 36)."""
+    same, _ = installed
+    window = open_window(ScriptedFactory(modes=("off", "draft", "ngram", "auto")))
+    window.set_mode("auto")
+    window.model_bar.draft_box.activated.emit(window.model_bar.draft_box.findData(str(same.path)))
+    qtbot.waitUntil(lambda: window.draft_name == "smol-copy.gguf", timeout=5000)
+    assert window.current_mode() == "auto" and window.settings.effective_mode() == "auto"
+
+
+def test_a_saved_draft_mode_is_the_mode_after_a_restart(qtbot, open_window, installed):
+    """Draft mode saved with its draft model: the box waits for the draft to load instead of
+    settling on n-gram, and replies run in draft mode (issue 36, item 6)."""
+    from draftlight.settings import Settings
+    same, _ = installed
+    factory = ScriptedFactory(modes=("off", "draft", "ngram", "auto"))
+    window = open_window(factory, settings=Settings(mode="draft", draft_path=str(same.path)),
+                         wait=False)
+    wait_until(qtbot, lambda: window.ready and window.draft_name == "smol-copy.gguf",
+               "the target and its draft to load", 5000, lambda: window_state(window))
+    assert window.current_mode() == "draft" and window.settings.mode == "draft"
+    send_and_wait(qtbot, window)
+    assert factory.calls[-1][1] == "draft"

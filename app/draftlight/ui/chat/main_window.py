@@ -55,7 +55,7 @@ class MainWindow(QMainWindow):
                                         allow_origins=tuple(settings.serve_origins.split()))
         self.models = ModelLoader(self.engine, EngineSpec.from_settings(settings),
                                   (settings.effective_mode(),), self)
-        self.choice = EngineChoice(self.models)  # what the engine and mode choices mean
+        self.choice = EngineChoice(self.models, settings)  # what engine and mode choices mean
         self.setWindowTitle("Draftlight")
         self.resize(1100, 760)
         self._build_widgets()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from draftlight.engine.server.rpc import machines_gone, rpc_addresses
-from draftlight.modes import REMOTE, Mode, llama_mode
+from draftlight.modes import REMOTE, Mode, llama_mode, needs_draft_model
 from draftlight.settings import Settings
 
 MTP = "mtp"  # the model bar's draft choices besides a file: the target's MTP layers,
@@ -24,9 +24,13 @@ class EngineChoice:
     """The engine and mode policy of one window. `models` is its ModelLoader (engine_kind,
     modes, runs_locally are read from it)."""
 
-    def __init__(self, models) -> None:
+    def __init__(self, models, settings: Settings | None = None) -> None:
         self.models = models
         self.pending_mode: str | None = None  # chosen with a draft that is still loading
+        # A saved mode that needs the draft model waits for it at start, instead of the box
+        # settling on n-gram while the draft loads and staying there.
+        if settings is not None and settings.draft_path and needs_draft_model(settings.mode):
+            self.pending_mode = settings.mode
 
     # --- the mode box ----------------------------------------------------------------------
 
@@ -87,7 +91,8 @@ class EngineChoice:
     def with_draft(self, settings: Settings, choice: str, mode: str) -> tuple[Settings, str]:
         """A draft chosen in the model bar or the picker: the Settings to apply and the mode to
         show. MTP moves to llama-server (the target drafts for itself there); a draft file is
-        swapped in and its mode waits until it has loaded."""
+        swapped in and draft mode waits until it has loaded (auto stays auto: it uses the
+        draft model as well)."""
         if choice == MTP:
             return dataclasses.replace(settings, engine="llama-server",
                                        spec_type="draft-mtp"), llama_mode("draft-mtp")
@@ -96,6 +101,8 @@ class EngineChoice:
         if choice == NO_DRAFT:
             return (dataclasses.replace(settings, draft_path=None),
                     "off" if mode in ("draft", "ngram") else mode)
+        if mode == "auto":  # auto drafts with the new model too: the mode stays as chosen
+            return dataclasses.replace(settings, draft_path=choice), mode
         self.pending_mode = "draft"
         return dataclasses.replace(settings, draft_path=choice), "draft"
 
