@@ -247,7 +247,7 @@ def decorate_code_blocks(doc: QTextDocument, link_colour: QColor) -> list[str]:
         link.setForeground(link_colour)
         link.setFontPointSize(max(QFont().pointSizeF() - 1, 6))
         link.setProperty(CODE_BLOCK_INDEX, index)
-        cursor.insertText("⧉ Copy code", link)
+        cursor.insertText("Copy code", link)  # no symbol: DejaVu has no ⧉
     return texts
 
 
