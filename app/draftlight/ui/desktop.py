@@ -27,6 +27,11 @@ def run_app(prompt: str | None = None, *, offscreen: bool = False, attach=None,
     from draftlight.ui.chat.main_window import MainWindow
 
     _warn_about_broken_pyside()
+    missing = missing_x11_libraries()
+    if missing:
+        print(f"draftlight: the window needs {', '.join(missing)} to open on X11; on "
+              f"Debian/Ubuntu: sudo apt install {' '.join(missing)}", file=sys.stderr)
+        return 1
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Draftlight")
     app.setDesktopFileName("io.github.draftlight.Draftlight")
@@ -53,6 +58,31 @@ def run_app(prompt: str | None = None, *, offscreen: bool = False, attach=None,
         window.shutdown()
         history.close()
     return run.exit_code if run is not None else code
+
+
+# The libraries Qt's X11 platform plugin loads that a desktop may lack, by Debian package (Qt
+# itself says only "could not load the Qt platform plugin xcb", or names one of them).
+X11_LIBRARIES = {"libxcb-cursor0": "libxcb-cursor.so.0", "libxcb-icccm4": "libxcb-icccm.so.4",
+                 "libxcb-keysyms1": "libxcb-keysyms.so.1", "libxkbcommon-x11-0":
+                 "libxkbcommon-x11.so.0"}
+
+
+def missing_x11_libraries() -> list[str]:
+    """Debian packages whose libraries Qt's xcb plugin needs and cannot find, when the window
+    would open on X11 (Linux, a DISPLAY, no other platform asked for); [] otherwise."""
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if (not sys.platform.startswith("linux") or not os.environ.get("DISPLAY")
+            or (platform and not platform.startswith("xcb"))
+            or (not platform and os.environ.get("WAYLAND_DISPLAY"))):
+        return []
+    import ctypes
+    missing = []
+    for package, library in X11_LIBRARIES.items():
+        try:
+            ctypes.CDLL(library)
+        except OSError:
+            missing.append(package)
+    return missing
 
 
 def _warn_about_broken_pyside() -> None:
