@@ -7,7 +7,8 @@ import dataclasses
 
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
                                QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
-                               QPlainTextEdit, QSpinBox, QVBoxLayout, QWidget)
+                               QPlainTextEdit, QScrollArea, QSpinBox, QVBoxLayout,
+                               QWidget)
 
 from draftlight.settings import Settings
 from draftlight.ui.chat.engine_section import EngineSection
@@ -39,12 +40,16 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self._original = settings
-        layout = QVBoxLayout(self)
+        # The sections scroll: all of them are taller than a 768-pixel screen; OK and Cancel
+        # stay in sight below them.
+        body = QWidget()
+        layout = QVBoxLayout(body)
         self.engine_section = EngineSection(settings)
         layout.addWidget(self.engine_section)
 
         models = QGroupBox("Models")
         form = QFormLayout(models)
+        self.models_form = form
         self.target = PathField(settings.target_path, "bundled SmolLM2-135M-Instruct")
         form.addRow("Target model:", self.target)
         self.draft = PathField(settings.draft_path, "none (n-gram lookup needs no model)")
@@ -133,8 +138,35 @@ class SettingsDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QScrollArea.NoFrame)
+        self.scroll.setWidget(body)
+        outer = QVBoxLayout(self)
+        outer.addWidget(self.scroll)
+        outer.addWidget(buttons)
         self.engine_section.offer_spec_types(self.draft.value() is not None)
+        self.engine_section.engine.currentIndexChanged.connect(self._show_local_fields)
+        self._show_local_fields()
+        self._fit(body)
+
+    def _show_local_fields(self) -> None:
+        """A remote server chooses its own model, context and hardware: the fields for files,
+        threads and GPU layers are hidden while it is the engine."""
+        local = self.engine_section.engine.currentData() != "remote"
+        for widget in (self.target, self.draft, self.n_ctx, self.n_threads, self.target_gpu,
+                       self.draft_gpu):
+            self.models_form.setRowVisible(widget, local)
+        note = self.findChild(QLabel, "gpu-note")
+        if note is not None:
+            self.models_form.setRowVisible(note, local)
+
+    def _fit(self, body: QWidget) -> None:
+        """As tall as the sections, or the screen less a margin, whichever is less."""
+        screen = self.screen().availableGeometry() if self.screen() else None
+        wanted = body.sizeHint().height() + 80
+        height = min(wanted, screen.height() - 60) if screen else wanted
+        self.resize(max(560, self.sizeHint().width(), body.sizeHint().width() + 40), height)
 
     def result_settings(self) -> Settings:
         return dataclasses.replace(
