@@ -54,6 +54,10 @@ class Settings:
     server_model: str = ""  # the model to ask it for ("" = its only one, from /v1/models)
     # llama-server engine: other machines' rpc-servers the model is split over, "host:port, ..."
     rpc_servers: str = ""
+    # Where the window was left: its geometry (Qt's saveGeometry, base64; "" = the default
+    # size) and the conversation it showed (0 = a new one)
+    window_geometry: str = ""
+    last_conversation: int = 0
 
     def effective_mode(self) -> str:
         return self.mode or "auto"

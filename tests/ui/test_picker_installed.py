@@ -146,7 +146,7 @@ def test_use_as_draft_loads_it_in_the_window(qtbot, open_window, monkeypatch, do
     window.open_models()
     qtbot.waitUntil(lambda: window.draft_name == downloaded.path.name, timeout=5000)
     assert factory.drafts == [str(downloaded.path)] and len(factory.loads) == 1
-    assert window.current_mode() == "draft"
+    assert window.current_mode() == "auto"  # auto drafts with the model too: it stays auto
 
 
 def test_open_folder_opens_the_models_folder(panel, monkeypatch, downloaded):

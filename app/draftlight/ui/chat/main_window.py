@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QByteArray, Signal
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 
 from draftlight.settings import Settings, save_settings
@@ -62,6 +62,7 @@ class MainWindow(QMainWindow):
         self.session = ChatSession(self.engine, history, self.chat, settings, self)
         self._build_toolbar_and_menu()
         self._connect()
+        self._restore_place()
         if settings_message:
             self.banner.show_message(settings_message)
         if history.problem:
@@ -352,6 +353,21 @@ class MainWindow(QMainWindow):
         self.compare_dialog.compared.connect(self.session.remember_plain_speed)
         self.compare_dialog.open()
 
+    # --- where the window was left -------------------------------------------------------
+
+    def _restore_place(self) -> None:
+        """The size, position and conversation of the last session (Settings)."""
+        if self.settings.window_geometry:
+            self.restoreGeometry(QByteArray.fromBase64(self.settings.window_geometry.encode()))
+        last = self.settings.last_conversation
+        if last and self.history.conversation(last) is not None:
+            self.session.open_conversation(last)
+
+    def _remember_place(self) -> None:
+        self.settings.window_geometry = bytes(self.saveGeometry().toBase64()).decode()
+        self.settings.last_conversation = self.session.conversation_id or 0
+        self._save_settings()
+
     # --- closing ---------------------------------------------------------------------------
 
     def shutdown(self) -> None:
@@ -367,6 +383,7 @@ class MainWindow(QMainWindow):
             picker.close_shared_download_queue()
 
     def closeEvent(self, event) -> None:
+        self._remember_place()
         self.hide()
         self.shutdown()
         super().closeEvent(event)
