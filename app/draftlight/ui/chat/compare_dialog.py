@@ -1,6 +1,10 @@
-"""Compare: the same question answered greedily with speculation off and on, side by side."""
+"""Compare: the same question answered greedily with speculation off and on, side by side, each
+timed over several rounds in alternating order (draftlight.engine.compare), with the median
+speedup, the rounds' range and an "inconclusive" when they disagree or the machine is busy."""
 
 from __future__ import annotations
+
+import statistics
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QTextCharFormat, QTextCursor
@@ -74,16 +78,26 @@ class CompareDialog(QDialog):
     def _on_compared(self, result: Comparison) -> None:
         self.result = result
         self.compared.emit(result)
-        for side, stats in (("plain", result.plain), ("speculative", result.speculative)):
+        for side, stats, runs in (("plain", result.plain, result.plain_runs),
+                                  ("speculative", result.speculative, result.speculative_runs)):
             title = "Speculation off" if side == "plain" else mode_label(self.mode)
-            self.headers[side].setText(f"<b>{title}</b> — {stats.seconds:.2f} s, "
-                                       f"{stats.tokens_per_second:.1f} tok/s")
+            decode = statistics.median(runs) if runs else stats.decode_seconds
+            rate = stats.new_tokens / decode if decode > 0 else 0.0
+            self.headers[side].setText(
+                f"<b>{title}</b> — decoding {decode:.2f} s, {rate:.1f} tok/s (median of "
+                f"{len(runs) or 1}; reading the prompt {stats.prefill_seconds:.2f} s apart)")
         verdict = ("identical text ✓" if result.identical
                    else f"the texts differ: {result.divergence}")
         if result.identity_note:
             verdict += f" ({result.identity_note})"
-        self.summary.setText(f"Speedup {result.speedup:.2f}x "
-                             f"({mode_label(self.mode)} vs off, decoding time); {verdict}")
+        low, high = result.interval
+        speed = (f"Speedup {result.speedup:.2f}x ({mode_label(self.mode)} vs off, decoding time, "
+                 f"median of {len(result.plain_runs) or 1} rounds in alternating order; "
+                 f"rounds {low:.2f}-{high:.2f}x)")
+        if result.inconclusive:
+            speed = (f"Inconclusive: {result.inconclusive}. {speed}; run Compare again on a "
+                     f"quieter machine or a longer answer")
+        self.summary.setText(f"{speed}; {verdict}")
 
     def _on_failed(self, request_id: int, message: str) -> None:
         if request_id == self.request_id:
