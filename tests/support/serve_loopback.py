@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 from draftlight.engine.generator import Engine
 from draftlight.serve.background import BackgroundServer
-from draftlight.serve.worker import EngineWorker
+from draftlight.serve.worker import ServeWorker
 from tests.support.fake_backend import FakeChatModel, scripted_costs
 
 MODEL = "smol"
@@ -17,8 +17,8 @@ N_CTX = 512
 REPLY = b"Hello there, general Kenobi."
 
 
-def scripted_worker(queue_size: int = 4, reply: bytes = REPLY) -> EngineWorker:
-    worker = EngineWorker(lambda: Engine(FakeChatModel(lambda prompt: reply, n_ctx=N_CTX),
+def scripted_worker(queue_size: int = 4, reply: bytes = REPLY) -> ServeWorker:
+    worker = ServeWorker(lambda: Engine(FakeChatModel(lambda prompt: reply, n_ctx=N_CTX),
                                          cost_source=scripted_costs),
                           "off", queue_size, MODEL)
     worker.start()

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QToolTip
 from draftlight.engine.events import Done, Stats, TextPiece
 from draftlight.settings import Settings
 from draftlight.ui.flash.driver import DURATION, MARK_HOLD, resting_colour
-from draftlight.ui.flash.provenance import ReplyBuilder
+from draftlight.ui.flash.reply_builder import ReplyBuilder
 from tests.support.pixels import FakeClock, distance
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.support.scripted_engine import ScriptedEngine, ScriptedFactory

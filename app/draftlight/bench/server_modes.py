@@ -4,7 +4,7 @@ type, started once and kept for the run), "remote" = a running server (`--engine
 
 Their token ids are not exposed, so they are compared with plain decoding on text; their
 drafted and accepted counts are the server's own, their passes rebuilt from its counters
-(app/draftlight/engine/server/provenance.py); their memory is the server process's.
+(app/draftlight.engine.server.pass_tracker.py); their memory is the server process's.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ def add_serve_parser(commands) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     uvicorn, create_app = http_stack()
     from draftlight.launch import open_engine, spec_for_command_line, with_target
-    from draftlight.serve.worker import EngineWorker
+    from draftlight.serve.worker import ServeWorker
     from draftlight.settings import load_settings
 
     settings, problem = load_settings()
@@ -90,7 +90,7 @@ def run_serve(args: argparse.Namespace) -> int:
         return engine
 
     model_id = Path(target).name.removesuffix(".gguf")
-    worker = EngineWorker(load, spec.mode, args.queue_size, model_id)
+    worker = ServeWorker(load, spec.mode, args.queue_size, model_id)
     worker.start()
     worker.ready.wait()
     if worker.load_error is not None:

@@ -26,13 +26,13 @@ from draftlight.engine.events import TextPiece
 from draftlight.serve.guard import CORS_HEADERS, CORS_METHODS, Access, GuardMiddleware, access_for
 from draftlight.serve.schema import (MAX_BODY_BYTES, ApiError, ChatRequest, chunk, completion,
                               finish_reason, parse_chat_request, usage)
-from draftlight.serve.worker import EngineWorker, Finished, Job
+from draftlight.serve.worker import ServeWorker, Finished, Job
 
 RETRY_AFTER_SECONDS = 2
 SEND_TIMEOUT_SECONDS = 30  # a stream the client stops reading for this long is cancelled
 
 
-def create_app(worker: EngineWorker, *, api_key: str | None = None,
+def create_app(worker: ServeWorker, *, api_key: str | None = None,
                access: Access | None = None,
                send_timeout: float = SEND_TIMEOUT_SECONDS) -> FastAPI:
     """The routes over `worker`: serve's own engine thread, or the window's (its model may

@@ -50,7 +50,7 @@ class Job:
     cancelled: threading.Event = field(default_factory=threading.Event)
 
 
-class EngineWorker(threading.Thread):
+class ServeWorker(threading.Thread):
     """Loads the engine with `load()` on its own thread; `ready` is set when it has loaded (or
     failed: `load_error`). `submit` raises queue.Full when `queue_size` jobs already wait.
 

@@ -8,7 +8,7 @@
 Managed: Draftlight's own llama-server child (process.py); a mode "llama:SPEC" runs it with
 --spec-type SPEC, restarting it when SPEC changes. Remote: a server already running; it decides
 how it decodes, so there is one mode, "remote". Which tokens were drafted comes from the
-counters llama-server streams (provenance.py), or from a vLLM server's chunking checked against
+counters llama-server streams (pass_tracker.py), or from a vLLM server's chunking checked against
 its per-step metrics (vllm_metrics.py); a server that sends neither gets "unknown" tokens and a
 footer that says so. reply_labels.py decides which, per reply.
 """

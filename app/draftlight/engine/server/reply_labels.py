@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from draftlight.engine.events import Stats
-from draftlight.engine.server.provenance import PassTracker
+from draftlight.engine.server.pass_tracker import PassTracker
 from draftlight.engine.server.vllm_metrics import ChunkSteps, SpecMetrics, chunks_as_steps, spec_metrics
 
 Labels = list[tuple[str, int]]  # (source, pass index) per token

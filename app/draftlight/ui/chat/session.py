@@ -17,7 +17,7 @@ from draftlight.settings import Settings
 from draftlight.store.history import COMPLETE, INTERRUPTED, History, HistoryError
 from draftlight.ui.chat.view import ChatView
 from draftlight.ui.flash.message_view import MessageView
-from draftlight.ui.flash.provenance import ReplyBuilder
+from draftlight.ui.flash.reply_builder import ReplyBuilder
 from draftlight.ui.flash.stats_text import live_line
 from draftlight.ui.engine.worker import EngineThread
 

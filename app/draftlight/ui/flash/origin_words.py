@@ -1,7 +1,7 @@
 """The words for where a run's drafted tokens came from (its origin), and the footer's share of
 a reply that was copied or guessed. No Qt here.
 
-An origin is what provenance.ReplyBuilder merged for a run: {"kind": "message", "start", "end",
+An origin is what reply_builder.ReplyBuilder merged for a run: {"kind": "message", "start", "end",
 "role", "at"} (a copy from a message of the chat, "at" its index there, None for the system
 prompt), {"kind": "reply", "start", "end"} (from earlier in the same reply), {"kind":
 "prediction", ...}, {"kind": "template"}, or {"kind": "model", "name", "p": [...]} ("text"

@@ -1,7 +1,7 @@
 """The target passes of a reply, for the acceptance strip. No Qt here.
 
 A reply saved since the strip exists has its passes in its stats ("passes": [end, tokens,
-accepted, drafted] per pass, see provenance.ReplyBuilder). Older replies only have their runs:
+accepted, drafted] per pass, see reply_builder.ReplyBuilder). Older replies only have their runs:
 each accepted run and the target's own token after it (taken as the next word) make one pass,
 and every other word is taken for one plain pass. That is an estimate (a word may be several
 tokens), so their cells say "drafted: not recorded".

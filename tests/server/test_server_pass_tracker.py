@@ -1,10 +1,10 @@
 """Which streamed tokens a llama-server drafted, rebuilt from its running counters
-(app/draftlight/engine/server/provenance.py), on scripted chunk sequences shaped like the vendored
+(app/draftlight.engine.server.pass_tracker.py), on scripted chunk sequences shaped like the vendored
 server's (tools/server/server-context.cpp: counters move before a pass's tokens go out)."""
 
 from __future__ import annotations
 
-from draftlight.engine.server.provenance import PassTracker
+from draftlight.engine.server.pass_tracker import PassTracker
 
 
 def t(n, drafted=0, accepted=0):
