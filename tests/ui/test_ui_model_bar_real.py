@@ -33,6 +33,7 @@ def test_choosing_a_draft_keeps_the_loaded_target(qtbot, tmp_path, bundled_model
     worker.loaded.connect(loads.append)
     worker.loading.connect(loading.append)
 
+    window.set_mode("ngram")  # from n-gram, a draft model means draft mode (auto stays auto)
     bar = window.model_bar
     index = bar.draft_box.findData(str(copy))
     assert index > 0 and bar.draft_box.model().item(index).isEnabled()
