@@ -88,7 +88,7 @@ def test_bench_times_the_passes_of_a_llama_server_at_engine_url(tmp_path, capsys
     try:
         assert main(["bench", "--questions", str(questions), "--modes", "plain",
                      "--target", str(bundled_model), "--max-tokens", "16",
-                     "--engine", server.url, "--api-key", server.api_key,
+                     "--engine", server.url, f"--api-key={server.api_key}",
                      "--out", str(tmp_path / "out")]) == 0
     finally:
         server.close()

@@ -107,7 +107,8 @@ class ManagedServer:
         self.log: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.process: subprocess.Popen | None = None
         self.port = 0
-        self.api_key = secrets.token_urlsafe(24)
+        self.api_key = secrets.token_hex(24)  # hex: never starts with "-", which a command line
+        # would take for an option (--api-key -abc...)
         self._reader: threading.Thread | None = None
 
     @property
