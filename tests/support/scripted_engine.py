@@ -87,3 +87,20 @@ class ScriptedFactory:
     def open_draft(self, spec):
         self.drafts.append(spec.draft_path)
         return spec.draft_path
+
+
+class HeldScript:
+    """A script for ScriptedFactory: `head`'s pieces, then `last` held back until `release()`
+    (at most 10 s), so a test can look at a reply while it is still streaming."""
+
+    def __init__(self, head, last) -> None:
+        self.head, self.last = list(head), last
+        self.gate = threading.Event()
+
+    def __call__(self, _mode):
+        yield from self.head
+        self.gate.wait(10)
+        yield self.last
+
+    def release(self) -> None:
+        self.gate.set()

@@ -6,29 +6,17 @@ paragraph when the finished reply is rendered)."""
 from __future__ import annotations
 
 import re
-import threading
 
 from PySide6.QtGui import QTextCursor
 
 from draftlight.settings import Settings
 from draftlight.ui.flash import markdown_render
-from tests.support.scripted_engine import ScriptedFactory
+from tests.support.scripted_engine import HeldScript, ScriptedFactory
 
 HAIKU = [("An old silent pond\n", "target", 0), ("A frog jumps", "draft", 1),
          (" into the pond\n", "target", 1), ("Splash! Silence again.", "target", 2)]
 LIST_LINES = ("\n\nthen:\n", "target", 3)
 LAST = ("- eggs\n- milk", "target", 4)
-
-
-class Held:
-    def __init__(self) -> None:
-        self.gate = threading.Event()
-
-    def __call__(self, _mode):
-        yield from HAIKU
-        yield LIST_LINES
-        self.gate.wait(10)
-        yield LAST
 
 
 def top(view, needle: str) -> int:
@@ -39,7 +27,7 @@ def top(view, needle: str) -> int:
 
 
 def test_lines_stay_lines_while_streaming_and_after(qtbot, open_window):
-    script = Held()
+    script = HeldScript([*HAIKU, LIST_LINES], LAST)
     window = open_window(ScriptedFactory(script), settings=Settings(flash_drafts=False))
     window.resize(900, 800)
     try:
@@ -50,9 +38,9 @@ def test_lines_stay_lines_while_streaming_and_after(qtbot, open_window):
         streaming = {line: top(view, line) for line in ("An old", "A frog", "Splash")}
         assert streaming["An old"] < streaming["A frog"] < streaming["Splash"]
         with qtbot.waitSignal(window.session.reply_finished, timeout=5000):
-            script.gate.set()
+            script.release()
     finally:
-        script.gate.set()
+        script.release()
     qtbot.wait(50)
     shown = view.document.toRawText()  # toPlainText() shows line breaks as newlines
     assert re.search("An old silent pond[\u2028\u2029]A frog jumps into the pond[\u2028\u2029]"

@@ -7,14 +7,12 @@ last piece, the chat is grabbed, the last piece is let through, and the chat is 
 
 from __future__ import annotations
 
-import threading
-
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QTextCursor
 
 from draftlight.settings import Settings
 from draftlight.ui.flash import highlight, markdown_render
-from tests.support.scripted_engine import ScriptedFactory
+from tests.support.scripted_engine import HeldScript, ScriptedFactory
 
 HEAD = [("# Flash notes\n\n", "target", 0),
         ("The first paragraph says that accepted drafts", "target", 1),
@@ -23,21 +21,6 @@ HEAD = [("# Flash notes\n\n", "target", 0),
         ("```python\nprint(1)\n```\n\n", "target", 4),
         ("The last words are", "target", 5)]
 LAST = (" still **coming**.", "target", 6)
-
-
-class HeldScript:
-    """The script, held before its last piece until `release()`."""
-
-    def __init__(self) -> None:
-        self.gate = threading.Event()
-
-    def __call__(self, _mode):
-        yield from HEAD
-        self.gate.wait(10)
-        yield LAST
-
-    def release(self) -> None:
-        self.gate.set()
 
 
 def place(window, view, needle: str) -> QRect:
@@ -60,7 +43,7 @@ def grab_above(window, view, needle: str):
 
 
 def test_text_above_the_last_block_does_not_move_when_the_reply_finishes(qtbot, open_window):
-    script = HeldScript()
+    script = HeldScript(HEAD, LAST)
     window = open_window(ScriptedFactory(script), settings=Settings(flash_drafts=False))
     window.resize(900, 900)
     try:
@@ -117,7 +100,7 @@ def test_complete_blocks_end_stops_before_an_open_fence_and_the_block_being_writ
 
 
 def test_flash_spans_follow_runs_into_rendered_blocks_and_the_plain_tail(qtbot, open_window):
-    script = HeldScript()
+    script = HeldScript(HEAD, LAST)
     script_pieces = [("## Head\n\nSome **", "target", 0), ("quick words", "draft", 1),
                      ("** here.\n\nThen ", "target", 1), ("more words", "draft", 2),
                      (" follow", "target", 2)]

@@ -285,8 +285,9 @@ class Engine:
         stats = self._new_stats(mode, params, drafter, bool(prediction))
         prompt, dropped = yield from self._prefill(messages, params, stats)
         stats.prefill_seconds = time.perf_counter() - started
-        kept = [messages[i] for i in kept_messages(messages, dropped)]
-        self.ngram.regions = (answered_start(self.tokenize_chat, kept, prompt), len(prompt))
+        if mode in ("ngram", "auto"):  # where n-gram matches lie: only its drafts ask
+            kept = [messages[i] for i in kept_messages(messages, dropped)]
+            self.ngram.regions = (answered_start(self.tokenize_chat, kept, prompt), len(prompt))
         last = prompt[-1]
         prediction_tokens = target.tokenize(prediction, add_bos=False) if prediction else []
         path = getattr(self.draft, "path", None)  # origins name a draft model by its file
