@@ -42,6 +42,9 @@ def marker_template(marker) -> list[str]:
         "{{ messages.append({'role': 'system', 'content': 'x'}) }}",
         "{% set x = messages.pop() %}",
         "{{ bos_token.__class__.__subclasses__() }}",
+        # CVE-2025-27516: str.format reached through |attr, which Jinja < 3.1.6 did not sandbox
+        "{{ ('{0.__class__.__mro__}'|attr('format'))('') }}",
+        "{{ ('{0.__init__.__globals__}'|attr('format'))(cycler) }}",
     ]
 
 
@@ -77,6 +80,35 @@ def test_file_and_module_access_fail_without_reading_anything(tmp_path):
 def test_resource_exhaustion_is_stopped_quickly(source):
     with pytest.raises(UnsafeTemplateError):
         ChatTemplate(source).render(CHAT)
+
+
+# Each would build gigabytes in one step (string methods, filters, formatting, concatenation)
+# or loop for hours without calling anything; the budget refuses them before they do.
+@pytest.mark.parametrize("source", [
+    "{{ 'x'.ljust(10000000000) }}",
+    "{{ 'x'.center(10000000000) }}",
+    "{{ 'x'.zfill(10000000000) }}",
+    "{{ 'x'|center(10000000000) }}",
+    "{{ '%10000000000s' % 'x' }}",
+    "{{ '%*s' % (10000000000, 'x') }}",
+    "{{ '{:>10000000000}'.format('x') }}",
+    "{{ ('x\\n' * 1500000)|indent(3000) }}",
+    "{{ ('a' * 3000000).replace('a', 'b' * 3000) }}",
+    "{{ ('a' * 3000)|replace('a', 'b' * 3000000) }}",
+    "{{ ('a' * 3000000).join(['x'] * 3000) }}",
+    "{% set ns = namespace(s='x' * 1000000) %}{% for i in range(40) %}"
+    "{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",
+    "{% set ns = namespace(s='x' * 1000000) %}{% for i in range(40) %}"
+    "{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s|length }}",
+    "{% set ns = namespace(l=[]) %}{% for i in range(1000000) %}"
+    "{% set ns.l = ns.l + ['x' * 3000000 ~ i] %}{% endfor %}",
+    "{% set s = 'x' * 3000000 %}{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}",
+    "{% for a in messages * 1000000 %}{% for b in 'y' * 1000000 %}{% endfor %}{% endfor %}",
+])
+def test_time_and_memory_budgets_stop_a_render(source):
+    with pytest.raises(UnsafeTemplateError) as caught:
+        ChatTemplate(source).render(CHAT)
+    assert "\n" not in str(caught.value)
 
 
 def test_unsafe_template_is_refused_when_loaded_not_at_the_first_message():

@@ -1,13 +1,4 @@
-"""Render a GGUF's chat template safely.
-
-Chat templates come from model files downloaded from the internet: untrusted code
-(CVE-2024-34359 was remote code execution through exactly this). We render them in Jinja's
-ImmutableSandboxedEnvironment, which refuses underscore attributes (`__class__`, `__globals__`,
-`__subclasses__`, …) and mutation of Python objects, and we remove the helper globals that exist
-only to be abused or that a chat template never needs (`cycler`, `joiner`, `lipsum`). The
-environment has no loader, so `{% include %}`, `{% import %}` and `{% extends %}` cannot read
-files. What is left is a denial of service: `*` and `**` are limited, `range()` has a budget
-per render, and the rendered text has a size limit.
+"""Render a GGUF's chat template safely (the sandbox and its budget: template_sandbox.py).
 
 A template is tried once on a sample conversation when the model loads, so one that reaches
 for something unsafe is refused before the user types anything (UnsafeTemplateError).
@@ -16,13 +7,12 @@ for something unsafe is refused before the user types anything (UnsafeTemplateEr
 from __future__ import annotations
 
 import datetime
-import operator
 from dataclasses import dataclass
 
 import jinja2
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from draftlight.engine.errors import ChatTemplateError, UnsafeTemplateError
+from draftlight.engine.template_sandbox import MAX_TEXT, TemplateSandbox, render_budget
 
 # Used when a GGUF carries no template; the user is told (ChatTemplate.is_fallback).
 FALLBACK_TEMPLATE = (
@@ -33,10 +23,8 @@ FALLBACK_TEMPLATE = (
 )
 FALLBACK_NOTICE = ("{name} has no chat template: a plain 'User: … Assistant:' format is used, "
                    "so replies may be poorer than the model can give")
-# Longest output a template may produce; a template that loops to blow up memory is stopped.
-MAX_RENDERED_CHARS = 4_000_000
+MAX_RENDERED_CHARS = MAX_TEXT  # longest prompt a template may produce
 MAX_RANGE_STEPS = 1_000_000  # range() items per render, all calls together
-MAX_POWER = 1 << 64  # largest result of ** (2 ** 10 ** 10 would take forever)
 SAMPLE_CONVERSATION = [{"role": "system", "content": "You are helpful."},
                        {"role": "user", "content": "Hello"},
                        {"role": "assistant", "content": "Hi! How can I help?"},
@@ -51,32 +39,6 @@ def _strftime_now(fmt: str) -> str:
     return datetime.datetime.now().strftime(fmt)
 
 
-class _TemplateSandbox(ImmutableSandboxedEnvironment):
-    """The immutable sandbox, refusing unsafe attributes outright, with `*` and `**` bounded
-    (no gigabyte strings, no 10**10**10)."""
-
-    intercepted_binops = frozenset({"*", "**"})
-
-    def unsafe_undefined(self, obj, attribute):
-        # Jinja would return an Undefined that fails only when used; a template that even
-        # looks at `__class__` is hostile, and the user should hear about it.
-        raise jinja2.exceptions.SecurityError(
-            f"access to attribute {attribute!r} of {type(obj).__name__!r} is not allowed")
-
-    def call_binop(self, context, operator_name, left, right):
-        if operator_name == "**":
-            if isinstance(left, (int, float)) and isinstance(right, (int, float)):
-                if abs(right) > 64 or abs(left) ** min(abs(right), 64) > MAX_POWER:
-                    raise jinja2.exceptions.SecurityError("the power is too large")
-            return operator.pow(left, right)
-        # "*": a sequence times a number must stay within the output limit.
-        for seq, count in ((left, right), (right, left)):
-            if isinstance(seq, (str, list, tuple)) and isinstance(count, int):
-                if len(seq) * count > MAX_RENDERED_CHARS:
-                    raise jinja2.exceptions.SecurityError("the repetition is too long")
-        return operator.mul(left, right)
-
-
 def _budgeted_range(budget: list[int]):
     def range_(*args):
         steps = range(*args)
@@ -87,11 +49,9 @@ def _budgeted_range(budget: list[int]):
     return range_
 
 
-def _environment() -> _TemplateSandbox:
-    env = _TemplateSandbox(trim_blocks=True, lstrip_blocks=True,
-                           extensions=["jinja2.ext.loopcontrols"])
-    for name in ("cycler", "joiner", "lipsum"):
-        env.globals.pop(name, None)
+def _environment() -> TemplateSandbox:
+    env = TemplateSandbox(trim_blocks=True, lstrip_blocks=True,
+                          extensions=["jinja2.ext.loopcontrols"])
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
     return env
@@ -125,18 +85,8 @@ class ChatTemplate:
 
     def render(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
         try:
-            chunks = []
-            size = 0
-            for chunk in self._template.generate(
-                    messages=messages, add_generation_prompt=add_generation_prompt,
-                    bos_token=self.bos_token, eos_token=self.eos_token,
-                    range=_budgeted_range([MAX_RANGE_STEPS])):
-                size += len(chunk)
-                if size > MAX_RENDERED_CHARS:
-                    raise UnsafeTemplateError(
-                        "the model's chat template produced too much text and was stopped")
-                chunks.append(chunk)
-            return "".join(chunks)
+            with render_budget():
+                return self._render(messages, add_generation_prompt)
         except jinja2.exceptions.SecurityError as exc:
             raise UnsafeTemplateError(
                 f"the model's chat template tried something unsafe and was stopped ({exc})"
@@ -146,3 +96,17 @@ class ChatTemplate:
         except Exception as exc:  # any bug in an untrusted template becomes one clear message
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise ChatTemplateError(f"the model's chat template failed: {text}") from exc
+
+    def _render(self, messages: list[dict[str, str]], add_generation_prompt: bool) -> str:
+        chunks = []
+        size = 0
+        for chunk in self._template.generate(
+                messages=messages, add_generation_prompt=add_generation_prompt,
+                bos_token=self.bos_token, eos_token=self.eos_token,
+                range=_budgeted_range([MAX_RANGE_STEPS])):
+            size += len(chunk)
+            if size > MAX_RENDERED_CHARS:
+                raise UnsafeTemplateError(
+                    "the model's chat template produced too much text and was stopped")
+            chunks.append(chunk)
+        return "".join(chunks)
