@@ -27,6 +27,7 @@ import numpy as np
 from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
 from draftlight.engine.backend import LanguageModel, sync_cache
 from draftlight.engine.chat_template import ChatTemplate
+from draftlight.engine.control_text import ControlText
 from draftlight.engine.compat import Compatibility, check_compatible
 from draftlight.engine.cross_vocab import CrossVocabDrafter
 from draftlight.engine.costs import BatchCosts, cached_costs
@@ -85,6 +86,7 @@ class Engine:
         self.template = ChatTemplate(meta.get("tokenizer.chat_template"),
                                      bos_token=target.token_text(target.bos),
                                      eos_token=target.token_text(target.eos))
+        self.control_text = ControlText(target)  # messages stay text (control_text.py)
         self.ngram = NgramDrafter(config.ngram_max, config.ngram_min)
         self.draft: LanguageModel | None = None
         # ModelDrafter (same vocabulary) or CrossVocabDrafter (another one: drafts through text)
@@ -206,10 +208,7 @@ class Engine:
     # --- prompt --------------------------------------------------------------------------
 
     def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
-        text = self.template.render(messages)
-        bos_text = self.template.bos_token
-        add_bos = self.target.add_bos and not (bos_text and text.startswith(bos_text))
-        return self.target.tokenize(text, add_bos=add_bos, special=True)
+        return self.control_text.prompt_tokens(self.template, messages)
 
     def fit_prompt(self, messages: list[dict[str, str]], reserve: int
                    ) -> tuple[list[int], int]:

@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterator
 
+from draftlight.engine.control_text import neutralized
 from draftlight.engine.errors import EngineError
 from draftlight.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from draftlight.engine.sampling import SamplingParams
@@ -61,6 +62,7 @@ class ServerEngine:
         self._extra_fields = True  # llama.cpp's fields, stream_options: dropped if refused
         self._vllm_steps = False  # the last reply's chunks were shown to be vLLM's steps
         self._model_asked = False  # a remote server was asked which model it serves
+        self._control_text_cache: dict[str, set[str]] = {}  # message text -> markers in it
 
     @classmethod
     def managed(cls, binary: str | Path, options: ServerOptions, *,
@@ -105,9 +107,37 @@ class ServerEngine:
 
         Raises:
             ServerError: not a llama-server, or it refused."""
-        prompt = post_json(self.endpoint, "/apply-template", {"messages": messages})["prompt"]
+        prompt = post_json(self.endpoint, "/apply-template",
+                           {"messages": self._as_text(messages)})["prompt"]
         return post_json(self.endpoint, "/tokenize",
                          {"content": prompt, "add_special": True, "parse_special": True})["tokens"]
+
+    def _as_text(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
+        """`messages` with the model's control tokens in them made text (control_text.py): the
+        managed llama-server parses special tokens in the whole prompt it renders. A remote
+        server renders and tokenizes as it does; it is not ours to rewrite what is sent there."""
+        if not self.is_managed:
+            return messages
+        markers: set[str] = set()
+        for message in messages:
+            markers |= self._control_texts(message.get("content"))
+        return neutralized(messages, markers)
+
+    def _control_texts(self, text) -> set[str]:
+        """The control tokens' texts that llama-server's tokenizer finds in `text`."""
+        if not isinstance(text, str) or not text:
+            return set()
+        if text not in self._control_text_cache:
+            parsed = post_json(self.endpoint, "/tokenize", {
+                "content": text, "parse_special": True, "with_pieces": True})["tokens"]
+            plain = set(post_json(self.endpoint, "/tokenize",
+                                  {"content": text, "parse_special": False})["tokens"])
+            if len(self._control_text_cache) > 512:
+                self._control_text_cache.clear()
+            self._control_text_cache[text] = {
+                token["piece"] for token in parsed
+                if token["id"] not in plain and isinstance(token.get("piece"), str)}
+        return self._control_text_cache[text]
 
     def reserve(self, params: SamplingParams) -> int:
         """As the in-process engine: the reply's max_tokens, at most a quarter of the context."""
@@ -215,7 +245,7 @@ class ServerEngine:
         yield Done("".join(text), stats)
 
     def _stream(self, messages, params: SamplingParams) -> Iterator[dict]:
-        body = {"messages": messages, "max_tokens": params.max_tokens,
+        body = {"messages": self._as_text(messages), "max_tokens": params.max_tokens,
                 "temperature": params.temperature, "top_p": params.top_p}
         if self._extra_fields:
             body |= LLAMA_FIELDS | {"top_k": params.top_k, "min_p": params.min_p}
