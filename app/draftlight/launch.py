@@ -153,7 +153,7 @@ def open_engine(spec: EngineSpec, *, report: Report | None = None,
                                             model=spec.server_model or None))
     if spec.engine == "llama-server":
         return _open_llama_server(spec, report, on_log, should_cancel)
-    return _open_in_process(spec)
+    return _open_in_process(spec, should_cancel)
 
 
 def open_draft(spec: EngineSpec):
@@ -171,13 +171,13 @@ def load_options(spec: EngineSpec, *, draft: bool = False):
                        n_gpu_layers=spec.draft_gpu_layers if draft else spec.target_gpu_layers)
 
 
-def _open_in_process(spec: EngineSpec):
+def _open_in_process(spec: EngineSpec, should_cancel: Callable[[], bool]):
     from draftlight.engine.generator import Engine
     from draftlight.store.memory import check_models_fit
     if spec.target_gpu_layers == 0:  # refuses, with the numbers, before anything loads
         check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
     engine = Engine.load(spec.target_path, spec.draft_path, load_options(spec),
-                         load_options(spec, draft=True))
+                         load_options(spec, draft=True), should_cancel=should_cancel)
     try:
         if spec.time_auto:
             engine.prepare_auto()  # times the models (once per machine, cached) while loading

@@ -220,3 +220,22 @@ def test_saved_counts_are_bounded_and_bad_ones_ignored():
         assert fresh.trials == [0.0] * len(BUCKET_EDGES)
     fresh.restore(counts)
     assert fresh.mean(0) == pytest.approx(model.mean(0), abs=0.02)
+
+
+def test_a_load_stops_when_asked_and_a_later_one_works(bundled_model):
+    """A window that closes while a model loads asks the loader to stop (llama.cpp's progress
+    callback): the load ends at once with one line, and nothing is left half-open."""
+    asked = []
+
+    def closing() -> bool:
+        asked.append(True)
+        return True
+
+    with pytest.raises(ModelLoadError, match="was cancelled"):
+        LlamaBackend(bundled_model, LoadOptions(n_ctx=256), should_cancel=closing)
+    assert asked
+    backend = LlamaBackend(bundled_model, LoadOptions(n_ctx=256), should_cancel=lambda: False)
+    try:
+        assert backend.tokenize("Hello", add_bos=False)
+    finally:
+        backend.close()

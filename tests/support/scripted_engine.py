@@ -74,7 +74,7 @@ class ScriptedFactory:
         report(136, 272, "Making the default model…")
         return "default-model.gguf", None
 
-    def load_engine(self, spec):
+    def load_engine(self, spec, **_):
         self.loads.append(spec)
         if self.fail_load:
             raise ModelLoadError(f"model file not found: {spec.target_path}")

@@ -55,7 +55,7 @@ class OriginFactory(ScriptedFactory):
     def __init__(self, script_of=script) -> None:
         super().__init__(script=script_of)
 
-    def load_engine(self, spec):
+    def load_engine(self, spec, **_):
         self.loads.append(spec)
         return OriginEngine(self)
 

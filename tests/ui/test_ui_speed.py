@@ -28,7 +28,7 @@ class TimedEngine(ScriptedEngine):
 
 
 class TimedFactory(ScriptedFactory):
-    def load_engine(self, spec):
+    def load_engine(self, spec, **_):
         self.loads.append(spec)
         return TimedEngine(self)
 

@@ -36,7 +36,7 @@ class DraftingEngine(ScriptedEngine):
 
 
 class DraftingFactory(ScriptedFactory):
-    def load_engine(self, spec):
+    def load_engine(self, spec, **_):
         self.loads.append(spec)
         return DraftingEngine(self)
 

@@ -105,16 +105,18 @@ class Engine:
     @classmethod
     def load(cls, target_path: str | Path, draft_path: str | Path | None = None,
              options: LoadOptions | None = None,
-             draft_options: LoadOptions | None = None) -> "Engine":
-        """Load GGUF files on llama.cpp."""
+             draft_options: LoadOptions | None = None, *,
+             should_cancel: Callable[[], bool] | None = None) -> "Engine":
+        """Load GGUF files on llama.cpp; `should_cancel` returning True stops a load."""
         from draftlight.engine.llama_backend import LlamaBackend
         from draftlight.engine.load_options import LoadOptions
         options = options or LoadOptions()
-        target = LlamaBackend(target_path, options)
+        target = LlamaBackend(target_path, options, should_cancel=should_cancel)
         try:
             engine = cls(target)
             if draft_path is not None:
-                engine.attach_draft(LlamaBackend(draft_path, draft_options or options))
+                engine.attach_draft(LlamaBackend(draft_path, draft_options or options,
+                                                 should_cancel=should_cancel))
         except BaseException:
             target.close()
             raise

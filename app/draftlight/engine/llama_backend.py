@@ -25,7 +25,7 @@ from collections import deque
 from contextlib import ExitStack, closing
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -93,7 +93,10 @@ def check_gguf_file(path: Path) -> None:
 class LlamaBackend:
     """One loaded GGUF: model, context, a reusable batch, and the tokens in its KV cache."""
 
-    def __init__(self, path: str | Path, options: LoadOptions = LoadOptions()) -> None:
+    def __init__(self, path: str | Path, options: LoadOptions = LoadOptions(), *,
+                 should_cancel: Callable[[], bool] | None = None) -> None:
+        """`should_cancel` is asked as the weights load; True stops the load (ModelLoadError):
+        a window closing while a large model loads does not wait for it."""
         self.path = Path(path)
         check_gguf_file(self.path)
         self.load_note = ""  # what the user should know about how it was loaded
@@ -107,6 +110,10 @@ class LlamaBackend:
             model_params = llama_cpp.llama_model_default_params()
             model_params.n_gpu_layers = options.n_gpu_layers
             model_params.use_extra_bufts = options.extra_buffers
+            if should_cancel is not None:  # kept on self: llama.cpp holds only the pointer
+                self._keep_loading = llama_cpp.llama_progress_callback(
+                    lambda progress, user_data: not should_cancel())
+                model_params.progress_callback = self._keep_loading
             self._model = self._stack.enter_context(closing(
                 _internals.LlamaModel(path_model=str(self.path), params=model_params,
                                       verbose=False)))
@@ -139,6 +146,8 @@ class LlamaBackend:
                                       verbose=False)))
         except (ValueError, RuntimeError, OSError) as exc:
             self._stack.close()
+            if should_cancel is not None and should_cancel():
+                raise ModelLoadError(f"loading {self.path.name} was cancelled") from exc
             reason = next((line for line in reversed(_recent_log) if line), str(exc))
             raise ModelLoadError(f"llama.cpp could not load {self.path.name}: {reason}") from exc
         self.vocab = self._model.vocab

