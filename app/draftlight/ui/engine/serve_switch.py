@@ -11,7 +11,6 @@ the toolbar shows when they arrive. Only 127.0.0.1 is served, on the port set in
 
 from __future__ import annotations
 
-import dataclasses
 import queue
 import threading
 
@@ -50,20 +49,24 @@ class WindowRunner(QObject):
     def submit(self, job) -> None:
         from draftlight.serve.worker import Finished
 
-        def deliver(item) -> None:
-            if isinstance(item, Finished):
-                with self._lock:
-                    self.answered += 1
-            job.deliver(item)
-
-        served = dataclasses.replace(job, deliver=deliver)  # the same `cancelled` event
         with self._lock:
             live = sum(1 for waiting in self._jobs if not waiting.cancelled.is_set())
             if live > QUEUE_SIZE:  # one running, QUEUE_SIZE waiting; clients gone hold none
                 raise queue.Full
-            self._jobs.add(served)
+            self._jobs.add(job)
+        to_client = job.deliver
+
+        def deliver(item) -> None:
+            if isinstance(item, Finished):
+                with self._lock:
+                    self.answered += 1
+            to_client(item)
+
+        # The routes' own Job goes to the engine thread (not a copy), so that when its client
+        # leaves, Job.cancel lets go of the body the engine thread's queue holds.
+        job.deliver = deliver
         self.changed.emit()
-        self.engine.serve(served, self.mode)
+        self.engine.serve(job, self.mode)
 
     def cancel_all(self) -> None:
         """Every waiting and running request ends now; their clients get a 503."""
@@ -71,7 +74,7 @@ class WindowRunner(QObject):
         with self._lock:
             jobs = list(self._jobs)
         for job in jobs:
-            job.cancelled.set()
+            job.cancel()
             job.deliver(ApiError(503, "the server was stopped", type="server_error",
                                  code="shutting_down"))
 
