@@ -11,12 +11,19 @@ import threading
 import weakref
 
 import pytest
-
 from draftlight.cli import main
 from draftlight.serve.schema import ApiError, parse_chat_request
-from tests.support.serve_loopback import (MODEL, ScriptedServeEngine, chat_body, request,
-                                          send_without_reading, serving, wait_for,
-                                          worker_over)
+
+from tests.support.serve_loopback import (
+    MODEL,
+    ScriptedServeEngine,
+    chat_body,
+    request,
+    send_without_reading,
+    serving,
+    wait_for,
+    worker_over,
+)
 
 LARGE = 3 * 2**20  # characters in each waiting request: most of the 4 MiB a body may have
 
