@@ -43,6 +43,8 @@ class Settings:
     palette: str = "default"  # highlight colours: "default", "colourblind" or "contrast"
     serve_port: int = 8080  # File > Serve on localhost listens on 127.0.0.1 here; 0 = any free
     serve_origins: str = ""  # web pages allowed to call it (CORS), space-separated origins
+    # the key it asks for ("Authorization: Bearer KEY"), made by Settings; "" = none asked for
+    serve_api_key: str = ""
     # Which engine answers: "local" (llama.cpp in this process, Draftlight's drafters),
     # "llama-server" (llama.cpp's server, started here, with --spec-type spec_type) or
     # "remote" (a running OpenAI-compatible server at server_url)
@@ -72,6 +74,8 @@ class Settings:
             raise ValueError("GPU layers must be >= -1")
         if not 0 <= self.serve_port <= 65535:
             raise ValueError("the server port must be between 0 and 65535")
+        if self.serve_api_key != "".join(self.serve_api_key.split()):
+            raise ValueError("the server's API key must not contain spaces")
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}")
         from draftlight.engine.errors import EngineError

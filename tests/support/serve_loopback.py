@@ -1,16 +1,24 @@
-"""`draftlight serve`'s routes on a real loopback socket, over the scripted chat model, for tests
-that send raw HTTP (Host and Origin headers a browser would send, bodies no client would)."""
+"""`draftlight serve`'s routes on a real loopback socket, over the scripted chat model or a
+scripted engine, for tests that send raw HTTP (Host and Origin headers a browser would send,
+bodies no client would, clients that leave)."""
 
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
+import socket
+import threading
+import time
 from contextlib import contextmanager
+from dataclasses import replace
 
+from draftlight.engine.events import Done, Progress, Stats, TextPiece
 from draftlight.engine.generator import Engine
 from draftlight.serve.background import BackgroundServer
 from draftlight.serve.worker import ServeWorker
 from tests.support.fake_backend import FakeChatModel, scripted_costs
+from tests.support.waiting import slowness
 
 MODEL = "smol"
 N_CTX = 512
@@ -61,3 +69,74 @@ def request(server, method: str, path: str, body: bytes | dict | None = None, *,
 def chat_body(**fields) -> dict:
     return {"model": MODEL, "messages": [{"role": "user", "content": "hi"}],
             "temperature": 0, "max_tokens": 64, **fields}
+
+
+class ScriptedServeEngine:
+    """What run_job (app/draftlight/serve/worker.py) needs of an engine, scripted: every reply is
+    `pieces` pieces of "x" (None: without end), one a pass, each pass `delay` seconds. A `held`
+    engine waits in its first generate until `release()` (at most 30 s): a busy engine."""
+
+    load_notices: tuple[str, ...] = ()
+
+    def __init__(self, *, pieces: int | None = 3, delay: float = 0.0, held: bool = False,
+                 n_ctx: int = N_CTX) -> None:
+        self.pieces, self.delay, self.n_ctx = pieces, delay, n_ctx
+        self.gate, self.started = threading.Event(), threading.Event()
+        if not held:
+            self.gate.set()
+
+    def tokenize_chat(self, messages) -> list[int]:
+        return [0] * len(messages)  # one token a message: any body fits the context
+
+    def reserve(self, params) -> int:
+        return 1
+
+    def generate(self, messages, params, mode, *, prediction=None):
+        self.started.set()
+        self.gate.wait(30)
+        stats = Stats(mode=mode)
+        for step in itertools.count() if self.pieces is None else range(self.pieces):
+            if self.delay:
+                time.sleep(self.delay)
+            stats.new_tokens += 1
+            stats.target_passes += 1
+            yield TextPiece("x", "target", step)
+            yield Progress(replace(stats))  # after every pass, as the real engines do
+        stats.stop_reason = "eos"
+        yield Done("x" * stats.new_tokens, stats)
+
+    def release(self) -> None:
+        self.gate.set()
+
+    def close(self) -> None:
+        pass
+
+
+def worker_over(engine, queue_size: int = 4, **options) -> ServeWorker:
+    """A started ServeWorker that answers with `engine` (`options` as for ServeWorker)."""
+    worker = ServeWorker(lambda: engine, "off", queue_size, MODEL, **options)
+    worker.start()
+    worker.ready.wait()
+    return worker
+
+
+def send_without_reading(server, body: dict):
+    """A raw socket that has sent `body` as a chat completion request and reads nothing: close
+    it to disconnect the client."""
+    port = server.listener.getsockname()[1]
+    raw = json.dumps(body).encode()
+    client = socket.create_connection(("127.0.0.1", port))
+    client.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                   b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                   % (port, len(raw)) + raw)
+    return client
+
+
+def wait_for(condition, what: str, seconds: float = 10.0) -> None:
+    """Poll `condition` until it holds; after `seconds` (times this machine's slowness) fail
+    naming `what` was awaited."""
+    deadline = time.monotonic() + seconds * slowness()
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import socket
 import threading
 
@@ -122,6 +124,8 @@ def test_the_server_port_is_a_setting_with_a_range(tmp_path):
     with pytest.raises(ValueError, match="port"):
         Settings(serve_port=70000).check()
     Settings(serve_port=0).check()
+    with pytest.raises(ValueError, match="API key"):
+        Settings(serve_api_key="two words").check()  # from a hand-edited file
 
 
 def test_requests_beyond_the_queue_are_refused_and_ended_ones_make_room(qtbot):
@@ -205,3 +209,112 @@ def test_the_window_server_refuses_web_pages_except_the_origins_set_in_settings(
     switch.problem.connect(problems.append)
     switch.set_serving(True)
     assert not switch.serving and "not a web origin" in problems[0]
+
+
+class HoldingEngine:
+    """The window's engine thread, holding every job it is given (as its queue does while the
+    window replies), or answering each with `engine` on a thread of its own."""
+
+    def __init__(self, engine=None) -> None:
+        from PySide6.QtCore import QObject, Signal
+
+        class Worker(QObject):
+            served = Signal(object)
+
+        self.worker, self.jobs, self.engine = Worker(), [], engine
+
+    def serve(self, job, mode):
+        from draftlight.serve.worker import run_job
+        self.jobs.append(job)
+        if self.engine is not None:
+            def answer() -> None:
+                run_job(self.engine, job, mode)
+                self.worker.served.emit(job)
+            threading.Thread(target=answer, daemon=True).start()
+
+
+def test_a_window_request_whose_client_left_lets_go_of_its_body(qtbot):
+    import gc
+    import weakref
+
+    from draftlight.ui.engine.serve_switch import ServeSwitch
+
+    from tests.support.serve_loopback import chat_body, send_without_reading, wait_for
+
+    engine = HoldingEngine()  # busy with the window's own reply: every served job waits
+    switch = ServeSwitch(engine, 0)
+    switch.set_model("smol", 512)
+    switch.set_serving(True)
+    try:
+        big = chat_body(messages=[{"role": "user", "content": "y" * 3 * 2**20}])
+        clients = [send_without_reading(switch.server, big) for _ in range(3)]
+        wait_for(lambda: len(engine.jobs) == 3, "the 3 large requests to reach the engine")
+        bodies = [weakref.ref(job.request) for job in engine.jobs]
+        for client in clients:
+            client.close()
+
+        def released() -> bool:
+            gc.collect()
+            return all(body() is None for body in bodies)
+        wait_for(released, "the bodies the engine thread's queue holds to be let go")
+    finally:
+        switch.shutdown()
+
+
+def test_the_window_server_requires_the_key_set_in_settings(qtbot):
+    from draftlight.ui.chat.settings_dialog import SettingsDialog
+    from draftlight.ui.engine.serve_switch import ServeSwitch
+    from PySide6.QtGui import QGuiApplication
+
+    from tests.support.serve_loopback import ScriptedServeEngine, chat_body, request
+
+    dialog = SettingsDialog(Settings(), gpu_offload=False)
+    qtbot.addWidget(dialog)
+    field = dialog.serve_key
+    assert not field.required.isChecked() and dialog.result_settings().serve_api_key == ""
+    field.required.setChecked(True)  # a key is made for the user, shown with Copy
+    key = field.key.text()
+    assert len(key) >= 32 and dialog.result_settings().serve_api_key == key
+    field.copy.click()
+    assert QGuiApplication.clipboard().text() == key
+    field.renew.click()
+    assert field.key.text() != key
+    key = dialog.result_settings().serve_api_key
+    assert key == field.key.text()
+
+    switch = ServeSwitch(HoldingEngine(ScriptedServeEngine()), 0, api_key=key)
+    switch.set_model("smol", 512)
+    switch.set_serving(True)
+    try:
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": key}):
+            for method, path, body in (("GET", "/v1/models", None),
+                                       ("POST", "/v1/chat/completions", chat_body())):
+                status, _, answer = request(switch.server, method, path, body, headers=headers)
+                assert status == 401, (headers, path)
+                assert json.loads(answer)["error"]["code"] == "invalid_api_key"
+        with_key = {"Authorization": f"Bearer {key}"}
+        assert request(switch.server, "GET", "/v1/models", headers=with_key)[0] == 200
+        status, _, answer = request(switch.server, "POST", "/v1/chat/completions", chat_body(),
+                                    headers=with_key)
+        assert status == 200 and json.loads(answer)["choices"][0]["message"]["content"] == "xxx"
+    finally:
+        switch.shutdown()
+
+
+def test_the_window_applies_a_new_key_to_the_running_server(qtbot, open_window):
+    from tests.support.serve_loopback import request
+
+    window = open_window(settings=Settings(serve_port=0, serve_api_key="first-key"))
+    window.serve_switch.action.trigger()
+    switch = window.serve_switch
+    assert request(switch.server, "GET", "/v1/models")[0] == 401
+    assert request(switch.server, "GET", "/v1/models",
+                   headers={"Authorization": "Bearer first-key"})[0] == 200
+    window.apply_settings(dataclasses.replace(window.settings, serve_api_key="second-key"))
+    assert switch.serving  # started again with the new key: the old one no longer works
+    assert request(switch.server, "GET", "/v1/models",
+                   headers={"Authorization": "Bearer first-key"})[0] == 401
+    assert request(switch.server, "GET", "/v1/models",
+                   headers={"Authorization": "Bearer second-key"})[0] == 200
+    window.apply_settings(dataclasses.replace(window.settings, serve_api_key=""))
+    assert request(switch.server, "GET", "/v1/models")[0] == 200

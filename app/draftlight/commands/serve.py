@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
 from draftlight.modes import mode_argument
 from draftlight.serve.background import bind, http_stack, url_of
 from draftlight.serve.guard import access_for, is_loopback
+from draftlight.serve.worker import DEFAULT_TIME_LIMIT
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError, note
 
@@ -52,6 +54,9 @@ def add_serve_parser(commands) -> None:
     serve.add_argument("--queue-size", type=int, default=DEFAULT_QUEUE, metavar="N",
                        help="requests that may wait while one runs; more get 429 (default: "
                             "%(default)s)")
+    serve.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
+                       help="each reply stops after this many seconds of generation, with "
+                            "finish_reason \"length\" (default: %(default)g; 0 = no limit)")
     serve.set_defaults(run=run_serve)
 
 
@@ -67,6 +72,8 @@ def run_serve(args: argparse.Namespace) -> int:
     spec = spec_for_command_line(args, settings)
     if args.queue_size < 1:
         raise UserError("--queue-size must be at least 1")
+    if not 0 <= args.time_limit < math.inf:  # nan fails this too
+        raise UserError("--time-limit must be a number of seconds, 0 or more (0 = no limit)")
     if args.api_key is not None and not args.api_key.strip():
         raise UserError("--api-key is empty")
     if not is_loopback(args.host):
@@ -90,7 +97,8 @@ def run_serve(args: argparse.Namespace) -> int:
         return engine
 
     model_id = Path(target).name.removesuffix(".gguf")
-    worker = ServeWorker(load, spec.mode, args.queue_size, model_id)
+    worker = ServeWorker(load, spec.mode, args.queue_size, model_id,
+                         time_limit=args.time_limit or None)
     worker.start()
     worker.ready.wait()
     if worker.load_error is not None:

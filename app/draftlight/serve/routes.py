@@ -108,7 +108,7 @@ def create_app(worker: ServeWorker, *, api_key: str | None = None,
             while not isinstance(item := await _next(items, gone), (Finished, ApiError)):
                 pass
         except BaseException:
-            job.cancelled.set()  # the client left, or the request failed: free the engine
+            job.cancel()  # the client left, or the request failed: free the engine and the body
             raise
         finally:
             gone.cancel()
@@ -210,4 +210,4 @@ async def _stream(reply: Reply, items: asyncio.Queue, job: Job):
                 break
         yield {"data": "[DONE]"}
     finally:
-        job.cancelled.set()
+        job.cancel()

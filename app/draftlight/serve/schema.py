@@ -20,6 +20,11 @@ MAX_STOPS = 4  # as OpenAI
 MAX_BODY_BYTES = 4 * 2**20  # the JSON body
 MAX_MESSAGES = 2048  # messages in one conversation
 MAX_PREDICTION_CHARS = 512 * 1024  # Predicted Outputs' text; max_tokens is bounded by n_ctx
+# max_tokens when a request gives none (the context, if smaller). Not the whole context: a
+# model caught in a loop would hold the engine, and every request queued behind it, until a
+# 32k context filled. 2,048 tokens hold a long answer or a source file of ~250 lines; a client
+# that wants more says so (OpenAI's own models stopped at 4,096 for years).
+DEFAULT_MAX_TOKENS = 2048
 DEFAULT_TEMPERATURE = 1.0  # OpenAI's default when a request gives none
 # Parameters whose non-default values would change the reply in ways the engine cannot do:
 # refused, not silently ignored. (name, what is accepted)
@@ -128,7 +133,8 @@ RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_eq
 
 def parse_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> ChatRequest:
     """Validate a POST /v1/chat/completions body; raise ApiError (4xx) on anything wrong.
-    `n_ctx`, the context window, is the default and the largest `max_tokens`."""
+    `n_ctx`, the context window, is the largest `max_tokens`; the default is
+    DEFAULT_MAX_TOKENS, or n_ctx where that is smaller."""
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
@@ -143,7 +149,7 @@ def parse_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> ChatRequest
     if chat.model != model_id:
         raise ApiError(404, f"the model {chat.model!r} does not exist; this server has "
                             f"{model_id!r}", code="model_not_found", param="model")
-    max_tokens = chat.max_completion_tokens or chat.max_tokens or n_ctx
+    max_tokens = chat.max_completion_tokens or chat.max_tokens or min(DEFAULT_MAX_TOKENS, n_ctx)
     if max_tokens > n_ctx:
         name = "max_completion_tokens" if chat.max_completion_tokens else "max_tokens"
         raise ApiError(400, f"'{name}' must be at most {n_ctx}, this server's context window",

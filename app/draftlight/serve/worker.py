@@ -11,7 +11,11 @@ or one ApiError instead of all of them.
 
 Cancelling a job (client gone) is seen between two yields of the engine's generator, which
 yields after every token: at most one target pass later the generator is closed and the next
-job starts.
+job starts. A waiting job lets go of its request when it is cancelled (Job.cancel).
+
+Each reply has a wall-clock limit (`time_limit`, counted from when the engine takes the job up,
+so time spent waiting in the queue is not counted): past it, the reply ends after the pass in
+progress, with what was written and finish_reason "length", as when max_tokens is reached.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -28,6 +33,12 @@ from draftlight.serve.schema import ApiError, ChatRequest
 from draftlight.serve.stops import StopFilter
 
 log = logging.getLogger("draftlight.serve")
+
+# 5 minutes: the default max_tokens (schema.DEFAULT_MAX_TOKENS, 2,048) at 7 tokens/s, a 7B
+# model on a laptop's CPU; and a JSON answer cut by it still reaches an `openai` client, whose
+# own default timeout is 10 minutes, unless it waited in the queue more than 5 of them.
+DEFAULT_TIME_LIMIT = 300.0
+TIME_LIMIT_REASON = "time_limit"  # a Stats.stop_reason of serve's own: finish_reason "length"
 
 
 @dataclass(frozen=True)
@@ -45,9 +56,17 @@ class Finished(Done):
 
 @dataclass(eq=False)  # each job is itself: kept in sets by the window's server
 class Job:
-    request: ChatRequest
+    request: ChatRequest | None  # None once cancelled (see cancel)
     deliver: Callable[[object], None]
     cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def cancel(self) -> None:
+        """The client left or the server stops: the engine skips the job, or stops it at its
+        next token. Its request (up to 4 MiB of messages and prediction) is let go now, not
+        when the engine reaches the job: a queue of requests whose clients left would
+        otherwise hold all their bodies behind one long reply."""
+        self.cancelled.set()
+        self.request = None  # run_job keeps its own reference while the job runs
 
 
 class ServeWorker(threading.Thread):
@@ -55,15 +74,17 @@ class ServeWorker(threading.Thread):
     failed: `load_error`). `submit` raises queue.Full when `queue_size` jobs already wait.
 
     What the routes need of it (routes.py), and of the window's bridge likewise: `submit(job)`,
-    `n_ctx` (the default max_tokens) and `model_id` (the one model served)."""
+    `n_ctx` (the largest max_tokens) and `model_id` (the one model served). `time_limit`:
+    seconds each reply may run (None: no limit)."""
 
     def __init__(self, load: Callable[[], object], mode: str, queue_size: int,
-                 model_id: str = "") -> None:
+                 model_id: str = "", *, time_limit: float | None = DEFAULT_TIME_LIMIT) -> None:
         super().__init__(name="draftlight-engine", daemon=True)
         self._load = load
         self.model_id = model_id
         self.mode = mode
         self.queue_size = queue_size
+        self.time_limit = time_limit
         self.jobs: queue.Queue[Job | None] = queue.Queue()  # bounded by submit, see there
         self._submitting = threading.Lock()
         self.ready = threading.Event()
@@ -91,7 +112,7 @@ class ServeWorker(threading.Thread):
                     continue
                 self.current = job
                 try:
-                    run_job(self.engine, job, self.mode)
+                    run_job(self.engine, job, self.mode, time_limit=self.time_limit)
                 finally:
                     self.current = None
         finally:
@@ -116,7 +137,7 @@ class ServeWorker(threading.Thread):
         """Cancel the running job, refuse the waiting ones, close the engine (on its thread)."""
         self._stopping.set()
         if self.current is not None:
-            self.current.cancelled.set()
+            self.current.cancel()
         while True:
             try:
                 job = self.jobs.get_nowait()
@@ -129,11 +150,16 @@ class ServeWorker(threading.Thread):
         self.join(timeout)
 
 
-def run_job(engine, job: Job, mode: str) -> None:
+def run_job(engine, job: Job, mode: str, *,
+            time_limit: float | None = DEFAULT_TIME_LIMIT) -> None:
     """Answer `job` with `engine` on the calling thread (the one that owns the engine),
-    delivering Started, TextPieces and Finished, or one ApiError. Also the window's server
+    delivering Started, TextPieces and Finished, or one ApiError; the reply ends after
+    `time_limit` seconds (None: no limit). Also the window's server
     (app/draftlight/ui/engine/serve_switch.py) runs its jobs with it, on the window's engine thread."""
     request = job.request
+    if request is None:  # cancelled after it was taken from the queue: nobody waits
+        return
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     n_ctx = engine.n_ctx
     try:
         prompt_tokens = len(engine.tokenize_chat(request.messages))
@@ -170,6 +196,9 @@ def run_job(engine, job: Job, mode: str) -> None:
                 stats = event.stats
                 if stops.stopped:  # the pass that held the stop sequence is counted
                     stats.stop_reason = "stop"
+                    break
+                if deadline is not None and time.monotonic() > deadline:
+                    stats.stop_reason = TIME_LIMIT_REASON  # so is the pass that ran past it
                     break
             elif isinstance(event, Done):
                 stats = event.stats

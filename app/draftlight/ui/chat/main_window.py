@@ -52,7 +52,8 @@ class MainWindow(QMainWindow):
         self.engine.worker.server_log.connect(self.server_log.append)
         self.server_log_dialog = None
         self.serve_switch = ServeSwitch(self.engine, settings.serve_port, self,
-                                        allow_origins=tuple(settings.serve_origins.split()))
+                                        allow_origins=tuple(settings.serve_origins.split()),
+                                        api_key=settings.serve_api_key)
         self.models = ModelLoader(self.engine, EngineSpec.from_settings(settings),
                                   (settings.effective_mode(),), self)
         self.choice = EngineChoice(self.models, settings)  # what engine and mode choices mean
@@ -287,6 +288,7 @@ class MainWindow(QMainWindow):
         self.set_palette(new.palette)
         self.serve_switch.port = new.serve_port  # both from the server's next start
         self.serve_switch.allow_origins = tuple(new.serve_origins.split())
+        self.serve_switch.set_api_key(new.serve_api_key)  # at once: restarts a running server
         self._save_settings()
         self.models.apply(EngineSpec.from_settings(new))
         if (mode := self.choice.mode_after(new)) is not None:

@@ -1,5 +1,5 @@
 """Settings: the engine, models, context, threads, GPU layers, sampling, display, the local
-server's port and the system prompt."""
+server's port, web origins and API key, and the system prompt."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 from draftlight.settings import Settings
 from draftlight.ui.chat.engine_section import EngineSection
 from draftlight.ui.chat.path_field import PathField
+from draftlight.ui.chat.serve_key_field import ServeKeyField
 from draftlight.ui.flash.palette import SCHEMES
 
 
@@ -128,6 +129,8 @@ class SettingsDialog(QDialog):
                                       "separated by spaces, may call the server from a "
                                       "browser; pages from anywhere else are refused")
         form.addRow("Allowed web origins:", self.serve_origins)
+        self.serve_key = ServeKeyField(settings.serve_api_key)
+        form.addRow("API key:", self.serve_key)
         layout.addWidget(server)
 
         layout.addWidget(QLabel("System prompt:"))
@@ -180,5 +183,6 @@ class SettingsDialog(QDialog):
             max_tokens=self.max_tokens.value(), flash_drafts=self.flash_drafts.isChecked(),
             palette=self.palette_box.currentData(), serve_port=self.serve_port.value(),
             serve_origins=" ".join(self.serve_origins.text().replace(",", " ").split()),
+            serve_api_key=self.serve_key.value(),
             system_prompt=self.system_prompt.toPlainText().strip(),
             **self.engine_section.values())

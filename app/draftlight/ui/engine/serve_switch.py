@@ -3,7 +3,8 @@
 `draftlight serve` loads a model of its own; this switch serves the one the window has loaded
 instead, so the two never hold two copies. Requests go to the window's engine thread and wait
 there behind the window's own replies (one thread owns each model), in the speculation mode
-the toolbar shows when they arrive. Only 127.0.0.1 is served, on the port set in Settings.
+the toolbar shows when they arrive. Only 127.0.0.1 is served, on the port set in Settings,
+with the API key set there, if any (ui/chat/serve_key_field.py).
 
     ServeSwitch ── BackgroundServer (draftlight.serve: HTTP on its own thread)
          └──────── WindowRunner.submit(job) ── EngineThread.serve ── EngineWorker.serve
@@ -11,7 +12,6 @@ the toolbar shows when they arrive. Only 127.0.0.1 is served, on the port set in
 
 from __future__ import annotations
 
-import dataclasses
 import queue
 import threading
 
@@ -50,20 +50,24 @@ class WindowRunner(QObject):
     def submit(self, job) -> None:
         from draftlight.serve.worker import Finished
 
-        def deliver(item) -> None:
-            if isinstance(item, Finished):
-                with self._lock:
-                    self.answered += 1
-            job.deliver(item)
-
-        served = dataclasses.replace(job, deliver=deliver)  # the same `cancelled` event
         with self._lock:
             live = sum(1 for waiting in self._jobs if not waiting.cancelled.is_set())
             if live > QUEUE_SIZE:  # one running, QUEUE_SIZE waiting; clients gone hold none
                 raise queue.Full
-            self._jobs.add(served)
+            self._jobs.add(job)
+        to_client = job.deliver
+
+        def deliver(item) -> None:
+            if isinstance(item, Finished):
+                with self._lock:
+                    self.answered += 1
+            to_client(item)
+
+        # The routes' own Job goes to the engine thread (not a copy), so that when its client
+        # leaves, Job.cancel lets go of the body the engine thread's queue holds.
+        job.deliver = deliver
         self.changed.emit()
-        self.engine.serve(served, self.mode)
+        self.engine.serve(job, self.mode)
 
     def cancel_all(self) -> None:
         """Every waiting and running request ends now; their clients get a 503."""
@@ -71,7 +75,7 @@ class WindowRunner(QObject):
         with self._lock:
             jobs = list(self._jobs)
         for job in jobs:
-            job.cancelled.set()
+            job.cancel()
             job.deliver(ApiError(503, "the server was stopped", type="server_error",
                                  code="shutting_down"))
 
@@ -88,9 +92,10 @@ class ServeSwitch(QObject):
     problem = Signal(str)
 
     def __init__(self, engine: EngineThread, port: int, parent: QObject | None = None, *,
-                 allow_origins: tuple[str, ...] = ()) -> None:
+                 allow_origins: tuple[str, ...] = (), api_key: str = "") -> None:
         super().__init__(parent)
         self.port, self.allow_origins = port, allow_origins  # web origins that may call it
+        self.api_key = api_key  # clients must send it ("" = none asked for)
         self.runner = WindowRunner(engine, self)
         self.server = None
         self.action = QAction("Serve on localhost", self, checkable=True)
@@ -118,13 +123,25 @@ class ServeSwitch(QObject):
     def set_mode(self, mode: str) -> None:
         self.runner.mode = mode or "auto"
 
+    def set_api_key(self, key: str) -> None:
+        """A new key (or none) applies at once: a running server starts again with it (its
+        requests end with 503), so a key turned on or replaced is never one that no longer
+        protects anything. The port and origins wait for the next start instead."""
+        if key == self.api_key:
+            return
+        self.api_key = key
+        if self.serving:
+            self.set_serving(False)
+            self.set_serving(True)
+
     def set_serving(self, on: bool) -> None:
         if on and self.server is None:
             from draftlight.serve.background import BackgroundServer
             from draftlight.user_messages import UserError
             try:
                 self.server = BackgroundServer(self.runner, port=self.port,
-                                               allow_origins=self.allow_origins)
+                                               allow_origins=self.allow_origins,
+                                               api_key=self.api_key or None)
             except UserError as exc:
                 self._set_checked(False)
                 self.problem.emit(f"Could not serve on localhost: {exc}")
@@ -151,10 +168,14 @@ class ServeSwitch(QObject):
             return
         runner = self.runner
         text = f"Serving {runner.model_id or 'the model'} at {self.url}"
+        if self.api_key:
+            text += " · key required"
         if runner.answered:
             text += f" · {runner.answered} answered"
         if runner.active:
             text += f" · {runner.active} in progress"
         self.label.setText(text)
-        self.label.setToolTip("OpenAI-compatible: point a client's base URL here (any API key). "
+        key = ("the API key in Settings ▸ Serve on localhost" if self.api_key
+               else "any API key")
+        self.label.setToolTip(f"OpenAI-compatible: point a client's base URL here ({key}). "
                               "Requests wait behind this window's own replies.")
