@@ -218,6 +218,12 @@ class History:
         self._open()
         return moved
 
+    def set_busy_timeout(self, seconds: float) -> None:
+        """How long a write waits for another process's lock from now on."""
+        self.busy_timeout = seconds
+        if self._db is not None:
+            self._db.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
+
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
