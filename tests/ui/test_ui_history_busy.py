@@ -63,6 +63,7 @@ def test_a_reply_while_the_history_is_locked_is_kept_and_saved_when_it_answers(
     assert _saved(window) == [("first", [
         ("user", "first", COMPLETE), ("assistant", "Hello world! Bye.", COMPLETE),
         ("user", "second", COMPLETE), ("assistant", "Hello world! Bye.", COMPLETE)])]
+    assert window.banner.isHidden()  # its line was taken back once everything was saved
 
 
 def test_a_new_conversation_started_while_locked_appears_once_saved(
