@@ -66,7 +66,8 @@ def test_search_rename_delete(history):
     history.add_message(b, "user", "Trains from Paris to Lyon? 100%")
     assert [c.id for c in history.conversations("recip")] == [a]
     assert [c.id for c in history.conversations("LYON")] == [b]
-    assert [c.id for c in history.conversations("0%")] == [b]
+    assert [c.id for c in history.conversations("00%")] == [b]
+    assert history.conversations("0%") == []  # too short for the text index: titles only
     assert history.conversations("R_cipes") == []  # LIKE wildcards are taken literally
     assert history.conversations("Rec%s") == []
     history.rename(a, "Soups")
@@ -128,3 +129,147 @@ def test_in_memory_history_touches_no_file():
     assert h.path is None
     assert not (paths.data_dir() / "history.sqlite3").exists()
     h.close()
+
+
+# --- trust: a busy or full store, files checked before writing, private files, indexed search --
+
+
+@pytest.fixture
+def locked_by_another_app():
+    """lock() -> another connection (a second Draftlight) holds the write lock until release()."""
+    held = []
+
+    def lock():
+        other = sqlite3.connect(history_path(), isolation_level=None)
+        other.execute("BEGIN EXCLUSIVE")
+        held.append(other)
+
+    def release():
+        while held:
+            other = held.pop()
+            other.execute("COMMIT")
+            other.close()
+
+    lock.release = release
+    yield lock
+    release()
+
+
+def test_a_locked_database_is_a_history_error_and_not_written_later_by_itself(
+        locked_by_another_app):
+    h = History(busy_timeout=0.05)
+    cid = h.create_conversation("x")
+    locked_by_another_app()
+    with pytest.raises(HistoryError, match="locked"):
+        h.add_message(cid, "user", "hello")
+    assert [c.id for c in h.conversations()] == [cid]  # reading still works meanwhile
+    locked_by_another_app.release()
+    h.add_message(cid, "user", "hello")
+    assert [m.text for m in h.messages(cid)] == ["hello"]
+    h.close()
+
+
+def _make_file(path, user_version):
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE conversations (id INTEGER PRIMARY KEY, title TEXT)")
+    db.execute(f"PRAGMA user_version = {user_version}")
+    db.commit()
+    db.close()
+
+
+def test_a_newer_database_is_not_switched_to_wal_before_it_is_checked():
+    path = history_path()
+    _make_file(path, 99)
+    before = path.read_bytes()
+    h = History()
+    assert h.read_only and "newer" in h.problem
+    h.close()
+    assert path.read_bytes() == before  # journal mode is in the header: byte 18 stays 1
+    assert not path.with_name(path.name + "-wal").exists()
+
+
+def test_a_damaged_database_is_not_switched_to_wal_before_it_is_checked():
+    path = history_path()
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE conversations (id INTEGER PRIMARY KEY, title TEXT)")
+    db.executemany("INSERT INTO conversations (title) VALUES (?)",
+                   [(f"conversation {i} " * 20,) for i in range(2000)])
+    db.commit()
+    db.close()
+    data = bytearray(path.read_bytes())
+    data[4096 * 3 + 100: 4096 * 3 + 400] = b"\xff" * 300  # a page in the middle, not the header
+    path.write_bytes(bytes(data))
+    h = History()
+    assert h.read_only and "damaged" in h.problem
+    h.close()
+    assert path.read_bytes() == bytes(data)
+
+
+def test_history_file_is_private_to_the_user():
+    h = History()
+    h.create_conversation("x")
+    for suffix in ("", "-wal", "-shm"):
+        assert oct(history_path().with_name("history.sqlite3" + suffix).stat().st_mode
+                   & 0o777) == oct(0o600), suffix
+    h.close()
+
+
+def _steps(history, search):
+    """SQLite's virtual-machine steps (counted in thousands) for one search."""
+    count = [0]
+
+    def tick():
+        count[0] += 1
+        return 0
+
+    history._db.set_progress_handler(tick, 1000)
+    found = history.conversations(search)
+    history._db.set_progress_handler(None, 0)
+    return found, count[0]
+
+
+def test_search_does_not_read_every_message(history):
+    needle = history.create_conversation("a")
+    history.add_message(needle, "user", "Where is the Zanzibar ferry?")
+    filler = history.create_conversation("b")
+    found, few = _steps(history, "zanzibar")
+    assert [c.id for c in found] == [needle]
+    with history._db:
+        history._db.executemany(
+            "INSERT INTO messages (conversation_id, role, text, status, created) "
+            "VALUES (?, 'user', ?, 'complete', 0)",
+            [(filler, f"message {i} about trains, boats and the weather " * 5)
+             for i in range(5000)])
+    found, many = _steps(history, "zanzibar")
+    assert [c.id for c in found] == [needle]
+    assert many <= few + 5, (few, many)  # 5000 more messages cost (almost) nothing more
+
+
+def test_a_version_1_history_is_migrated_and_its_messages_found_by_search():
+    path = history_path()
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE conversations (id INTEGER PRIMARY KEY, title TEXT NOT NULL,
+                                    created REAL NOT NULL, updated REAL NOT NULL);
+        CREATE TABLE messages (id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL
+            REFERENCES conversations(id) ON DELETE CASCADE, role TEXT NOT NULL, text TEXT NOT NULL,
+            provenance TEXT, stats TEXT, status TEXT NOT NULL, mode TEXT, created REAL NOT NULL);
+        INSERT INTO conversations VALUES (1, 'Old', 0, 0);
+        INSERT INTO messages (conversation_id, role, text, status, created)
+            VALUES (1, 'user', 'An old question about Zanzibar', 'complete', 0);
+        PRAGMA user_version = 1;
+    """)
+    db.close()
+    h = History()
+    assert h.problem is None
+    assert [c.id for c in h.conversations("ZANZIBAR")] == [1]
+    mid = h.add_message(1, "assistant", "New answer about Madagascar")
+    assert [c.id for c in h.conversations("madagascar")] == [1]
+    h.update_message(mid, "Changed to Mauritius")
+    assert h.conversations("madagascar") == [] and len(h.conversations("mauritius")) == 1
+    h.delete(1)
+    assert h.conversations("zanzibar") == []
+    h.close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] >= 2
+    db.close()

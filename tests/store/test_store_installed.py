@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from draftlight import paths
+from draftlight.store import installed
 from draftlight.store.errors import GGUFError, ModelNotFoundError, StoreError, UnsafeFileNameError
 from draftlight.store.installed import (BUNDLED_NAME, add_local, find_installed, hub_file_path,
                                  list_installed, register_download, remove)
@@ -12,6 +18,7 @@ from draftlight.store.memory import Fit, MemoryInfo, assess, system_memory
 from draftlight.store.model_names import (could_draft_for, family_from_name, parameter_size_from_name,
                                    quantisation_from_name)
 from tests.support.hub_server import synthetic_gguf
+from tests.support.waiting import scaled
 
 GB = 1 << 30
 
@@ -113,3 +120,55 @@ def test_memory_badge():
 def test_this_machine_memory_is_readable():
     memory = system_memory()
     assert memory is not None and 0 < memory.available <= memory.total
+
+
+def _pull_in_another_process(repo: str) -> subprocess.Popen:
+    """`draftlight models pull` in the terminal, reduced to its last step: another process
+    registers a download of `repo`. It prints a line just before it does."""
+    path = hub_file_path(repo, "m-Q4_0.gguf")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"GGUF")
+    script = ("import sys; from pathlib import Path\n"
+              "from draftlight.store.installed import register_download\n"
+              "print('registering', flush=True)\n"
+              f"register_download(repo={repo!r}, file='m-Q4_0.gguf', path=Path({str(path)!r}), "
+              "sha256=None, commit=None)\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(installed.__file__).parents[2])}
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            env=env)
+
+
+def test_downloads_registered_at_once_by_two_processes_both_land(monkeypatch):
+    """The window registers a download; in the middle of its read-modify-write of
+    installed.toml, a pull in the terminal registers another. Both entries must be there."""
+    write = installed._write_registry
+    other = []
+
+    def write_with_another_pull_meanwhile(registry):
+        child = _pull_in_another_process("terminal/Pulled-GGUF")
+        other.append(child)
+        assert child.stdout.readline() == "registering\n"
+        try:  # without a lock between processes it is done in milliseconds
+            child.wait(timeout=scaled(500) / 1000)
+        except subprocess.TimeoutExpired:
+            pass  # it waits for this process's lock: as it should
+        write(registry)
+
+    monkeypatch.setattr(installed, "_write_registry", write_with_another_pull_meanwhile)
+    path = hub_file_path("window/Chosen-GGUF", "x-Q8_0.gguf")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"GGUF")
+    register_download(repo="window/Chosen-GGUF", file="x-Q8_0.gguf", path=path, sha256=None,
+                      commit=None)
+    monkeypatch.setattr(installed, "_write_registry", write)
+    assert other[0].wait(timeout=scaled(30_000) / 1000) == 0
+    assert sorted(m.repo for m in list_installed() if m.source == "hub") == [
+        "terminal/Pulled-GGUF", "window/Chosen-GGUF"]
+
+
+def test_registry_is_private_to_the_user(tmp_path):
+    path = tmp_path / "My-Model-Q4_0.gguf"
+    path.write_bytes(synthetic_gguf(1 << 16))
+    add_local(path)
+    for made in paths.models_dir().glob("installed.toml*"):
+        assert oct(made.stat().st_mode & 0o777) == oct(0o600), made.name

@@ -9,8 +9,16 @@ older replies lack them and show them as not known.
 
 A reply is saved as "interrupted" when it starts and marked "complete" when it finishes, so a
 crash leaves it marked interrupted. A database that cannot be read is never overwritten: it is
-opened read-only (or not at all) and `problem` says why; `start_fresh()` moves it aside (never
-deletes it) and creates a new one when the user asks for that.
+checked before anything is written to it (even before WAL mode is switched on, which rewrites
+its header), opened read-only (or not at all) and `problem` says why; `start_fresh()` moves it
+aside (never deletes it) and creates a new one when the user asks for that.
+
+Every sqlite error comes out as a HistoryError with one line; HistoryUnavailable when the store
+may answer later (locked by another Draftlight, disk full, I/O). A write waits for another
+process's lock only `busy_timeout` seconds: the GUI thread does the writing.
+
+Search goes through a trigram full-text index of the messages (messages_fts, FTS5), so it reads
+the matching rows, not every message; version 1 files get the index when first opened.
 """
 
 from __future__ import annotations
@@ -19,13 +27,17 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from draftlight import paths
 
 FILE_NAME = "history.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the messages_fts index
+BUSY_TIMEOUT = 0.25  # seconds a write waits for another process's lock before giving up
+SHORTEST_TEXT_SEARCH = 3  # a trigram index cannot match less: shorter searches look at titles
 COMPLETE, INTERRUPTED = "complete", "interrupted"
 
 SCHEMA = """
@@ -47,11 +59,44 @@ CREATE TABLE IF NOT EXISTS messages (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id);
+-- Substring search over message text (case-insensitive), kept in step by the triggers.
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
+    text, content='messages', content_rowid='id', tokenize='trigram');
+CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_fts_update AFTER UPDATE OF text ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text);
+END;
 """
 
 
 class HistoryError(Exception):
     """The history cannot be written (it is read-only or unavailable); one line for the UI."""
+
+
+class HistoryUnavailable(HistoryError):
+    """The store did not answer (locked by another process, disk full, I/O error): the same
+    write may succeed later."""
+
+
+@contextmanager
+def _sqlite_errors() -> Iterator[None]:
+    """sqlite3's exceptions as HistoryError, one line each."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        raise HistoryUnavailable(f"history could not be saved ({_line(exc)})") from exc
+    except sqlite3.Error as exc:
+        raise HistoryError(f"history could not be used ({_line(exc)})") from exc
+
+
+def _line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 @dataclass
@@ -81,10 +126,12 @@ def history_path() -> Path:
 class History:
     """One connection, used from one thread (the GUI's). `problem` is None when all is well."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *,
+                 busy_timeout: float = BUSY_TIMEOUT) -> None:
         if path is None:
             path = history_path()
         self.path = None if str(path) == ":memory:" else Path(path)  # None: in memory
+        self.busy_timeout = busy_timeout
         self.problem: str | None = None
         self.read_only = False
         self._db: sqlite3.Connection | None = None
@@ -98,8 +145,9 @@ class History:
             self._create()
             return
         try:
+            _create_private(self.path)
             db = self._connect(str(self.path))
-            db.execute("PRAGMA journal_mode=WAL")
+            # Checked before the first write: switching to WAL rewrites the header.
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 db.close()
@@ -110,6 +158,7 @@ class History:
                 db.close()
                 self._open_read_only(f"{self.path.name} is damaged ({check})")
                 return
+            db.execute("PRAGMA journal_mode=WAL")
             self._db = db
             self._create()
         except sqlite3.DatabaseError as exc:
@@ -117,9 +166,10 @@ class History:
 
     def _connect(self, target: str, read_only: bool = False) -> sqlite3.Connection:
         if read_only:
-            db = sqlite3.connect(f"{Path(target).as_uri()}?mode=ro", uri=True)
+            db = sqlite3.connect(f"{Path(target).as_uri()}?mode=ro", uri=True,
+                                 timeout=self.busy_timeout)
         else:
-            db = sqlite3.connect(target)
+            db = sqlite3.connect(target, timeout=self.busy_timeout)
         db.execute("PRAGMA foreign_keys=ON")
         return db
 
@@ -136,9 +186,19 @@ class History:
             self._db = None  # unreadable: show an empty list
 
     def _create(self) -> None:
-        with self._db:
-            self._db.executescript(SCHEMA)
-            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        """The tables of a new file, or what a version 1 file lacks (one transaction)."""
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        rebuild = ("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');"
+                   if version < 2 else "")
+        try:
+            self._db.executescript(f"BEGIN; {SCHEMA} {rebuild} "
+                                   f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+        except sqlite3.Error:
+            if self._db.in_transaction:
+                self._db.rollback()
+            raise
 
     def start_fresh(self) -> Path | None:
         """Move an unusable file aside (history.sqlite3.corrupt-…) and create a new history.
@@ -158,6 +218,12 @@ class History:
         self._open()
         return moved
 
+    def set_busy_timeout(self, seconds: float) -> None:
+        """How long a write waits for another process's lock from now on."""
+        self.busy_timeout = seconds
+        if self._db is not None:
+            self._db.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
+
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
@@ -168,19 +234,26 @@ class History:
             raise HistoryError(self.problem or "history is closed")
         return self._db
 
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """One transaction; HistoryError (HistoryUnavailable: try again later) if it fails."""
+        db = self._writable()
+        with _sqlite_errors(), db:
+            yield db
+
     # --- conversations ---------------------------------------------------------------------
 
     def create_conversation(self, title: str) -> int:
-        db = self._writable()
         now = time.time()
-        with db:
+        with self._writing() as db:
             cursor = db.execute(
                 "INSERT INTO conversations (title, created, updated) VALUES (?, ?, ?)",
                 (title, now, now))
         return int(cursor.lastrowid)
 
     def conversations(self, search: str = "") -> list[Conversation]:
-        """Newest first; `search` matches titles and message text (case-insensitive)."""
+        """Newest first; `search` matches titles and message text (case-insensitive; a search
+        shorter than SHORTEST_TEXT_SEARCH characters, titles only)."""
         if self._db is None:
             return []
         sql = "SELECT id, title, created, updated FROM conversations"
@@ -188,28 +261,40 @@ class History:
         if search:
             pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace(
                 "_", "\\_") + "%"
-            sql += (" WHERE title LIKE ? ESCAPE '\\' OR id IN (SELECT conversation_id FROM "
-                    "messages WHERE text LIKE ? ESCAPE '\\')")
-            args = (pattern, pattern)
+            sql += " WHERE title LIKE ? ESCAPE '\\'"
+            args = (pattern,)
+            if not self._indexed():  # a version 1 file opened read-only: read every message
+                sql += (" OR id IN (SELECT conversation_id FROM messages "
+                        "WHERE text LIKE ? ESCAPE '\\')")
+                args += (pattern,)
+            elif len(search) >= SHORTEST_TEXT_SEARCH:  # one quoted phrase: no FTS5 syntax
+                sql += (" OR id IN (SELECT conversation_id FROM messages WHERE id IN "
+                        "(SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?))")
+                args += ('"' + search.replace('"', '""') + '"',)
         sql += " ORDER BY updated DESC, id DESC"
-        return [Conversation(*row) for row in self._db.execute(sql, args)]
+        with _sqlite_errors():
+            return [Conversation(*row) for row in self._db.execute(sql, args)]
+
+    def _indexed(self) -> bool:
+        with _sqlite_errors():
+            return self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts'"
+                                    ).fetchone() is not None
 
     def conversation(self, conversation_id: int) -> Conversation | None:
         if self._db is None:
             return None
-        row = self._db.execute("SELECT id, title, created, updated FROM conversations "
-                               "WHERE id = ?", (conversation_id,)).fetchone()
+        with _sqlite_errors():
+            row = self._db.execute("SELECT id, title, created, updated FROM conversations "
+                                   "WHERE id = ?", (conversation_id,)).fetchone()
         return Conversation(*row) if row else None
 
     def rename(self, conversation_id: int, title: str) -> None:
-        db = self._writable()
-        with db:
+        with self._writing() as db:
             db.execute("UPDATE conversations SET title = ? WHERE id = ?",
                        (title, conversation_id))
 
     def delete(self, conversation_id: int) -> None:
-        db = self._writable()
-        with db:
+        with self._writing() as db:
             db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
 
     # --- messages --------------------------------------------------------------------------
@@ -217,9 +302,8 @@ class History:
     def add_message(self, conversation_id: int, role: str, text: str, *,
                     runs: list | None = None, stats: dict | None = None,
                     status: str = COMPLETE, mode: str | None = None) -> int:
-        db = self._writable()
         now = time.time()
-        with db:
+        with self._writing() as db:
             cursor = db.execute(
                 "INSERT INTO messages (conversation_id, role, text, provenance, stats, status, "
                 "mode, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -230,24 +314,33 @@ class History:
 
     def update_message(self, message_id: int, text: str, *, runs: list | None = None,
                        stats: dict | None = None, status: str = COMPLETE) -> None:
-        db = self._writable()
-        with db:
+        with self._writing() as db:
             db.execute("UPDATE messages SET text = ?, provenance = ?, stats = ?, status = ? "
                        "WHERE id = ?", (text, _json(runs), _json(stats), status, message_id))
 
     def delete_message(self, message_id: int) -> None:
-        db = self._writable()
-        with db:
+        with self._writing() as db:
             db.execute("DELETE FROM messages WHERE id = ?", (message_id,))
 
     def messages(self, conversation_id: int) -> list[Message]:
         if self._db is None:
             return []
-        rows = self._db.execute(
-            "SELECT id, conversation_id, role, text, provenance, stats, status, mode "
-            "FROM messages WHERE conversation_id = ? ORDER BY id", (conversation_id,))
+        with _sqlite_errors():
+            rows = self._db.execute(
+                "SELECT id, conversation_id, role, text, provenance, stats, status, mode "
+                "FROM messages WHERE conversation_id = ? ORDER BY id",
+                (conversation_id,)).fetchall()
         return [Message(id_, conv, role, text, _runs(prov), _stats(stats), status, mode)
                 for id_, conv, role, text, prov, stats, status, mode in rows]
+
+
+def _create_private(path: Path) -> None:
+    """A new history file is the user's alone (0600, as settings.toml is); SQLite gives its
+    -wal and -shm files the same mode. An empty file is an empty database."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError:  # it exists (or cannot be made: sqlite3 says so next, in its words)
+        pass
 
 
 def _json(value) -> str | None:

@@ -1,7 +1,8 @@
 """Models on this machine: the bundled one, downloads in `paths.models_dir()`, and local files.
 
 Downloads and local additions are listed in `installed.toml` in the models folder, written
-atomically (temp file + os.replace). A registry that cannot be read is set aside, not
+atomically (temp file + os.replace), 0600, and changed under a lock between processes
+(`installed.toml.lock`), so a pull in the terminal and one in the window both land. A registry that cannot be read is set aside, not
 overwritten: `installed.toml.bad-<time>`. The bundled model is never listed there: it is found
 through `draftlight.paths` each time.
 """
@@ -13,10 +14,13 @@ import re
 import tempfile
 import threading
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
 import tomli_w
+from filelock import FileLock, Timeout
 
 from draftlight import paths
 from draftlight.store.errors import ModelNotFoundError, StoreError, UnsafeFileNameError
@@ -24,7 +28,8 @@ from draftlight.store.errors import ModelNotFoundError, StoreError, UnsafeFileNa
 REGISTRY_NAME = "installed.toml"
 BUNDLED_NAME = "smollm2-135m-instruct-q4_1"  # the `default` entry of models.toml
 _REPO_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_lock = threading.Lock()
+LOCK_TIMEOUT = 30.0  # seconds; a change holds the lock for milliseconds
+_lock = threading.Lock()  # FileLock is per thread by default; this orders this process's threads
 _notices: list[str] = []
 
 
@@ -102,7 +107,7 @@ def hub_file_path(repo_id: str, filename: str) -> Path:
 def register_download(*, repo: str, file: str, path: Path, sha256: str | None,
                       commit: str | None, name: str | None = None) -> InstalledModel:
     """Record a finished download (replacing an entry for the same repo and file)."""
-    with _lock:
+    with _changing_registry():
         registry = _read_registry()
         for key, model in list(registry.items()):
             if model.repo == repo and model.file == file:
@@ -123,7 +128,7 @@ def add_local(path: Path, *, name: str | None = None) -> InstalledModel:
     from draftlight.store.gguf_info import read_gguf_info
     path = Path(path).expanduser().resolve()
     read_gguf_info(path)
-    with _lock:
+    with _changing_registry():
         registry = _read_registry()
         for model in registry.values():
             if model.path == path:
@@ -137,7 +142,7 @@ def add_local(path: Path, *, name: str | None = None) -> InstalledModel:
 
 def register_conversion(path: Path, converted_from: str) -> InstalledModel:
     """Record a file `draftlight models convert` made (replacing an entry for the same path)."""
-    with _lock:
+    with _changing_registry():
         registry = _read_registry()
         for key, model in list(registry.items()):
             if model.path == path:
@@ -162,7 +167,7 @@ def remove(name: str) -> InstalledModel:
     model = find_installed(name)
     if model.source == "bundled":
         raise StoreError(f"{name} is bundled with the app and cannot be removed")
-    with _lock:
+    with _changing_registry():
         registry = _read_registry()
         if registry.pop(name, None) is not None:
             _write_registry(registry)
@@ -189,6 +194,27 @@ def _unique_name(name: str, registry: dict, *, owner: str | None = None) -> str:
 
 def _registry_path() -> Path:
     return paths.models_dir() / REGISTRY_NAME
+
+
+@contextmanager
+def _changing_registry() -> Iterator[None]:
+    """Read-modify-write of the registry by one thread of one process at a time.
+
+    Raises:
+        StoreError: another process held the lock for LOCK_TIMEOUT seconds.
+    """
+    path = _registry_path()
+    lock = FileLock(path.with_name(path.name + ".lock"), timeout=LOCK_TIMEOUT, mode=0o600)
+    with _lock:
+        try:
+            lock.acquire()
+        except Timeout:
+            raise StoreError(f"the list of installed models ({path.name}) stayed locked by "
+                             f"another Draftlight for {LOCK_TIMEOUT:.0f} s; try again") from None
+        try:
+            yield
+        finally:
+            lock.release()
 
 
 def _read_registry() -> dict[str, InstalledModel]:

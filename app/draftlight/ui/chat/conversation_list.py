@@ -43,9 +43,14 @@ class ConversationList(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
+        try:
+            conversations = self.history.conversations(self.search.text().strip())
+        except HistoryError as exc:
+            self.failed.emit(str(exc))
+            return
         self.list.blockSignals(True)
         self.list.clear()
-        for conversation in self.history.conversations(self.search.text().strip()):
+        for conversation in conversations:
             item = QListWidgetItem(conversation.title or "(untitled)")
             item.setData(Qt.UserRole, conversation.id)
             item.setToolTip(conversation.title)

@@ -141,6 +141,7 @@ class MainWindow(QMainWindow):
         session.current_changed.connect(self._update_actions)  # Regenerate needs a message
         session.error.connect(self._on_reply_failed)
         session.info.connect(self.show_status)
+        session.saved_again.connect(self._on_saved_again)
         session.live_stats.connect(self.stats_label.setText)
         session.speed.connect(self.toolbar.speed_meter.show_rates)
         self.chat.copied.connect(self.show_status)
@@ -303,6 +304,10 @@ class MainWindow(QMainWindow):
             return
         self.banner.show_message(message, f"Restart without {', '.join(gone)}",
                                  lambda: self.restart_without(gone))
+
+    def _on_saved_again(self, line: str) -> None:
+        self.banner.withdraw(line)
+        self.show_status("The history answers again: everything kept is saved.")
 
     def restart_without(self, machines: tuple[str, ...]) -> None:
         """Settings ▸ Engine ▸ Use other machines, less `machines`; the engine reloads."""

@@ -1,6 +1,10 @@
 """The current conversation: sending, streaming a reply into its view, stopping, regenerating,
 and keeping the history in step.
 
+Writes go through a WriteQueue: when the history does not answer (another Draftlight holds its
+lock, the disk is full) the reply still ends, the error is one banner line, and what was not
+saved stays in memory and is written, in order, when a retry every RETRY_MS finds it answering.
+
 Pieces arrive from the worker one signal per token and only go into a ReplyBuilder; a timer
 repaints at most ~30 times a second (FLUSH_INTERVAL_MS), whatever the token rate.
 """
@@ -14,7 +18,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftlight.engine.events import Done, Notice, Progress, Stats, TextPiece
 from draftlight.settings import Settings
-from draftlight.store.history import COMPLETE, INTERRUPTED, History, HistoryError
+from draftlight.store.history import (COMPLETE, INTERRUPTED, History, HistoryError,
+                                      HistoryUnavailable)
+from draftlight.store.history_queue import Row, WriteQueue
 from draftlight.ui.chat.view import ChatView
 from draftlight.ui.flash.message_view import MessageView
 from draftlight.ui.flash.reply_builder import ReplyBuilder
@@ -31,7 +37,7 @@ class Stream:
     request_id: int
     mode: str
     view: MessageView | None
-    message_id: int | None
+    message_id: Row | None  # its row in the history (its id is None until it is written)
     builder: ReplyBuilder = field(default_factory=ReplyBuilder)
     # Per message sent to the engine: its role and its place in the chat (None: the system
     # prompt), to tell where a copied phrase came from.
@@ -48,17 +54,25 @@ class ChatSession(QObject):
     current_changed = Signal(object)  # conversation id or None
     error = Signal(str)
     info = Signal(str)
+    saved_again = Signal(str)  # the history answers again; the line `error` showed till now
     live_stats = Signal(str)
     speed = Signal(float, float)  # tokens/s now, plain tokens/s (0 = unknown); now < 0: ended
 
     FLUSH_INTERVAL_MS = 33  # ≈30 repaints per second at most
     CHECKPOINT_SECONDS = 2.0  # how often a streaming reply's text is saved (crash safety)
+    RETRY_MS = 2000  # how often writes the history refused are tried again
+    CLOSING_WAIT_SECONDS = 5.0  # at closing, how long the last writes wait for another's lock
 
     def __init__(self, engine: EngineThread, history: History, chat: ChatView,
                  settings: Settings, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.engine, self.history, self.chat, self.settings = engine, history, chat, settings
-        self.conversation_id: int | None = None
+        self.writes = WriteQueue(history)
+        self.conversation: Row | None = None  # None: a new conversation, nothing sent yet
+        self._kept_line: str | None = None  # the banner line while writes wait
+        self._retry = QTimer(self)
+        self._retry.setInterval(self.RETRY_MS)
+        self._retry.timeout.connect(self.retry_writes)
         self.stream: Stream | None = None
         self.flush_count = 0
         self.plain_rate = 0.0  # plain decoding's tokens/s on this target (0 = not measured)
@@ -75,27 +89,56 @@ class ChatSession(QObject):
     def streaming(self) -> bool:
         return self.stream is not None
 
+    @property
+    def conversation_id(self) -> int | None:
+        """The conversation's row, once it is written."""
+        return self.conversation.id if self.conversation is not None else None
+
     # --- history, failing softly ---------------------------------------------------------------
 
     def _save(self, write, *args, **kwargs):
+        """One of self.writes' writes; None when the history is read-only (nothing is kept)."""
         if self.history.read_only:
             return None
-        try:
-            return write(*args, **kwargs)
-        except HistoryError as exc:
-            self.error.emit(str(exc))
-            return None
+        result = write(*args, **kwargs)
+        self._after_writing()
+        return result
+
+    def retry_writes(self) -> None:
+        """Timer tick while writes wait: try them again."""
+        self.writes.flush()
+        self._after_writing()
+
+    def _after_writing(self) -> None:
+        refusal = self.writes.refusal
+        if isinstance(refusal, HistoryUnavailable):
+            self._retry.start()
+            if self._kept_line is None:  # one line for the whole outage, not one per write
+                reason = str(refusal)
+                self._kept_line = (f"{reason[:1].upper()}{reason[1:]}: this conversation is "
+                                   f"kept here and saved when the history answers again.")
+                self.error.emit(self._kept_line)
+            return
+        if refusal is not None:
+            self.error.emit(str(refusal))
+        if not self.writes.waiting and self._kept_line is not None:
+            line, self._kept_line = self._kept_line, None
+            self._retry.stop()
+            self.saved_again.emit(line)
+            self.conversations_changed.emit()
+            self.current_changed.emit(self.conversation_id)
 
     # --- conversations -------------------------------------------------------------------------
 
     def new_conversation(self) -> None:
         self._abandon_stream()
         self.chat.clear()
-        self.conversation_id = None
+        self.conversation = None
         self.current_changed.emit(None)
 
     def start_fresh_history(self) -> None:
         """A history that could not be read is set aside; a new, empty one is used."""
+        self.writes.clear()  # their rows were in the file set aside
         moved = self.history.start_fresh()
         self.new_conversation()
         self.conversations_changed.emit()
@@ -111,13 +154,18 @@ class ChatSession(QObject):
     def open_conversation(self, conversation_id: int) -> None:
         self._abandon_stream()
         self.chat.clear()
-        self.conversation_id = conversation_id
+        self.conversation = Row(conversation_id)
         self.chat.system_prompt = self.settings.system_prompt.strip()  # not saved: a best guess
-        for message in self.history.messages(conversation_id):
+        try:
+            messages = self.history.messages(conversation_id)
+        except HistoryError as exc:
+            messages = []
+            self.error.emit(str(exc))
+        for message in messages:
             view = self.chat.add_message(message.role, message.text, runs=message.runs,
                                          stats=message.stats, status=message.status,
                                          mode=message.mode)
-            view.message_id = message.id
+            view.message_id = Row(message.id)
         self.current_changed.emit(conversation_id)
 
     def forget_conversation(self, conversation_id: int) -> None:
@@ -130,15 +178,14 @@ class ChatSession(QObject):
     def send(self, text: str, mode: str) -> bool:
         if self.streaming:
             return False
-        if self.conversation_id is None:
+        if self.conversation is None:
             title = " ".join(text.split())[:TITLE_LENGTH]
-            self.conversation_id = self._save(self.history.create_conversation, title)
+            self.conversation = self._save(self.writes.create_conversation, title)
             self.conversations_changed.emit()
             self.current_changed.emit(self.conversation_id)
         view = self.chat.add_message("user", text)
-        if self.conversation_id is not None:
-            view.message_id = self._save(self.history.add_message, self.conversation_id,
-                                         "user", text)
+        if self.conversation is not None:
+            view.message_id = self._save(self.writes.add_message, self.conversation, "user", text)
         self._start_reply(mode)
         return True
 
@@ -151,7 +198,7 @@ class ChatSession(QObject):
         last = self.chat.messages[-1]
         if last.role == "assistant":
             if last.message_id is not None:
-                self._save(self.history.delete_message, last.message_id)
+                self._save(self.writes.delete_message, last.message_id)
             self.chat.remove_message(last)
         self._start_reply(mode)
         return True
@@ -181,9 +228,9 @@ class ChatSession(QObject):
         self.chat.system_prompt = self.settings.system_prompt.strip()
         view = self.chat.add_message("assistant", streaming=True, mode=mode)
         message_id = None
-        if self.conversation_id is not None:
-            message_id = self._save(self.history.add_message, self.conversation_id,
-                                    "assistant", "", runs=[], status=INTERRUPTED, mode=mode)
+        if self.conversation is not None:
+            message_id = self._save(self.writes.add_message, self.conversation, "assistant", "",
+                                    runs=[], status=INTERRUPTED, mode=mode)
         view.message_id = message_id
         request_id = self.engine.generate(messages, self.settings.sampling_params(), mode)
         self.stream = Stream(request_id, mode, view, message_id,
@@ -206,8 +253,13 @@ class ChatSession(QObject):
             self._end_stream(INTERRUPTED, self._stopped_stats())
 
     def save_partial(self) -> None:
-        """The window is closing: keep what arrived, marked interrupted."""
+        """The window is closing: keep what arrived, marked interrupted; writes still waiting
+        for another process's lock get one last, longer wait."""
         self._abandon_stream()
+        self._retry.stop()
+        if self.writes.waiting:
+            self.history.set_busy_timeout(self.CLOSING_WAIT_SECONDS)
+            self.writes.flush()
 
     # --- worker signals ------------------------------------------------------------------------
 
@@ -277,7 +329,7 @@ class ChatSession(QObject):
         if (stream.message_id is not None
                 and time.monotonic() - stream.last_saved >= self.CHECKPOINT_SECONDS):
             stream.last_saved = time.monotonic()
-            self._save(self.history.update_message, stream.message_id, builder.text,
+            self._save(self.writes.update_message, stream.message_id, builder.text,
                        runs=builder.runs, status=INTERRUPTED)
 
     def _end_stream(self, status: str, stats: dict | None) -> None:
@@ -289,7 +341,7 @@ class ChatSession(QObject):
             stats = {**stats, "passes": [list(row) for row in builder.pass_table],
                      "origins": builder.origins}
         if stream.message_id is not None:
-            self._save(self.history.update_message, stream.message_id, text, runs=runs,
+            self._save(self.writes.update_message, stream.message_id, text, runs=runs,
                        stats=stats, status=status)
             self.conversations_changed.emit()
         if stream.view is not None and stream.view in self.chat.messages:

@@ -78,7 +78,7 @@ class MessageView(QFrame):
         self.flash = FlashOverlay(self, flasher)  # flasher: a FlashDriver, or None
         self._spans: dict[int, list[tuple[int, int]]] = {}  # run index -> document spans
         self.code_blocks: list[str] = []
-        self.message_id: int | None = None  # its row in the history, once saved
+        self.message_id = None  # its history Row (store/history_queue.py), None if unsaved
         self._shown = 0  # characters of `text` already in the document while streaming
         # While streaming: text[:_md_end] is rendered as Markdown (its runs' spans in
         # _md_spans), the rest is plain text from document position _tail_at on.

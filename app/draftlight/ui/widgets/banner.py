@@ -44,6 +44,15 @@ class Banner(QFrame):
         self.action_button.setVisible(action is not None)
         self.show()
 
+    def withdraw(self, text: str) -> None:
+        """Take back the line `text` (it is no longer true); the banner hides when it was the
+        only one."""
+        lines = [line for line in self.label.text().split("\n") if line != text]
+        if not self.isHidden() and len(lines) < len(self.label.text().split("\n")):
+            self.label.setText("\n".join(lines))
+            if not lines:
+                self.hide()
+
     def _run_action(self) -> None:
         action, self._action = self._action, None
         self.hide()
