@@ -156,3 +156,26 @@ def test_open_folder_opens_the_models_folder(panel, monkeypatch, downloaded):
     panel.select(downloaded.name)
     panel.folder_button.click()
     assert [url.toLocalFile() for url in opened] == [str(downloaded.path.parent)]
+
+
+def test_a_hostile_file_is_one_row_saying_why_and_the_rest_are_listed(make_dialog,
+                                                                       closed_port_url,
+                                                                       downloaded):
+    """Hostile headers (tests/support/hostile_gguf.py) among installed models: the tab still
+    lists every model, the good one with its facts, each bad one as one row that says why."""
+    from tests.support.hostile_gguf import (PAST_THE_KEYS, assert_names_an_offset_in,
+                                            hostile_files, write_hostile)
+    bad = sorted(set(hostile_files()) - PAST_THE_KEYS)
+    folder = paths.models_dir() / "org" / "Evil-GGUF"
+    for name in bad:
+        path = write_hostile(folder, name)
+        register_download(repo="org/Evil-GGUF", file=path.name, path=path, sha256=None,
+                          commit=None)
+    panel = make_dialog(closed_port_url).installed_panel
+    assert [m.name for m in panel.models_shown()] == [m.name for m in list_installed()]
+    assert row(panel, downloaded.name).data(SECONDARY_ROLE).startswith(
+        "65.5 kB  ·  Q4_K_M  ·  fast verify  ·  ")
+    for name in bad:
+        facts = row(panel, name).data(SECONDARY_ROLE)
+        assert f"unreadable: {name}.gguf: " in facts, facts
+        assert_names_an_offset_in(facts, hostile_files()[name])

@@ -87,8 +87,9 @@ def run_list(args: argparse.Namespace) -> int:
     if not models:
         print("no models installed")
         return 0
-    rows = [(m.name, m.source, format_bytes(m.size) if m.size else "?", *_weights_of(m.path),
-             _origin(m)) for m in models]
+    unreadable: list[str] = []  # one line for each file whose header cannot be read
+    rows = [(m.name, m.source, format_bytes(m.size) if m.size else "?",
+             *_weights_of(m.path, unreadable), _origin(m)) for m in models]
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
         print("  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths)) + "  " + row[5])
@@ -97,14 +98,23 @@ def run_list(args: argparse.Namespace) -> int:
           "with that weight type" + (" (GPU build: every type is fast on the GPU)" if on_gpu
                                      else "; `models convert NAME --type Q8_0` makes a fast copy that "
                                           "keeps the model's answers"))
-    return 0
+    for problem in unreadable:
+        print(f"draftlight: error: {problem}", file=sys.stderr)
+    return 2 if unreadable else 0  # as `ls` does: the whole list, and a status that says so
 
 
-def _weights_of(path: Path) -> tuple[str, str]:
-    """(weight type, verify label) of a model file, blank where the header cannot be read."""
+def _weights_of(path: Path, unreadable: list[str]) -> tuple[str, str]:
+    """(weight type, verify label) of a model file, blank where the header does not say or
+    the file is missing; for a header that cannot be read, why is added to `unreadable`."""
     from draftlight.engine.verify_speed import verify_speed
     from draftlight.store.gguf_info import weight_type_of
-    quant = weight_type_of(path)
+    try:
+        quant = weight_type_of(path)
+    except FileNotFoundError:
+        return "", ""  # the row says "(file missing)"
+    except OSError as exc:  # GGUFError (with the byte offset), PermissionError
+        unreadable.append(str(exc))
+        return "?", "(header unreadable)"
     if quant is None:
         return "", ""
     speed = verify_speed(quant, path, on_gpu=_gpu_offload())

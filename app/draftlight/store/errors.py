@@ -21,7 +21,12 @@ class CatalogError(StoreError):
 
 
 class GGUFError(StoreError):
-    """A file is not a GGUF, or its header is truncated or corrupt."""
+    """A file is not a GGUF, or its header is truncated or corrupt (the message says at which
+    byte)."""
+
+
+class NotGGUFError(GGUFError):
+    """The file does not start with 'GGUF' at all (a web page, a safetensors file, …)."""
 
 
 class ModelNotFoundError(StoreError):

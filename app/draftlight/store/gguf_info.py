@@ -1,34 +1,22 @@
 """What a GGUF file says about itself, read from its header without loading any weights.
 
-Layout (GGUF v2/v3): magic "GGUF", u32 version, u64 tensor count, u64 key/value count, the
-key/value pairs, then one (name, dims, type, offset) record per tensor. v1 used u32 counts.
-All little-endian.
+The header is read by draftlight.store.gguf_reader, which trusts no length, count or nesting
+in it (its docstring lists the bounds): a hostile or broken header is one GGUFError that
+names the byte offset, whichever of these functions reads it.
 """
 
 from __future__ import annotations
 
 import functools
-import struct
 from dataclasses import dataclass
 from math import prod
 from pathlib import Path
-from typing import BinaryIO
 
 from draftlight.store.errors import GGUFError
+from draftlight.store.gguf_reader import GGUF_MAGIC, ArrayValue, HeaderReader
 
-GGUF_MAGIC = b"GGUF"
-
-# GGUF value types -> struct format of one scalar; 8 = string, 9 = array.
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?",
-            10: "<Q", 11: "<q", 12: "<d"}
-_STRING, _ARRAY = 8, 9
-_MAX_STRING = 64 << 20  # a chat template is a few KB; anything this long is corruption
-
-@dataclass(frozen=True)
-class ArrayValue:
-    """An array in the header, kept as its length (token lists run to 262k strings)."""
-    item_type: int
-    length: int
+__all__ = ["GGUF_MAGIC", "ArrayValue", "GGUFInfo", "file_type_name", "has_mtp", "header_values",
+           "read_gguf_info", "vocabulary_of", "weight_type_of"]
 
 
 @dataclass(frozen=True)
@@ -72,32 +60,24 @@ def read_gguf_info(path: str | Path) -> GGUFInfo:
     """
     path = Path(path)
     with open(path, "rb", buffering=1 << 20) as stream:
-        reader, version, n_tensors, n_kv = _start(stream, path)
+        reader = HeaderReader(stream, path)
+        version, n_tensors, n_kv = reader.start()
         meta = {}
         for _ in range(n_kv):
-            key = reader.string()
-            meta[key] = reader.value(reader.scalar("<I"))
+            key, value_type = reader.key()
+            meta[key] = reader.value(value_type, key=key)
         tensor_params = sum(prod(reader.tensor_dims()) for _ in range(n_tensors))
-    return _info_from(path, version, meta, tensor_params)
+        header_size = reader.offset
+    return _info_from(path, version, meta, tensor_params, header_size)
 
 
 def weight_type_of(path: str | Path) -> str | None:
-    """The file's weight type ("Q4_0", …); None if the header does not say or cannot be read.
+    """The file's weight type ("Q4_0", …); None if the header does not say.
 
     Reads only up to general.file_type, which comes before the tokenizer's large arrays: cheap
-    enough for the window's model lists on the GUI thread."""
-    path = Path(path)
-    try:
-        with open(path, "rb", buffering=1 << 16) as stream:
-            reader, _, _, n_kv = _start(stream, path)
-            for _ in range(n_kv):
-                key = reader.string()
-                value = reader.value(reader.scalar("<I"))
-                if key == "general.file_type" and not isinstance(value, ArrayValue):
-                    return file_type_name(int(value))
-    except (OSError, GGUFError, ValueError, TypeError):
-        return None
-    return None
+    enough for the window's model lists on the GUI thread. Same errors as header_values."""
+    file_type = header_values(path, {"general.file_type"}).get("general.file_type")
+    return file_type_name(file_type) if isinstance(file_type, int) else None
 
 
 def header_values(path: str | Path, wanted: set[str]) -> dict:
@@ -107,26 +87,20 @@ def header_values(path: str | Path, wanted: set[str]) -> dict:
 
     Raises:
         FileNotFoundError / PermissionError: the file cannot be opened.
-        GGUFError: not a GGUF file, or a truncated or corrupt header."""
+        GGUFError: not a GGUF file, or a truncated or corrupt header (up to the last key read)."""
     path = Path(path)
     found: dict = {}
     with open(path, "rb", buffering=1 << 16) as stream:
-        reader, _, _, n_kv = _start(stream, path)
+        reader = HeaderReader(stream, path)
+        _, _, n_kv = reader.start()
         for _ in range(n_kv):
-            key = reader.string()
-            value_type = reader.scalar("<I")
-            if key in wanted and value_type == _ARRAY:
-                item_type, length = reader.scalar("<I"), reader.scalar("<Q")
-                found[key] = ArrayValue(item_type, length)
-                if found.keys() >= wanted:
-                    break
-                reader.skip_array(item_type, length)
-                continue
-            value = reader.value(value_type)
+            key, value_type = reader.key()
+            last = key in wanted and found.keys() | {key} >= wanted
+            value = reader.value(value_type, key=key, skip_items=not last)
             if key in wanted:
                 found[key] = value
-                if found.keys() >= wanted:
-                    break
+            if last:
+                break
     return found
 
 
@@ -152,7 +126,7 @@ def has_mtp(path: str | Path) -> int:
         return 0
     count = header_values(path, {f"{arch}.nextn_predict_layers"}).get(
         f"{arch}.nextn_predict_layers")
-    return count if isinstance(count, int) else 0
+    return count if isinstance(count, int) else 0  # a count (checked as read) or absent
 
 
 def file_type_name(file_type: int) -> str | None:
@@ -171,28 +145,16 @@ def _file_type_names() -> dict[int, str]:
             for t in LlamaFileType if t is not LlamaFileType.GUESSED}
 
 
-def _start(stream: BinaryIO, path: Path) -> tuple["_Reader", int, int, int]:
-    """Check the magic and version; (reader, version, tensor count, key/value count)."""
-    reader = _Reader(stream, path)
-    if stream.read(4) != GGUF_MAGIC:
-        raise GGUFError(f"{path.name}: not a GGUF file (it does not start with 'GGUF')")
-    version = reader.scalar("<I")
-    if version not in (1, 2, 3):
-        raise GGUFError(f"{path.name}: unsupported GGUF version {version}")
-    count = "<I" if version == 1 else "<Q"
-    return reader, version, reader.scalar(count), reader.scalar(count)
-
-
-def _info_from(path: Path, version: int, meta: dict, tensor_params: int) -> GGUFInfo:
+def _info_from(path: Path, version: int, meta: dict, tensor_params: int,
+               header_size: int) -> GGUFInfo:
     arch = meta.get("general.architecture")
     if not isinstance(arch, str):
-        raise GGUFError(f"{path.name}: the header has no general.architecture")
+        raise GGUFError(f"{path.name}: the header (bytes 0 to {header_size:,}) has no "
+                        f"general.architecture")
 
     def number(key: str) -> int | None:
-        value = meta.get(key)
-        if isinstance(value, ArrayValue) or value is None:
-            return None  # per-layer arrays (some models) are left out
-        return int(value)
+        value = meta.get(key)  # the reader let only counts (ints >= 0) and arrays through
+        return value if isinstance(value, int) else None  # per-layer arrays are left out
 
     tokens = meta.get("tokenizer.ggml.tokens")
     vocab = tokens.length if isinstance(tokens, ArrayValue) else number(f"{arch}.vocab_size")
@@ -216,56 +178,3 @@ def _info_from(path: Path, version: int, meta: dict, tensor_params: int) -> GGUF
         value_length=number(f"{arch}.attention.value_length"),
     )
 
-
-class _Reader:
-    def __init__(self, stream: BinaryIO, path: Path) -> None:
-        self.stream, self.path = stream, path
-        self.size = path.stat().st_size
-
-    def exact(self, n: int) -> bytes:
-        data = self.stream.read(n)
-        if len(data) != n:
-            raise GGUFError(f"{self.path.name}: the GGUF header is truncated "
-                            f"(file ends at byte {self.size:,})")
-        return data
-
-    def scalar(self, fmt: str):
-        return struct.unpack(fmt, self.exact(struct.calcsize(fmt)))[0]
-
-    def string(self) -> str:
-        length = self.scalar("<Q")
-        if length > _MAX_STRING or length > self.size:
-            raise GGUFError(f"{self.path.name}: corrupt GGUF header (a string of {length:,} bytes)")
-        return self.exact(length).decode("utf-8", "replace")
-
-    def value(self, value_type: int):
-        if value_type in _SCALARS:
-            return self.scalar(_SCALARS[value_type])
-        if value_type == _STRING:
-            return self.string()
-        if value_type == _ARRAY:
-            item_type, length = self.scalar("<I"), self.scalar("<Q")
-            self.skip_array(item_type, length)
-            return ArrayValue(item_type, length)
-        raise GGUFError(f"{self.path.name}: corrupt GGUF header (unknown value type {value_type})")
-
-    def skip_array(self, item_type: int, length: int) -> None:
-        if item_type in _SCALARS:
-            nbytes = length * struct.calcsize(_SCALARS[item_type])
-            if self.stream.tell() + nbytes > self.size:
-                self.exact(self.size + 1)  # raises "truncated"
-            self.stream.seek(nbytes, 1)
-            return
-        if length > self.size:
-            raise GGUFError(f"{self.path.name}: corrupt GGUF header (an array of {length:,} items)")
-        for _ in range(length):
-            self.value(item_type)
-
-    def tensor_dims(self) -> tuple[int, ...]:
-        self.string()  # tensor name
-        n_dims = self.scalar("<I")
-        if n_dims > 8:
-            raise GGUFError(f"{self.path.name}: corrupt GGUF header (a tensor with {n_dims} dims)")
-        dims = struct.unpack(f"<{n_dims}Q", self.exact(8 * n_dims))
-        self.exact(12)  # u32 type + u64 offset
-        return dims

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import psutil
 
-from draftlight.store.errors import InsufficientMemoryError, StoreError
+from draftlight.store.errors import (GGUFError, InsufficientMemoryError, NotGGUFError,
+                                     StoreError)
 from draftlight.units import format_bytes
 
 OVERHEAD_BYTES = 300 << 20  # compute buffers, the app itself
@@ -82,10 +83,11 @@ def check_models_fit(target: str | Path, draft: str | Path | None = None, *,
     """Refuse, before anything is loaded, a target (+ draft) that cannot fit in RAM.
 
     Weights are the file sizes, the KV cache comes from each header at `n_ctx`. Returns the
-    estimate (TIGHT means it will load but page from disk); None when RAM or a header cannot
-    be read (the loader then reports any problem with the file itself).
+    estimate (TIGHT means it will load but page from disk); None when RAM cannot be read, or a
+    file is missing or not a GGUF at all (the loader then says so in its own words).
 
     Raises:
+        GGUFError: a GGUF header is truncated or corrupt (the message gives the byte).
         InsufficientMemoryError: the estimate is over 90% of this machine's RAM; the message
             gives the numbers.
     """
@@ -97,6 +99,10 @@ def check_models_fit(target: str | Path, draft: str | Path | None = None, *,
             info = read_gguf_info(path)
             weights += info.file_size
             kv += info.kv_cache_bytes(n_ctx) or estimate_kv_cache(info.file_size, n_ctx)
+    except NotGGUFError:
+        return None
+    except GGUFError:
+        raise  # found before anything loads, with the offset: llama.cpp would only say "failed"
     except (OSError, StoreError):
         return None
     memory = memory or system_memory()

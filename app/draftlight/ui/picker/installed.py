@@ -107,16 +107,12 @@ class InstalledPanel(QWidget):
         chosen = self.selected()
         self.list.clear()
         for model in list_installed():
-            quant = weight_type_of(model.path) if model.exists else None
-            speed = verify_speed(quant, model.path if model.exists else None,
-                                 on_gpu=self.gpu_offload)
-            facts = [format_bytes(model.size) if model.size else None, quant, speed.label,
-                     str(model.path) if model.exists else f"file missing: {model.path}"]
+            facts, tip = self._facts(model)
             origin = (f"converted from {model.converted_from}" if model.converted_from
                       else model.repo or "")
             self.list.addItem(row_item(model.name, "  ·  ".join(x for x in facts if x),
                                        [chip(model.source)], model,
-                                       "\n".join(x for x in (origin, speed.describe()) if x)))
+                                       "\n".join(x for x in (origin, tip) if x)))
             if chosen is not None and model.name == chosen.name:
                 self.list.setCurrentRow(self.list.count() - 1)
         if self.list.currentRow() < 0 and self.list.count():
@@ -125,6 +121,19 @@ class InstalledPanel(QWidget):
             self.message.emit(notice)
         self._update_buttons()
         self.listed.emit(self.list.count())
+
+    def _facts(self, model: InstalledModel) -> tuple[list[str | None], str]:
+        """(size, weight type, verify speed, path), and the verify speed in words; a file whose
+        header cannot be read is still listed, with the one line that says why."""
+        size = format_bytes(model.size) if model.size else None
+        if not model.exists:
+            return [size, f"file missing: {model.path}"], verify_speed(None).describe()
+        try:
+            quant = weight_type_of(model.path)
+        except OSError as exc:  # GGUFError (with the byte offset), PermissionError
+            return [size, str(model.path), f"unreadable: {describe_error(exc)}"], ""
+        speed = verify_speed(quant, model.path, on_gpu=self.gpu_offload)
+        return [size, quant, speed.label, str(model.path)], speed.describe()
 
     def models_shown(self) -> list[InstalledModel]:
         return [self.list.item(i).data(PAYLOAD_ROLE) for i in range(self.list.count())]
