@@ -44,6 +44,7 @@ RECIPE = 2  # what a build holds; a build of an older recipe is made again (2: +
 # suite points it at a folder that outlives its runs.
 SERVER_DIR_VARIABLE = "DRAFTLIGHT_SERVER_DIR"
 Report = Callable[[str, int], None]  # (what is happening, percent or -1)
+PYPI_JSON = f"https://pypi.org/pypi/{PACKAGE}/json"  # the index's page for the package
 
 
 class ServerBuildError(EngineError):
@@ -223,7 +224,7 @@ def _download_sdist(folder: Path, report: Report) -> Path:
 
 
 def _download_from_pypi(folder: Path, version: str) -> Path:
-    index = f"https://pypi.org/pypi/{PACKAGE}/json"
+    index = PYPI_JSON
     try:
         with urllib.request.urlopen(index, timeout=30) as r:
             files = json.load(r)["releases"][version]
