@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
 import os
 import platform
 import re
@@ -25,30 +24,27 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Callable
 
-from draftlight.engine.errors import EngineError
+from draftlight.engine.errors import ServerBuildError
+from draftlight.engine.server.build_record import RECORD, changed_files, write_record
+from draftlight.engine.server.sdist import PACKAGE, download_sdist
 
-PACKAGE = "llama-cpp-python"
 BINARY = "llama-server.exe" if sys.platform == "win32" else "llama-server"
 # llama.cpp's RPC helper (runs on each machine a model is split over) and the RPC backend module
 # that llama-server and it load from their own folder (llama_server.cmake)
 RPC_BINARY = "rpc-server.exe" if sys.platform == "win32" else "rpc-server"
 RPC_MODULE = {"win32": "ggml-rpc.dll", "darwin": "libggml-rpc.so"}.get(sys.platform,
                                                                         "libggml-rpc.so")
-RECIPE = 2  # what a build holds; a build of an older recipe is made again (2: + RPC)
+BUILT = (RPC_MODULE, RPC_BINARY, BINARY)  # llama-server last: its presence says all is there
+# what a build holds; a build of an older recipe is made again (2: + RPC; 3: + build.json, the
+# record of what was built, checked before each run)
+RECIPE = 3
 # Where built servers are kept (one folder per llama-cpp-python version and installation); the
 # suite points it at a folder that outlives its runs.
 SERVER_DIR_VARIABLE = "DRAFTLIGHT_SERVER_DIR"
 Report = Callable[[str, int], None]  # (what is happening, percent or -1)
-PYPI_JSON = f"https://pypi.org/pypi/{PACKAGE}/json"  # the index's page for the package
-
-
-class ServerBuildError(EngineError):
-    """llama-server cannot be found or built (no compiler, no sources, a failed build)."""
 
 
 def llama_lib_dir() -> Path:
@@ -79,12 +75,30 @@ def built_server_path() -> Path:
 
 
 def find_rpc_server() -> Path | None:
-    """llama.cpp's rpc-server: on PATH, else the one built with our llama-server."""
+    """llama.cpp's rpc-server: on PATH, else the one built with our llama-server.
+
+    Raises:
+        ServerBuildError: our build changed since it was built (check_build)."""
     on_path = shutil.which("rpc-server")
     if on_path:
         return Path(on_path)
-    built = built_server_path().with_name(RPC_BINARY)
-    return built if built.is_file() and built_server_path().is_file() else None
+    server = built_server_path()
+    if not server.is_file() or not server.with_name(RPC_BINARY).is_file():
+        return None
+    return check_build(server).with_name(RPC_BINARY)
+
+
+def check_build(binary: Path) -> Path:
+    """`binary`, our build, if it and the files built with it are as its build recorded them.
+
+    Raises:
+        ServerBuildError: one of them changed since (or there is no record): it is not run."""
+    changed = changed_files(binary.parent, BUILT)
+    if changed:
+        raise ServerBuildError(f"the llama-server built in {binary.parent} has changed since it "
+                               f"was built ({', '.join(changed)} no longer as {RECORD} says): "
+                               f"`draftlight engine build-server --rebuild` builds it again")
+    return binary
 
 
 def check_server_binary(path: str | Path) -> Path:
@@ -113,7 +127,8 @@ def find_server(setting: str | None = None) -> Path | None:
     build for this installation. None if there is none (build_server makes one).
 
     Raises:
-        ServerBuildError: Settings name a file that is not llama-server."""
+        ServerBuildError: Settings name a file that is not llama-server; our build changed
+            since it was built."""
     if setting:
         return check_server_binary(setting)
     on_path = shutil.which("llama-server")
@@ -123,7 +138,7 @@ def find_server(setting: str | None = None) -> Path | None:
         except ServerBuildError:
             pass  # something else of that name: fall through to our own build
     built = built_server_path()
-    return built if built.is_file() else None
+    return check_build(built) if built.is_file() else None
 
 
 def server_for_terminal(setting: str | None = None) -> Path:
@@ -142,14 +157,21 @@ def build_server(report: Report | None = None, should_cancel: Callable[[], bool]
     """Build llama-server for this installation (or return the one already built).
 
     `sources`: a llama-cpp-python sdist (.tar.gz) or a llama.cpp source tree; by default the
-    sdist of the installed version is downloaded from the package index pip uses.
+    sdist of the installed version is downloaded and checked against the checksum pinned in
+    sdist.py (a mismatch stops the build).
 
     Raises:
-        ServerBuildError: no cmake or C++ compiler, no sources, the build failed or was cancelled."""
+        ServerBuildError: no cmake or C++ compiler, no sources (or ones that do not match their
+            pinned checksum), the build failed or was cancelled."""
     report = report or (lambda what, percent: None)
     target = built_server_path()
     if target.is_file():
-        return target
+        try:
+            return check_build(target)
+        except ServerBuildError:
+            report("the built llama-server changed since its build: building it again", -1)
+            for name in (*BUILT, RECORD):
+                target.with_name(name).unlink(missing_ok=True)
     missing = [tool for tool in ("cmake", "c++") if shutil.which(tool) is None]
     if missing:
         raise ServerBuildError(
@@ -166,11 +188,12 @@ def build_server(report: Report | None = None, should_cancel: Callable[[], bool]
               f"-DLLAMA_LIB_DIR={llama_lib_dir()}"], report, should_cancel)
         _run(["cmake", "--build", str(build), "--target", "llama-server", "ggml-rpc",
               "rpc-server", "-j", str(jobs or os.cpu_count() or 2)], report, should_cancel)
-        # llama-server last: its presence says the folder is complete
-        for name in (RPC_MODULE, RPC_BINARY, BINARY):
+        missing = [name for name in BUILT if not (build / "bin" / name).is_file()]
+        if missing:
+            raise ServerBuildError(f"the build finished without {missing[0]}")
+        write_record(target.parent, BUILT, build / "bin")
+        for name in BUILT:
             built = build / "bin" / name
-            if not built.is_file():
-                raise ServerBuildError(f"the build finished without {name}")
             partial = target.with_name(name + ".part")
             shutil.copy2(built, partial)
             os.replace(partial, target.with_name(name))  # never half-copied under its name
@@ -188,7 +211,8 @@ def _source_tree(scratch: Path, sources: str | Path | None, report: Report) -> P
         copy = scratch / "llama.cpp"
         shutil.copytree(tree, copy, ignore=shutil.ignore_patterns(".git", "build*"))
         return copy
-    archive = Path(sources) if sources is not None else _download_sdist(scratch, report)
+    archive = Path(sources) if sources is not None else download_sdist(scratch, llama_version(),
+                                                                        report)
     report(f"unpacking {archive.name}", -1)
     try:
         with tarfile.open(archive) as tar:
@@ -200,44 +224,6 @@ def _source_tree(scratch: Path, sources: str | Path | None, report: Report) -> P
         raise ServerBuildError(f"cannot unpack {archive}: {exc}") from None
     [root] = {m.name.split("/")[0] for m in members}
     return scratch / root / "vendor" / "llama.cpp"
-
-
-def _download_sdist(folder: Path, report: Report) -> Path:
-    """The installed version's sdist, from PyPI (checked against its published SHA-256); through
-    pip where PyPI cannot be reached directly (pip knows the machine's mirrors), which is slower:
-    pip prepares an sdist's metadata, installing its build requirements first."""
-    spec = f"{PACKAGE}=={llama_version()}"
-    report(f"downloading the sources of {spec}", -1)
-    try:
-        return _download_from_pypi(folder, llama_version())
-    except ServerBuildError as direct:
-        if getattr(sys, "frozen", False):
-            raise
-        out = subprocess.run([sys.executable, "-P", "-m", "pip", "download", "--no-binary", ":all:",
-                              "--no-deps", "-q", "-d", str(folder), spec],
-                             capture_output=True, text=True, errors="replace")
-        found = sorted(folder.glob("llama_cpp_python-*.tar.gz"))
-        if not found:
-            raise ServerBuildError(f"{direct}; pip could not either: "
-                                   f"{_last_line(out.stderr)}") from None
-        return found[0]
-
-
-def _download_from_pypi(folder: Path, version: str) -> Path:
-    index = PYPI_JSON
-    try:
-        with urllib.request.urlopen(index, timeout=30) as r:
-            files = json.load(r)["releases"][version]
-        [sdist] = [f for f in files if f["packagetype"] == "sdist"]
-        path = folder / sdist["filename"]
-        url = urllib.parse.urljoin(index, sdist["url"])  # a mirror may answer with relative URLs
-        with urllib.request.urlopen(url, timeout=60) as r, open(path, "wb") as out:
-            shutil.copyfileobj(r, out)
-    except (OSError, KeyError, ValueError) as exc:
-        raise ServerBuildError(f"cannot download the {PACKAGE} {version} sources: {exc}") from None
-    if hashlib.sha256(path.read_bytes()).hexdigest() != sdist["digests"]["sha256"]:
-        raise ServerBuildError(f"{path.name} does not match PyPI's checksum")
-    return path
 
 
 _PERCENT = re.compile(r"^\[\s*(\d+)%\]\s*(.*)")
