@@ -18,18 +18,19 @@ import importlib.metadata
 import os
 import platform
 import re
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import tarfile
-import tempfile
 from pathlib import Path
 from typing import Callable
 
 from draftlight.engine.errors import ServerBuildError
 from draftlight.engine.server.build_record import RECORD, changed_files, write_record
 from draftlight.engine.server.sdist import PACKAGE, download_sdist
+from draftlight.lifetimes import owned, popen_tied, remove_abandoned
 
 BINARY = "llama-server.exe" if sys.platform == "win32" else "llama-server"
 # llama.cpp's RPC helper (runs on each machine a model is split over) and the RPC backend module
@@ -60,18 +61,31 @@ def llama_version() -> str:
     return getattr(llama_cpp, "__version__", None) or importlib.metadata.version(PACKAGE)
 
 
-def built_server_path() -> Path:
-    """Where our build for this installation lives (it may not exist yet)."""
+def servers_dir() -> Path:
+    """Where built servers are kept, one folder per installation."""
     override = os.environ.get(SERVER_DIR_VARIABLE)
     if override:
-        base = Path(override)
-    else:
-        from draftlight.paths import cache_dir
-        base = cache_dir() / "llama-server"
+        return Path(override)
+    from draftlight.paths import cache_dir
+    return cache_dir() / "llama-server"
+
+
+def built_server_path() -> Path:
+    """Where our build for this installation lives (it may not exist yet)."""
     # The libraries it links against are this installation's: their folder is part of the key.
     where = hashlib.sha256(str(llama_lib_dir()).encode()).hexdigest()[:8]
-    return (base / f"{llama_version()}-{platform.machine().lower()}-{where}-r{RECIPE}"
+    return (servers_dir() / f"{llama_version()}-{platform.machine().lower()}-{where}-r{RECIPE}"
             / BINARY)
+
+
+def remove_abandoned_builds() -> list[Path]:
+    """The build folders of apps killed while they built (GBs each), removed; another running
+    app's build is kept (draftlight.lifetimes)."""
+    try:
+        folders = [p for p in servers_dir().iterdir() if p.is_dir()]
+    except OSError:
+        return []
+    return [path for folder in folders for path in remove_abandoned(folder, "build-*")]
 
 
 def find_rpc_server() -> Path | None:
@@ -179,10 +193,12 @@ def build_server(report: Report | None = None, should_cancel: Callable[[], bool]
             f"sudo apt install build-essential cmake; on macOS: xcode-select --install and "
             f"brew install cmake)")
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="build-", dir=target.parent) as scratch:
-        tree = _source_tree(Path(scratch), sources, report)
+    # marked as this process's: if the app is killed, its next start removes the folder
+    with owned(target.parent / f"build-{os.getpid()}-{secrets.token_hex(3)}") as scratch:
+        scratch.mkdir()
+        tree = _source_tree(scratch, sources, report)
         shutil.copyfile(Path(__file__).with_name("llama_server.cmake"), tree / "CMakeLists.txt")
-        build = Path(scratch) / "build"
+        build = scratch / "build"
         report("configuring llama-server", 0)
         _run(["cmake", "-S", str(tree), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
               f"-DLLAMA_LIB_DIR={llama_lib_dir()}"], report, should_cancel)
@@ -230,9 +246,10 @@ _PERCENT = re.compile(r"^\[\s*(\d+)%\]\s*(.*)")
 
 
 def _run(command: list[str], report: Report, should_cancel: Callable[[], bool]) -> None:
-    """Run a build step, reporting CMake's [ NN%] lines; stop it (and its compilers) on cancel."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, errors="replace", start_new_session=True)
+    """Run a build step, reporting CMake's [ NN%] lines; stop it (and its compilers) on cancel,
+    and when the app dies (popen_tied)."""
+    process = popen_tied(command, whole_group=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, errors="replace")
     tail: list[str] = []
     try:
         for line in process.stdout:
