@@ -1,5 +1,7 @@
-"""SIGKILL in the middle of a reply and of a download, then a restart: completed messages are
-intact, the cut reply is marked interrupted, and no half-written model is installed."""
+"""SIGKILL in the middle of a reply, a download, a conversion and a llama-server build, then a
+restart: completed messages are intact, the cut reply is marked interrupted, no half-written
+model is installed, no quantizer or compiler outlives the app, and the restart removes what they
+left half-written."""
 
 from __future__ import annotations
 
@@ -11,12 +13,15 @@ import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 
 from draftlight import paths
 from draftlight.settings import Settings, save_settings
 from draftlight.store.history import COMPLETE, INTERRUPTED, History, history_path
+from draftlight.store.convert import conversion_target, converting_path
 from tests.support.hub_server import FakeHub, synthetic_gguf
+from tests.support.leftovers import descendants
 from tests.support.real_window import cost_cache_file  # noqa: F401
 
 pytestmark = pytest.mark.slow
@@ -129,3 +134,56 @@ def test_sigkill_during_a_download_installs_nothing_half_written(clean_env):
         assert hub.file_requests(name)[-1].range_start == kept  # it resumed
     finally:
         hub.stop()
+
+
+def outlive(app: subprocess.Popen) -> list[psutil.Process]:
+    """SIGKILL `app`; its children and theirs still running 10 s later (stopped afterwards)."""
+    below = [psutil.Process(pid) for pid in descendants(app.pid)]
+    assert below, "the app had started nothing"
+    kill(app)
+    _, alive = psutil.wait_procs(below, timeout=10)
+    names = [" ".join(process.cmdline()[:2]) for process in alive]
+    for process in alive:
+        process.kill()
+    return names
+
+
+def start_again(env: dict | None = None) -> None:
+    """What a user does next: start the app (here its quickest command)."""
+    done = subprocess.run([sys.executable, "-P", "-m", "draftlight", "models", "list"],
+                          check=False, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+
+
+def test_sigkill_during_a_conversion_stops_the_quantizer_and_a_restart_removes_its_file(
+        bundled_model):
+    temp = converting_path(conversion_target(bundled_model, "Q8_0"))
+    app = start_app("models", "convert", str(bundled_model), "--type", "Q8_0")
+    wait_for(lambda: temp.exists() and temp.stat().st_size > 0, app, timeout=120)
+    assert outlive(app) == []
+    assert temp.exists()  # what the kill left: the app could not delete it
+    start_again()
+    assert sorted(p.name for p in temp.parent.iterdir()) == []
+
+
+def test_sigkill_during_a_build_stops_cmake_and_its_children_and_a_restart_removes_the_folder(
+        tmp_path):
+    tools, started = tmp_path / "tools", tmp_path / "cmake-started"
+    tools.mkdir()
+    # cmake as a real one runs: with children of its own (make, the compilers)
+    (tools / "cmake").write_text(f'#!/bin/sh\nsleep 300 &\ntouch "{started}"\nwait\n')
+    (tools / "c++").write_text("#!/bin/sh\nexit 0\n")
+    for tool in tools.iterdir():
+        tool.chmod(0o755)
+    (tmp_path / "llama.cpp" / "tools" / "server").mkdir(parents=True)
+    servers = tmp_path / "servers"
+    env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}",
+           "DRAFTLIGHT_SERVER_DIR": str(servers)}
+    app = subprocess.Popen([sys.executable, "-P", "-m", "draftlight", "engine", "build-server",
+                            "--sources", str(tmp_path / "llama.cpp")], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(started.exists, app, timeout=120)
+    assert outlive(app) == []
+    assert list(servers.glob("*/build-*"))  # what the kill left: a half-finished build
+    start_again(env)
+    assert [p.name for p in servers.rglob("*")] == [next(servers.iterdir()).name]  # its folder

@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         return child(*argv[1:3])
     parser = build_parser()
     args = parser.parse_args(argv)
+    from draftlight.launch import remove_what_crashes_left
+    remove_what_crashes_left()  # a killed run's half-written models and build folders
     try:
         if args.command is None:
             return _run_gui(args)

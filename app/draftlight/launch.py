@@ -222,3 +222,18 @@ def spec_for_command_line(args, settings: Settings) -> EngineSpec:
 
 def with_target(spec: EngineSpec, target: str | Path) -> EngineSpec:
     return replace(spec, target_path=str(target))
+
+
+def remove_what_crashes_left() -> list[Path]:
+    """At each start (cli.main): what runs killed mid-way (SIGKILL, a power cut) left
+    half-written, GBs each: `.converting` models and llama-server build folders; what another
+    running Draftlight is making is kept (draftlight.lifetimes). Never fails a start."""
+    from draftlight.engine.server.build import remove_abandoned_builds
+    from draftlight.store.convert import remove_abandoned_conversions
+    removed: list[Path] = []
+    for remove in (remove_abandoned_conversions, remove_abandoned_builds):
+        try:
+            removed += remove()
+        except OSError:  # no data or cache folder: nothing was left there either
+            pass
+    return removed

@@ -24,3 +24,7 @@ class ChatTemplateError(EngineError):
 class UnsafeTemplateError(ChatTemplateError):
     """The model's chat template tried to leave the sandbox (or to exhaust memory or time)."""
 
+
+
+class ServerBuildError(EngineError):
+    """llama-server cannot be found or built (no compiler, no sources, a failed build)."""

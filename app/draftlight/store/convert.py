@@ -8,7 +8,9 @@ The quantizer runs in a child process (`quantize_child`, reporting each tensor a
 a llama.cpp call cannot be interrupted from Python, while a child can be stopped at once
 (Ctrl-C, a window closed) without leaving a thread writing into a file. It writes
 `.<name>.converting` next to the destination, loads the result to verify it, and only then is
-the file renamed into place: a partial model never carries a model's name.
+the file renamed into place: a partial model never carries a model's name. The quantizer dies
+with the app, and a `.converting` file a killed app left is removed at the next start
+(remove_abandoned_conversions, draftlight.lifetimes).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from draftlight.lifetimes import owned, popen_tied, remove_abandoned
 from draftlight.store.errors import StoreError
 from draftlight.store.gguf_info import read_gguf_info
 
@@ -132,27 +135,38 @@ def convert(source: Path, dest: Path, type_name: str, *,
     check_space(dest.parent, estimated_size(info.parameter_count, type_name))
     temp = converting_path(dest)
     _remove(temp)  # left by a crash
-    command = child_command(str(source), str(temp), type_name, threads or 0)
-    try:
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL)
-    except OSError as exc:
-        raise ConversionError(f"cannot start the quantizer: {exc}") from exc
-    try:
-        outcome = _follow(child, on_progress, should_cancel)
-    except BaseException:
-        _stop(child)
-        _remove(temp)
-        raise
-    if outcome != "done":
-        _remove(temp)
-        raise ConversionError(f"converting {source.name} to {type_name} failed: {outcome}")
-    try:
-        os.replace(temp, dest)
-    except OSError as exc:
-        _remove(temp)
-        raise ConversionError(f"cannot write {dest}: {exc.strerror or exc}") from exc
+    # marked as this process's: if the app is killed, its next start removes the file
+    with owned(temp):
+        command = child_command(str(source), str(temp), type_name, threads or 0)
+        try:  # the quantizer dies with the app, even by SIGKILL (Linux)
+            child = popen_tied(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+        except OSError as exc:
+            raise ConversionError(f"cannot start the quantizer: {exc}") from exc
+        try:
+            outcome = _follow(child, on_progress, should_cancel)
+        except BaseException:
+            _stop(child)
+            _remove(temp)
+            raise
+        if outcome != "done":
+            _remove(temp)
+            raise ConversionError(f"converting {source.name} to {type_name} failed: {outcome}")
+        try:
+            os.replace(temp, dest)
+        except OSError as exc:
+            _remove(temp)
+            raise ConversionError(f"cannot write {dest}: {exc.strerror or exc}") from exc
     return dest
+
+
+def remove_abandoned_conversions() -> list[Path]:
+    """The `.converting` files of apps killed while they converted (as large as the model),
+    removed from the models folders; another running app's are kept (draftlight.lifetimes)."""
+    from draftlight import paths
+    models = paths.data_dir() / "models"
+    return [path for folder in (models, models / "converted")
+            for path in remove_abandoned(folder, ".*.converting")]
 
 
 def child_command(*args: object) -> list[str]:

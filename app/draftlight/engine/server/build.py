@@ -15,39 +15,37 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
 import os
 import platform
 import re
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import tarfile
-import tempfile
-import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Callable
 
-from draftlight.engine.errors import EngineError
+from draftlight.engine.errors import ServerBuildError
+from draftlight.engine.server.build_record import RECORD, changed_files, write_record
+from draftlight.engine.server.sdist import PACKAGE, download_sdist
+from draftlight.lifetimes import owned, popen_tied, remove_abandoned
 
-PACKAGE = "llama-cpp-python"
 BINARY = "llama-server.exe" if sys.platform == "win32" else "llama-server"
 # llama.cpp's RPC helper (runs on each machine a model is split over) and the RPC backend module
 # that llama-server and it load from their own folder (llama_server.cmake)
 RPC_BINARY = "rpc-server.exe" if sys.platform == "win32" else "rpc-server"
 RPC_MODULE = {"win32": "ggml-rpc.dll", "darwin": "libggml-rpc.so"}.get(sys.platform,
                                                                         "libggml-rpc.so")
-RECIPE = 2  # what a build holds; a build of an older recipe is made again (2: + RPC)
+BUILT = (RPC_MODULE, RPC_BINARY, BINARY)  # llama-server last: its presence says all is there
+# what a build holds; a build of an older recipe is made again (2: + RPC; 3: + build.json, the
+# record of what was built, checked before each run)
+RECIPE = 3
 # Where built servers are kept (one folder per llama-cpp-python version and installation); the
 # suite points it at a folder that outlives its runs.
 SERVER_DIR_VARIABLE = "DRAFTLIGHT_SERVER_DIR"
 Report = Callable[[str, int], None]  # (what is happening, percent or -1)
-
-
-class ServerBuildError(EngineError):
-    """llama-server cannot be found or built (no compiler, no sources, a failed build)."""
 
 
 def llama_lib_dir() -> Path:
@@ -63,27 +61,58 @@ def llama_version() -> str:
     return getattr(llama_cpp, "__version__", None) or importlib.metadata.version(PACKAGE)
 
 
-def built_server_path() -> Path:
-    """Where our build for this installation lives (it may not exist yet)."""
+def servers_dir() -> Path:
+    """Where built servers are kept, one folder per installation."""
     override = os.environ.get(SERVER_DIR_VARIABLE)
     if override:
-        base = Path(override)
-    else:
-        from draftlight.paths import cache_dir
-        base = cache_dir() / "llama-server"
+        return Path(override)
+    from draftlight.paths import cache_dir
+    return cache_dir() / "llama-server"
+
+
+def built_server_path() -> Path:
+    """Where our build for this installation lives (it may not exist yet)."""
     # The libraries it links against are this installation's: their folder is part of the key.
     where = hashlib.sha256(str(llama_lib_dir()).encode()).hexdigest()[:8]
-    return (base / f"{llama_version()}-{platform.machine().lower()}-{where}-r{RECIPE}"
+    return (servers_dir() / f"{llama_version()}-{platform.machine().lower()}-{where}-r{RECIPE}"
             / BINARY)
 
 
+def remove_abandoned_builds() -> list[Path]:
+    """The build folders of apps killed while they built (GBs each), removed; another running
+    app's build is kept (draftlight.lifetimes)."""
+    try:
+        folders = [p for p in servers_dir().iterdir() if p.is_dir()]
+    except OSError:
+        return []
+    return [path for folder in folders for path in remove_abandoned(folder, "build-*")]
+
+
 def find_rpc_server() -> Path | None:
-    """llama.cpp's rpc-server: on PATH, else the one built with our llama-server."""
+    """llama.cpp's rpc-server: on PATH, else the one built with our llama-server.
+
+    Raises:
+        ServerBuildError: our build changed since it was built (check_build)."""
     on_path = shutil.which("rpc-server")
     if on_path:
         return Path(on_path)
-    built = built_server_path().with_name(RPC_BINARY)
-    return built if built.is_file() and built_server_path().is_file() else None
+    server = built_server_path()
+    if not server.is_file() or not server.with_name(RPC_BINARY).is_file():
+        return None
+    return check_build(server).with_name(RPC_BINARY)
+
+
+def check_build(binary: Path) -> Path:
+    """`binary`, our build, if it and the files built with it are as its build recorded them.
+
+    Raises:
+        ServerBuildError: one of them changed since (or there is no record): it is not run."""
+    changed = changed_files(binary.parent, BUILT)
+    if changed:
+        raise ServerBuildError(f"the llama-server built in {binary.parent} has changed since it "
+                               f"was built ({', '.join(changed)} no longer as {RECORD} says): "
+                               f"`draftlight engine build-server --rebuild` builds it again")
+    return binary
 
 
 def check_server_binary(path: str | Path) -> Path:
@@ -112,7 +141,8 @@ def find_server(setting: str | None = None) -> Path | None:
     build for this installation. None if there is none (build_server makes one).
 
     Raises:
-        ServerBuildError: Settings name a file that is not llama-server."""
+        ServerBuildError: Settings name a file that is not llama-server; our build changed
+            since it was built."""
     if setting:
         return check_server_binary(setting)
     on_path = shutil.which("llama-server")
@@ -122,7 +152,7 @@ def find_server(setting: str | None = None) -> Path | None:
         except ServerBuildError:
             pass  # something else of that name: fall through to our own build
     built = built_server_path()
-    return built if built.is_file() else None
+    return check_build(built) if built.is_file() else None
 
 
 def server_for_terminal(setting: str | None = None) -> Path:
@@ -141,14 +171,21 @@ def build_server(report: Report | None = None, should_cancel: Callable[[], bool]
     """Build llama-server for this installation (or return the one already built).
 
     `sources`: a llama-cpp-python sdist (.tar.gz) or a llama.cpp source tree; by default the
-    sdist of the installed version is downloaded from the package index pip uses.
+    sdist of the installed version is downloaded and checked against the checksum pinned in
+    sdist.py (a mismatch stops the build).
 
     Raises:
-        ServerBuildError: no cmake or C++ compiler, no sources, the build failed or was cancelled."""
+        ServerBuildError: no cmake or C++ compiler, no sources (or ones that do not match their
+            pinned checksum), the build failed or was cancelled."""
     report = report or (lambda what, percent: None)
     target = built_server_path()
     if target.is_file():
-        return target
+        try:
+            return check_build(target)
+        except ServerBuildError:
+            report("the built llama-server changed since its build: building it again", -1)
+            for name in (*BUILT, RECORD):
+                target.with_name(name).unlink(missing_ok=True)
     missing = [tool for tool in ("cmake", "c++") if shutil.which(tool) is None]
     if missing:
         raise ServerBuildError(
@@ -156,20 +193,23 @@ def build_server(report: Report | None = None, should_cancel: Callable[[], bool]
             f"sudo apt install build-essential cmake; on macOS: xcode-select --install and "
             f"brew install cmake)")
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="build-", dir=target.parent) as scratch:
-        tree = _source_tree(Path(scratch), sources, report)
+    # marked as this process's: if the app is killed, its next start removes the folder
+    with owned(target.parent / f"build-{os.getpid()}-{secrets.token_hex(3)}") as scratch:
+        scratch.mkdir()
+        tree = _source_tree(scratch, sources, report)
         shutil.copyfile(Path(__file__).with_name("llama_server.cmake"), tree / "CMakeLists.txt")
-        build = Path(scratch) / "build"
+        build = scratch / "build"
         report("configuring llama-server", 0)
         _run(["cmake", "-S", str(tree), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
               f"-DLLAMA_LIB_DIR={llama_lib_dir()}"], report, should_cancel)
         _run(["cmake", "--build", str(build), "--target", "llama-server", "ggml-rpc",
               "rpc-server", "-j", str(jobs or os.cpu_count() or 2)], report, should_cancel)
-        # llama-server last: its presence says the folder is complete
-        for name in (RPC_MODULE, RPC_BINARY, BINARY):
+        missing = [name for name in BUILT if not (build / "bin" / name).is_file()]
+        if missing:
+            raise ServerBuildError(f"the build finished without {missing[0]}")
+        write_record(target.parent, BUILT, build / "bin")
+        for name in BUILT:
             built = build / "bin" / name
-            if not built.is_file():
-                raise ServerBuildError(f"the build finished without {name}")
             partial = target.with_name(name + ".part")
             shutil.copy2(built, partial)
             os.replace(partial, target.with_name(name))  # never half-copied under its name
@@ -187,7 +227,8 @@ def _source_tree(scratch: Path, sources: str | Path | None, report: Report) -> P
         copy = scratch / "llama.cpp"
         shutil.copytree(tree, copy, ignore=shutil.ignore_patterns(".git", "build*"))
         return copy
-    archive = Path(sources) if sources is not None else _download_sdist(scratch, report)
+    archive = Path(sources) if sources is not None else download_sdist(scratch, llama_version(),
+                                                                        report)
     report(f"unpacking {archive.name}", -1)
     try:
         with tarfile.open(archive) as tar:
@@ -201,51 +242,14 @@ def _source_tree(scratch: Path, sources: str | Path | None, report: Report) -> P
     return scratch / root / "vendor" / "llama.cpp"
 
 
-def _download_sdist(folder: Path, report: Report) -> Path:
-    """The installed version's sdist, from PyPI (checked against its published SHA-256); through
-    pip where PyPI cannot be reached directly (pip knows the machine's mirrors), which is slower:
-    pip prepares an sdist's metadata, installing its build requirements first."""
-    spec = f"{PACKAGE}=={llama_version()}"
-    report(f"downloading the sources of {spec}", -1)
-    try:
-        return _download_from_pypi(folder, llama_version())
-    except ServerBuildError as direct:
-        if getattr(sys, "frozen", False):
-            raise
-        out = subprocess.run([sys.executable, "-P", "-m", "pip", "download", "--no-binary", ":all:",
-                              "--no-deps", "-q", "-d", str(folder), spec],
-                             capture_output=True, text=True, errors="replace")
-        found = sorted(folder.glob("llama_cpp_python-*.tar.gz"))
-        if not found:
-            raise ServerBuildError(f"{direct}; pip could not either: "
-                                   f"{_last_line(out.stderr)}") from None
-        return found[0]
-
-
-def _download_from_pypi(folder: Path, version: str) -> Path:
-    index = f"https://pypi.org/pypi/{PACKAGE}/json"
-    try:
-        with urllib.request.urlopen(index, timeout=30) as r:
-            files = json.load(r)["releases"][version]
-        [sdist] = [f for f in files if f["packagetype"] == "sdist"]
-        path = folder / sdist["filename"]
-        url = urllib.parse.urljoin(index, sdist["url"])  # a mirror may answer with relative URLs
-        with urllib.request.urlopen(url, timeout=60) as r, open(path, "wb") as out:
-            shutil.copyfileobj(r, out)
-    except (OSError, KeyError, ValueError) as exc:
-        raise ServerBuildError(f"cannot download the {PACKAGE} {version} sources: {exc}") from None
-    if hashlib.sha256(path.read_bytes()).hexdigest() != sdist["digests"]["sha256"]:
-        raise ServerBuildError(f"{path.name} does not match PyPI's checksum")
-    return path
-
-
 _PERCENT = re.compile(r"^\[\s*(\d+)%\]\s*(.*)")
 
 
 def _run(command: list[str], report: Report, should_cancel: Callable[[], bool]) -> None:
-    """Run a build step, reporting CMake's [ NN%] lines; stop it (and its compilers) on cancel."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, errors="replace", start_new_session=True)
+    """Run a build step, reporting CMake's [ NN%] lines; stop it (and its compilers) on cancel,
+    and when the app dies (popen_tied)."""
+    process = popen_tied(command, whole_group=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, errors="replace")
     tail: list[str] = []
     try:
         for line in process.stdout:

@@ -6,25 +6,22 @@
     server.close()            # SIGTERM, then SIGKILL
 
 No orphans: the child asks Linux to kill it when the thread that started it dies
-(PR_SET_PDEATHSIG), so even a SIGKILL of the app takes the server with it; close() and an
-atexit hook stop it on every ordinary exit. The server listens on 127.0.0.1 only and wants a
-random key, so neither other users of the machine nor web pages can drive it.
+(PR_SET_PDEATHSIG: popen_tied, in draftlight/lifetimes.py), so even a SIGKILL of the app takes
+the server with it; close() and an atexit hook stop it on every ordinary exit. The server
+listens on 127.0.0.1 only and wants a random key, so neither other users of the machine nor
+web pages can drive it.
 """
 
 from __future__ import annotations
 
 import atexit
 import collections
-import ctypes
-import functools
 import http.client
 import os
 import re
 import secrets
-import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import weakref
@@ -34,6 +31,7 @@ from typing import Callable
 
 from draftlight.engine.errors import EngineError
 from draftlight.engine.server.rpc import check_rpc_address
+from draftlight.lifetimes import popen_tied
 from draftlight.modes import Mode, ModeError
 
 LOG_LINES = 2000  # the server's latest log lines kept for the Server log view
@@ -226,24 +224,6 @@ _RUNNING: "weakref.WeakSet[ManagedServer]" = weakref.WeakSet()
 def _stop_all() -> None:
     for server in list(_RUNNING):
         server.close()
-
-
-def popen_tied(command: list[str], **kwargs) -> subprocess.Popen:
-    """Popen a child that dies with the thread starting it, on Linux even by SIGKILL; in its
-    own process group, so a Ctrl-C in the terminal reaches the app, which stops it."""
-    linux = sys.platform.startswith("linux")
-    return subprocess.Popen(
-        command, preexec_fn=functools.partial(_die_with_parent, os.getpid()) if linux else None,
-        start_new_session=not linux, **kwargs)
-
-
-def _die_with_parent(parent: int) -> None:  # pragma: no cover - in the child, before exec
-    """Linux: SIGKILL this process when the thread that started it dies (even by SIGKILL)."""
-    pr_set_pdeathsig = 1
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
-    if os.getppid() != parent:  # the app died before the line above took effect
-        os._exit(1)
-    os.setsid()  # its own process group: a Ctrl-C in the terminal goes to the app, not to it
 
 
 def free_port() -> int:
