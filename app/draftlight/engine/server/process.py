@@ -6,12 +6,13 @@
     server.close()            # SIGTERM, then SIGKILL
 
 No orphans: the child asks Linux to kill it when the thread that started it dies
-(PR_SET_PDEATHSIG), so even a SIGKILL of the app takes the server with it; close() and an
-atexit hook stop it on every ordinary exit. The server listens on 127.0.0.1 only and wants a
-random key, so neither other users of the machine nor web pages can drive it. The key goes to
-the child in its environment (LLAMA_API_KEY), which only its user can read: a command line is
-public (/proc/PID/cmdline, ps). The start waits for a server that wants that key, not for
-whatever answers on the port.
+(PR_SET_PDEATHSIG), and elsewhere a watchdog process stops it when the app dies (watchdog.py),
+so even a SIGKILL of the app takes the server with it; close() and an atexit hook stop it on
+every ordinary exit. The server listens on 127.0.0.1 only and wants a random key, so neither
+other users of the machine nor web pages can drive it. The key goes to the child in its
+environment (LLAMA_API_KEY), which only its user can read: a command line is public
+(/proc/PID/cmdline, ps). The start waits for a server that wants that key, not for whatever
+answers on the port.
 """
 
 from __future__ import annotations
@@ -238,12 +239,17 @@ def _stop_all() -> None:
 
 
 def popen_tied(command: list[str], **kwargs) -> subprocess.Popen:
-    """Popen a child that dies with the thread starting it, on Linux even by SIGKILL; in its
-    own process group, so a Ctrl-C in the terminal reaches the app, which stops it."""
+    """Popen a child that dies with the app, even by SIGKILL: on Linux by a death signal (with
+    the thread starting it), elsewhere by a watchdog process (watchdog.py). In its own process
+    group, so a Ctrl-C in the terminal reaches the app, which stops it."""
     linux = sys.platform.startswith("linux")
-    return subprocess.Popen(
+    child = subprocess.Popen(
         command, preexec_fn=functools.partial(_die_with_parent, os.getpid()) if linux else None,
         start_new_session=not linux, **kwargs)
+    if not linux:
+        from draftlight.engine.server.watchdog import start_watchdog
+        start_watchdog(child)
+    return child
 
 
 def _die_with_parent(parent: int) -> None:  # pragma: no cover - in the child, before exec
