@@ -78,12 +78,33 @@ def built_server_path() -> Path:
 
 
 def find_rpc_server() -> Path | None:
-    """llama.cpp's rpc-server: on PATH, else the one built with our llama-server."""
-    on_path = shutil.which("rpc-server")
-    if on_path:
-        return Path(on_path)
+    """llama.cpp's rpc-server (checked): on PATH, else the one built with our llama-server."""
     built = built_server_path().with_name(RPC_BINARY)
-    return built if built.is_file() and built_server_path().is_file() else None
+    candidates = [shutil.which("rpc-server")]
+    candidates += [built] if built.is_file() and built_server_path().is_file() else []
+    for candidate in filter(None, candidates):
+        try:
+            return check_rpc_server(candidate)
+        except ServerBuildError:
+            continue  # something else of that name
+    return None
+
+
+def check_rpc_server(path: str | Path) -> Path:
+    """`path` if it runs and its usage is llama.cpp's rpc-server's (it has no --version).
+
+    Raises:
+        ServerBuildError: missing, not executable, or not rpc-server."""
+    path = Path(path).expanduser()
+    try:
+        out = subprocess.run([str(path), "--help"], capture_output=True, text=True, timeout=20,
+                             errors="replace")
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ServerBuildError(f"{path} does not run: {exc}") from None
+    text = out.stdout + out.stderr
+    if "--device <dev1,dev2,...>" not in text or "host to bind to" not in text:
+        raise ServerBuildError(f"{path} is not llama.cpp's rpc-server")
+    return path
 
 
 def check_server_binary(path: str | Path) -> Path:
