@@ -29,7 +29,7 @@ def test_a_helper_stops_when_the_app_is_killed_without_a_death_signal():
         watchdogs = [p for p in psutil.Process(app.pid).children() if p.pid != helper.pid]
         app.kill()
         app.wait(timeout=10)
-        gone, alive = psutil.wait_procs([helper, *watchdogs], timeout=15)
+        _, alive = psutil.wait_procs([helper, *watchdogs], timeout=15)
         assert not alive, f"still running after the app died: {alive}"
         assert watchdogs  # the helper was stopped by the watchdog, which ended too
     finally:

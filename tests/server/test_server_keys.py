@@ -26,7 +26,7 @@ class _AnswersEverything(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b"{}")
 
-    do_GET = do_POST = _answer  # noqa: N815 - http.server's names
+    do_GET = do_POST = _answer  # http.server's names
 
     def log_message(self, *args) -> None:
         pass
