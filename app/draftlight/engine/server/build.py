@@ -97,8 +97,8 @@ def check_rpc_server(path: str | Path) -> Path:
         ServerBuildError: missing, not executable, or not rpc-server."""
     path = Path(path).expanduser()
     try:
-        out = subprocess.run([str(path), "--help"], capture_output=True, text=True, timeout=20,
-                             errors="replace")
+        out = subprocess.run([str(path), "--help"], check=False, capture_output=True, text=True,
+                             timeout=20, errors="replace")
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ServerBuildError(f"{path} does not run: {exc}") from None
     text = out.stdout + out.stderr

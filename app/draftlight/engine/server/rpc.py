@@ -46,8 +46,8 @@ def rpc_devices(binary: str | Path) -> list[Device]:
     device it does not know it prints them all and exits (tools/rpc/rpc-server.cpp,
     get_devices); [] if it printed none."""
     try:
-        out = subprocess.run([str(binary), "--device", _NO_SUCH_DEVICE], capture_output=True,
-                             text=True, timeout=60, errors="replace")
+        out = subprocess.run([str(binary), "--device", _NO_SUCH_DEVICE], check=False,
+                             capture_output=True, text=True, timeout=60, errors="replace")
     except (OSError, subprocess.TimeoutExpired):
         return []
     return [Device(found[1], found[2], int(found[3]), int(found[4]))

@@ -34,9 +34,10 @@ def start_watchdog(helper: subprocess.Popen) -> None:
     args = [str(app.pid), repr(app.create_time()), str(helper.pid), repr(started)]
     command = ([sys.executable, CHILD_COMMAND, *args] if getattr(sys, "frozen", False)
                else [sys.executable, "-P", "-m", "draftlight.engine.server.watchdog", *args])
-    # Out of the terminal's process group: a Ctrl-C there is for the app, which stops the helper.
-    detached = ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if sys.platform == "win32"
-                else {"start_new_session": True})
+    # Out of the terminal's process group: a Ctrl-C there is for the app, which stops the helper;
+    # on Windows without a console window of its own either.
+    detached = ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW}
+                if sys.platform == "win32" else {"start_new_session": True})
     subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL, **detached)
 
