@@ -23,6 +23,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("DRAFTLIGHT_SERVER_DIR",
                       str(Path(__file__).resolve().parent.parent / "build" / "llama-server"))
 
+# A developer's own key (commands/api_keys.py) would change what serve, chat and bench require and send.
+os.environ.pop("DRAFTLIGHT_API_KEY", None)
+
 # Helpers shared by the tests (tests/support/) report a failed assert as the tests' own do.
 pytest.register_assert_rewrite("tests.support")
 

@@ -15,6 +15,7 @@ from draftlight.user_messages import UserError
 EXIT_USAGE = 2
 QUANTIZE_CHILD = "_quantize-child"  # hidden: draftlight.store.convert.CHILD_COMMAND
 CPU_CHECK_CHILD = "_cpu-check-child"  # hidden: draftlight.engine.cpu_check.CHILD_COMMAND
+WATCHDOG_CHILD = "_watchdog"  # hidden: draftlight.watchdog.CHILD_COMMAND
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == [CPU_CHECK_CHILD]:  # ... and its CPU check's child (draftlight.engine.cpu_check)
         from draftlight.engine.cpu_check_child import child
         return child(*argv[1:3])
+    if argv[:1] == [WATCHDOG_CHILD]:  # ... and the watchdog of its helpers (macOS, Windows)
+        from draftlight.watchdog import main as watchdog
+        return watchdog(argv[1:5])
     parser = build_parser()
     args = parser.parse_args(argv)
     from draftlight.launch import remove_what_crashes_left

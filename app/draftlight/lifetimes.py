@@ -7,7 +7,7 @@
     remove_abandoned(folder, "build-*")               # at start: what killed apps left there
 
 A killed app runs no cleanup of its own. Its children are stopped by the kernel: Linux sends them
-a signal when the app dies (PR_SET_PDEATHSIG); elsewhere only an ordinary exit stops them. What
+a signal when the app dies (PR_SET_PDEATHSIG); elsewhere a watchdog process (watchdog.py) does. What
 they were writing (a model being converted, a build folder: GBs) is marked beforehand with a file
 naming its owner, the app's pid and start time, so the next start removes the scratch whose
 owner is gone and keeps what another running Draftlight is still making.
@@ -41,8 +41,11 @@ def popen_tied(command: list[str], *, whole_group: bool = False, **kwargs) -> su
     own process group, so a Ctrl-C in the terminal reaches the app, which stops it.
     `whole_group`: the processes the child starts die with it too (Linux; elsewhere stop them
     with os.killpg(process.pid, …))."""
-    if not sys.platform.startswith("linux"):
-        return subprocess.Popen(command, start_new_session=True, **kwargs)
+    if not sys.platform.startswith("linux"):  # no death signal: a watchdog process stops it
+        from draftlight.watchdog import start_watchdog
+        child = subprocess.Popen(command, start_new_session=True, **kwargs)
+        start_watchdog(child)
+        return child
     death = signal.SIGKILL
     if whole_group:
         command, death = ["/bin/sh", "-c", _GROUP_GUARD, "sh", *command], signal.SIGTERM

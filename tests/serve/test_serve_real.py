@@ -45,12 +45,13 @@ class Server:
 def server(tmp_path_factory, bundled_model):
     """n-gram mode (no cost timing at start), a 1,024-token context, one waiting request."""
     home = tmp_path_factory.mktemp("serve-home")
-    env = {**os.environ, "DRAFTLIGHT_HOME": str(home)}
+    # the key from the environment, as the README shows it (a command line is public)
+    env = {**os.environ, "DRAFTLIGHT_HOME": str(home), "DRAFTLIGHT_API_KEY": KEY}
     log = home / "server.log"
     with log.open("w") as stderr:
         process = subprocess.Popen(
             [sys.executable, "-P", "-m", "draftlight", "serve", "--port", "0", "--target", str(bundled_model),
-             "--mode", "ngram", "--ctx", "1024", "--api-key", KEY, "--queue-size", "1"],
+             "--mode", "ngram", "--ctx", "1024", "--queue-size", "1"],
             stdout=subprocess.DEVNULL, stderr=stderr, env=env)
     try:
         deadline = time.monotonic() + 180

@@ -76,7 +76,7 @@ def test_bench_runs_llama_servers_next_to_draftlight(tmp_path, capsys, llama_ser
 
 
 @pytest.mark.slow
-def test_bench_times_the_passes_of_a_llama_server_at_engine_url(tmp_path, capsys,
+def test_bench_times_the_passes_of_a_llama_server_at_engine_url(tmp_path, capsys, monkeypatch,
                                                                 llama_server_binary,
                                                                 bundled_model):
     from draftlight.engine.server.process import ManagedServer, ServerOptions
@@ -85,10 +85,11 @@ def test_bench_times_the_passes_of_a_llama_server_at_engine_url(tmp_path, capsys
         "Quote: 'The sky is blue.'"]}) + "\n")
     server = ManagedServer(llama_server_binary, ServerOptions(target=bundled_model, threads=1))
     server.start()
+    monkeypatch.setenv("DRAFTLIGHT_API_KEY", server.api_key)  # its key, off the command line
     try:
         assert main(["bench", "--questions", str(questions), "--modes", "plain",
                      "--target", str(bundled_model), "--max-tokens", "16",
-                     "--engine", server.url, f"--api-key={server.api_key}",
+                     "--engine", server.url,
                      "--out", str(tmp_path / "out")]) == 0
     finally:
         server.close()

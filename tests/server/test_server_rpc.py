@@ -4,6 +4,7 @@ each part went, and a helper dying mid-reply or missing at start as one clear li
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -129,6 +130,8 @@ def test_engine_rpc_server_lends_this_machine_on_loopback(llama_server_binary):
         app.terminate()
         _, err = app.communicate(timeout=20)
     assert f"lending this machine at 127.0.0.1:{port}" in err and "warning" not in err
+    # what it lends, as rpc-server lists it: a device, what it is, its memory
+    assert re.search(rf"lending this machine at 127.0.0.1:{port}: \S+ \(.+, \d+ MiB\)", err), err
 
 
 def test_the_window_on_a_split_model_keeps_the_conversation_when_a_helper_dies(

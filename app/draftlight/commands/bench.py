@@ -12,6 +12,7 @@ from pathlib import Path
 
 from draftlight.bench.rollback import add_rollback_parser
 from draftlight.bench.runner import BENCH_MODES, DEFAULT_QUESTIONS
+from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
 from draftlight.modes import Mode, ModeError, is_llama_server_mode
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError
@@ -36,7 +37,7 @@ def add_bench_parser(commands) -> None:
     bench.add_argument("--engine", metavar="URL",
                        help="also run the questions on the OpenAI-compatible server at URL "
                             "(mode 'remote'; it decides how it decodes)")
-    bench.add_argument("--api-key", metavar="KEY", help="with --engine: the server's API key")
+    add_api_key_arguments(bench, "with --engine: the server's API key")
     bench.add_argument("--rpc", metavar="HOST:PORT,...",
                        help="run the llama:… modes split over these machines' rpc-servers")
     bench.add_argument("--server-binary", metavar="PATH",
@@ -70,6 +71,8 @@ def run_bench(args: argparse.Namespace) -> int:
 
     if args.repeats < 1:
         raise UserError("--repeats must be at least 1")
+    typed_key = args.api_key  # shown on the command line, so left out of the report
+    args.api_key = api_key_from(args)
     if args.prediction:
         from draftlight.bench.prediction import main as prediction_bench
         forwarded = ["--max-tokens", str(args.max_tokens), "--repeats", str(args.repeats),
@@ -112,8 +115,8 @@ def run_bench(args: argparse.Namespace) -> int:
         if peer:
             peer.close()
     command = "draftlight " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    if args.api_key:
-        command = command.replace(args.api_key, "KEY")
+    if typed_key:
+        command = command.replace(typed_key, "KEY")
     report = write_reports(log, args.out, command)
     print((args.out / "report.md").read_text())
     if not report["png_written"]:

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
 from draftlight.modes import mode_argument
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError, note
@@ -28,7 +29,7 @@ def add_chat_parser(commands) -> None:
     chat.add_argument("--engine", metavar="URL",
                       help="answer on a running OpenAI-compatible server at URL instead "
                            "(it decides how it decodes; --target and --mode are not used)")
-    chat.add_argument("--api-key", metavar="KEY", help="with --engine: the server's API key")
+    add_api_key_arguments(chat, "with --engine: the server's API key")
     chat.add_argument("--model", metavar="NAME", help="with --engine: the model to ask for")
     chat.add_argument("--rpc", metavar="HOST:PORT,...",
                       help="split the model over these machines' rpc-servers (`draftlight "
@@ -58,6 +59,7 @@ def run_chat(args: argparse.Namespace) -> int:
     from draftlight.launch import open_engine, spec_for_command_line, with_target
     from draftlight.settings import load_settings
 
+    args.api_key = api_key_from(args)
     settings, problem = load_settings()
     if problem:
         note(problem)

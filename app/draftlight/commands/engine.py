@@ -1,4 +1,5 @@
-"""`draftlight engine build-server`: find llama.cpp's llama-server, or build it once."""
+"""`draftlight engine build-server`: find llama.cpp's llama-server, or build it once;
+`draftlight engine rpc-server`: lend this machine's devices to a model split over several."""
 
 from __future__ import annotations
 
@@ -29,11 +30,16 @@ def add_engine_parser(commands) -> None:
         description="Run llama.cpp's rpc-server: a llama-server on another machine, started "
                     "with --rpc THIS_HOST:PORT (draftlight chat/bench --rpc, or Settings ▸ "
                     "Engine), then keeps part of the model here and computes it. llama.cpp's "
-                    "RPC is a proof of concept with no authentication: whoever can reach the "
-                    "port can use this machine. Bind it to a private network only.")
+                    "RPC has no authentication: whoever can reach the port can use this "
+                    "machine's devices and memory (it prints which). An address other machines "
+                    "can reach needs --expose-unauthenticated; use one on a private network "
+                    "only, never an open one.")
     rpc.add_argument("--port", type=int, default=50052, help="port to listen on (50052)")
     rpc.add_argument("--host", default="127.0.0.1",
                      help="address to listen on (default 127.0.0.1: this machine only)")
+    rpc.add_argument("--expose-unauthenticated", action="store_true",
+                     help="listen on a --host other machines can reach, though anyone who "
+                          "reaches it can use this machine's devices without a key")
     rpc.add_argument("--threads", type=int, help="CPU threads (default: llama.cpp's)")
     rpc.set_defaults(run=run_rpc_server)
 
@@ -55,24 +61,33 @@ def run_build_server(args: argparse.Namespace) -> int:
 def run_rpc_server(args: argparse.Namespace) -> int:
     from draftlight.engine.server.build import find_rpc_server
     from draftlight.engine.server.process import popen_tied
-    from draftlight.engine.server.rpc import is_loopback_host
+    from draftlight.engine.server.rpc import is_loopback_host, lent_devices, rpc_devices
     from draftlight.user_messages import UserError
     if not 0 < args.port < 65536:
         raise UserError("--port must be between 1 and 65535")
+    where = f"{args.host}:{args.port}"
+    exposed = not is_loopback_host(args.host)
+    if exposed and not args.expose_unauthenticated:
+        raise UserError(f"rpc-server has no authentication: on {where} anyone who can reach it "
+                        "could use this machine's devices and memory; llama.cpp says never to "
+                        "expose it to an open network. On a private network, add "
+                        "--expose-unauthenticated")
     binary = find_rpc_server()
     if binary is None:
         raise UserError("no rpc-server here yet: `draftlight engine build-server` builds it "
                         "with llama-server (a few minutes, once)")
-    if not is_loopback_host(args.host):
-        print(f"draftlight: warning: rpc-server on {args.host}:{args.port} has no "
-              f"authentication: anyone who can reach it can run computations here and read "
-              f"the model. Use it on a private network only, never an open one.",
-              file=sys.stderr, flush=True)
     command = [str(binary), "--host", args.host, "--port", str(args.port)]
     command += ["--threads", str(args.threads)] if args.threads else []
-    print(f"draftlight: lending this machine at {args.host}:{args.port} "
-          f"(start llama-server elsewhere with --rpc {args.host}:{args.port}); Ctrl-C stops",
-          file=sys.stderr, flush=True)
+    # Named on its command line, the devices lent are exactly the ones printed here.
+    devices = lent_devices(rpc_devices(binary))
+    command += ["--device", ",".join(d.name for d in devices)] if devices else []
+    lent = ", ".join(map(str, devices)) or "the devices rpc-server chooses (it did not list them)"
+    if exposed:
+        print(f"draftlight: warning: rpc-server on {where} has no authentication: anyone who "
+              f"can reach it can use {lent} and read the model. Use it on a private network "
+              "only, never an open one.", file=sys.stderr, flush=True)
+    print(f"draftlight: lending this machine at {where}: {lent} (start llama-server elsewhere "
+          f"with --rpc {where}); Ctrl-C stops", file=sys.stderr, flush=True)
     process = popen_tied(command)  # stops with this command, however it is stopped
     try:
         return process.wait()

@@ -7,6 +7,7 @@ import math
 import sys
 from pathlib import Path
 
+from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
 from draftlight.modes import mode_argument
 from draftlight.serve.background import bind, http_stack, url_of
 from draftlight.serve.guard import access_for, is_loopback
@@ -39,9 +40,8 @@ def add_serve_parser(commands) -> None:
     serve.add_argument("--server-binary", metavar="PATH",
                        help="with --mode llama:…: this llama-server (default: Settings, PATH, "
                             "or the one `draftlight engine build-server` built)")
-    serve.add_argument("--api-key", metavar="KEY",
-                       help="require 'Authorization: Bearer KEY' on every request (needed "
-                            "with a --host other machines can reach)")
+    add_api_key_arguments(serve, "require 'Authorization: Bearer KEY' on every request "
+                                 "(needed with a --host other machines can reach)")
     serve.add_argument("--insecure-no-key", action="store_true",
                        help="serve a --host other machines can reach without an API key")
     serve.add_argument("--allow-host", action="append", default=[], metavar="NAME[:PORT]",
@@ -74,12 +74,12 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UserError("--queue-size must be at least 1")
     if not 0 <= args.time_limit < math.inf:  # nan fails this too
         raise UserError("--time-limit must be a number of seconds, 0 or more (0 = no limit)")
-    if args.api_key is not None and not args.api_key.strip():
-        raise UserError("--api-key is empty")
+    args.api_key = api_key_from(args)
     if not is_loopback(args.host):
         if args.api_key is None and not args.insecure_no_key:
-            raise UserError(f"--host {args.host} can be reached from other machines: give "
-                            "--api-key KEY (or --insecure-no-key to serve without one)")
+            raise UserError(f"--host {args.host} can be reached from other machines: give a "
+                            "key (--api-key-file PATH, $DRAFTLIGHT_API_KEY or --api-key KEY), or "
+                            "--insecure-no-key to serve without one")
         print(f"draftlight: warning: serving on {args.host}: other machines on the network can "
               "reach the model" + ("" if args.api_key else ", and no API key is asked for")
               + "; they must call it by an address or name given with --host or --allow-host",

@@ -89,17 +89,25 @@ def remove_abandoned_builds() -> list[Path]:
 
 
 def find_rpc_server() -> Path | None:
-    """llama.cpp's rpc-server: on PATH, else the one built with our llama-server.
+    """llama.cpp's rpc-server (checked): on PATH, else the one built with our llama-server.
 
     Raises:
         ServerBuildError: our build changed since it was built (check_build)."""
     on_path = shutil.which("rpc-server")
     if on_path:
-        return Path(on_path)
+        try:
+            return check_rpc_server(on_path)
+        except ServerBuildError:
+            pass  # something else of that name
     server = built_server_path()
     if not server.is_file() or not server.with_name(RPC_BINARY).is_file():
         return None
-    return check_build(server).with_name(RPC_BINARY)
+    try:
+        return check_rpc_server(check_build(server).with_name(RPC_BINARY))
+    except ServerBuildError as exc:
+        if "has changed since" in str(exc):
+            raise
+        return None
 
 
 def check_build(binary: Path) -> Path:
@@ -113,6 +121,23 @@ def check_build(binary: Path) -> Path:
                                f"was built ({', '.join(changed)} no longer as {RECORD} says): "
                                f"`draftlight engine build-server --rebuild` builds it again")
     return binary
+
+
+def check_rpc_server(path: str | Path) -> Path:
+    """`path` if it runs and its usage is llama.cpp's rpc-server's (it has no --version).
+
+    Raises:
+        ServerBuildError: missing, not executable, or not rpc-server."""
+    path = Path(path).expanduser()
+    try:
+        out = subprocess.run([str(path), "--help"], check=False, capture_output=True, text=True,
+                             timeout=20, errors="replace")
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ServerBuildError(f"{path} does not run: {exc}") from None
+    text = out.stdout + out.stderr
+    if "--device <dev1,dev2,...>" not in text or "host to bind to" not in text:
+        raise ServerBuildError(f"{path} is not llama.cpp's rpc-server")
+    return path
 
 
 def check_server_binary(path: str | Path) -> Path:

@@ -1,15 +1,18 @@
 """A llama-server process that Draftlight starts, watches and stops.
 
     server = ManagedServer(binary, ServerOptions(target=path, spec_type="ngram-simple"))
-    server.start()            # a free loopback port, a random API key, waits for /health
+    server.start()            # a free loopback port, a random API key, waits until it answers
     server.url, server.api_key
     server.close()            # SIGTERM, then SIGKILL
 
 No orphans: the child asks Linux to kill it when the thread that started it dies
-(PR_SET_PDEATHSIG: popen_tied, in draftlight/lifetimes.py), so even a SIGKILL of the app takes
+(PR_SET_PDEATHSIG), and elsewhere a watchdog process stops it when the app dies (popen_tied,
+in draftlight/lifetimes.py, and draftlight/watchdog.py), so even a SIGKILL of the app takes
 the server with it; close() and an atexit hook stop it on every ordinary exit. The server
 listens on 127.0.0.1 only and wants a random key, so neither other users of the machine nor
-web pages can drive it.
+web pages can drive it. The key goes to the child in its environment (LLAMA_API_KEY), which
+only its user can read: a command line is public (/proc/PID/cmdline, ps). The start waits for
+a server that wants that key, not for whatever answers on the port.
 """
 
 from __future__ import annotations
@@ -105,8 +108,7 @@ class ManagedServer:
         self.log: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.process: subprocess.Popen | None = None
         self.port = 0
-        self.api_key = secrets.token_hex(24)  # hex: never starts with "-", which a command line
-        # would take for an option (--api-key -abc...)
+        self.api_key = secrets.token_hex(24)
         self._reader: threading.Thread | None = None
 
     @property
@@ -118,7 +120,7 @@ class ManagedServer:
         return self.process.pid if self.process else None
 
     def start(self, should_cancel: Callable[[], bool] = lambda: False) -> None:
-        """Start the server and wait until it answers /health (the model is loaded).
+        """Start the server and wait until it answers with its key (the model is loaded).
 
         Raises:
             ServerStartError: it exited (the line saying why), or was not healthy in time."""
@@ -136,9 +138,11 @@ class ManagedServer:
     def _spawn(self) -> None:
         self.port = free_port()
         command = [str(self.binary), *self.options.arguments(), "--host", "127.0.0.1",
-                   "--port", str(self.port), "--api-key", self.api_key]
-        env = dict(os.environ, LLAMA_LOG_COLORS="off")
-        self._record("$ " + " ".join(command).replace(self.api_key, "<key>"))
+                   "--port", str(self.port)]
+        # The key in the child's environment only; a key file of the user's would add keys.
+        env = dict(os.environ, LLAMA_LOG_COLORS="off", LLAMA_API_KEY=self.api_key)
+        env.pop("LLAMA_ARG_API_KEY_FILE", None)
+        self._record("$ " + " ".join(command))
         try:
             self.process = popen_tied(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True, errors="replace",
@@ -163,6 +167,7 @@ class ManagedServer:
 
     def _wait_healthy(self, should_cancel: Callable[[], bool]) -> None:
         deadline = time.monotonic() + self.health_timeout
+        impostor = False  # something answered on the port without wanting our key
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 self._reader.join(timeout=2)
@@ -170,11 +175,15 @@ class ManagedServer:
                                        f"{self.process.returncode}): {self.reason()}")
             if should_cancel():
                 raise ServerStartError("starting llama-server was cancelled")
-            if _healthy(self.port):
+            answer = _answer(self.port, self.api_key)
+            if answer == "ours":
                 return
+            impostor = impostor or answer == "another"
             time.sleep(0.1)
+        why = (f"another program answers on 127.0.0.1:{self.port} (it accepts any API key)"
+               if impostor else self.reason())
         raise ServerStartError(f"llama-server did not become ready within "
-                               f"{self.health_timeout:.0f} s: {self.reason()}")
+                               f"{self.health_timeout:.0f} s: {why}")
 
     def _this_run(self) -> list[str]:
         """The log lines since the latest start (its command line excluded)."""
@@ -232,12 +241,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _healthy(port: int) -> bool:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-    try:
-        connection.request("GET", "/health")
-        return connection.getresponse().status == 200
-    except OSError:
-        return False
-    finally:
-        connection.close()
+def _answer(port: int, key: str) -> str:
+    """"ours": a loaded llama-server that holds `key`: it lists its models with the key and
+    refuses a wrong one (its /health is public: any program on the port could answer that);
+    "another": something that lists them without the key; "" otherwise (nothing there yet,
+    or still loading: 503)."""
+    def status(with_key: str) -> int:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        try:
+            connection.request("GET", "/v1/models",
+                               headers={"Authorization": f"Bearer {with_key}"})
+            return connection.getresponse().status
+        except OSError:
+            return 0
+        finally:
+            connection.close()
+
+    if status(key) != 200:
+        return ""
+    return "ours" if status("not-" + key) == 401 else "another"

@@ -1,6 +1,7 @@
 """llama.cpp RPC: the other machines a model is split over, each running rpc-server.
 
-Addresses are HOST:PORT. What llama-server put where comes from its log (`-lv 4`).
+Addresses are HOST:PORT. What llama-server put where comes from its log (`-lv 4`); what an
+rpc-server lends, from the device list it prints.
 """
 
 from __future__ import annotations
@@ -8,6 +9,9 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
 
 from draftlight.engine.errors import EngineError
 
@@ -19,6 +23,41 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device of this machine that an rpc-server can lend, as it lists it."""
+    name: str  # ggml's name, what --device takes: "CPU", "CUDA0", "Metal", "Vulkan0"
+    description: str  # "AMD EPYC", "NVIDIA GeForce RTX 4090"
+    total_mib: int  # the memory it offers (rpc-server reports the total to llama-server)
+    free_mib: int
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.description}, {self.total_mib} MiB)"
+
+
+_DEVICE_LINE = re.compile(r"^\s+(\S+): (.*) \((\d+) MiB, (\d+) MiB free\)\s*$")
+_NO_SUCH_DEVICE = "draftlight-lists-devices"
+
+
+def rpc_devices(binary: str | Path) -> list[Device]:
+    """The devices `binary` (rpc-server) can lend. It has no option that lists them, but given a
+    device it does not know it prints them all and exits (tools/rpc/rpc-server.cpp,
+    get_devices); [] if it printed none."""
+    try:
+        out = subprocess.run([str(binary), "--device", _NO_SUCH_DEVICE], check=False,
+                             capture_output=True, text=True, timeout=60, errors="replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [Device(found[1], found[2], int(found[3]), int(found[4]))
+            for found in map(_DEVICE_LINE.match, out.stdout.splitlines()) if found]
+
+
+def lent_devices(devices: list[Device]) -> list[Device]:
+    """Those rpc-server lends when no --device names them: every accelerator, else the CPU
+    (get_devices in tools/rpc/rpc-server.cpp)."""
+    return [d for d in devices if d.name != "CPU"] or [d for d in devices if d.name == "CPU"]
 
 
 def rpc_addresses(text: str) -> tuple[str, ...]:
