@@ -22,6 +22,7 @@ import openai
 import pytest
 
 from draftlight.bench.runner import DEFAULT_QUESTIONS
+from tests.support.waiting import scaled
 
 KEY = "test-key"
 QUESTION = "Repeat after me: the United States of America."
@@ -200,7 +201,8 @@ def test_a_client_that_gives_up_on_a_json_answer_frees_the_engine(server):
     stream = server.client().chat.completions.create(
         model=server.model, stream=True, temperature=0, max_tokens=2,
         messages=[{"role": "user", "content": "Say hi."}])
-    assert time.perf_counter() - gave_up < 0.25
+    # a pass or two, on this machine: the engine stops at the next token after the client left
+    assert time.perf_counter() - gave_up < scaled(250) / 1000
     stream.close()
 
 
