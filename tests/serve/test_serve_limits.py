@@ -5,7 +5,6 @@ Real sockets on 127.0.0.1, scripted engines (tests/support/serve_loopback.py).""
 
 from __future__ import annotations
 
-import gc
 import json
 import threading
 import weakref
@@ -16,6 +15,7 @@ from draftlight.serve.schema import ApiError, parse_chat_request
 
 from tests.support.serve_loopback import (
     MODEL,
+    all_released,
     ScriptedServeEngine,
     chat_body,
     request,
@@ -45,10 +45,7 @@ def test_clients_that_leave_while_waiting_let_go_of_their_bodies_at_once():
         for client in clients:
             client.close()
 
-        def released() -> bool:
-            gc.collect()
-            return all(body() is None for body in bodies)
-        wait_for(released, "the bodies of the requests whose clients left to be let go")
+        wait_for(all_released(bodies), "the bodies of the requests whose clients left to be let go")
         assert worker.waiting() == 0
         engine.release()  # the engine was still busy all along: nothing waited for it
         first.join(10)

@@ -4,12 +4,14 @@ bodies no client would, clients that leave)."""
 
 from __future__ import annotations
 
+import gc
 import http.client
 import itertools
 import json
 import socket
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -140,3 +142,11 @@ def wait_for(condition, what: str, seconds: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.01)
+
+
+def all_released(bodies: list) -> Callable[[], bool]:
+    """A wait condition: every weakly referenced request body has been let go."""
+    def released() -> bool:
+        gc.collect()
+        return all(body() is None for body in bodies)
+    return released

@@ -234,12 +234,12 @@ class HoldingEngine:
 
 
 def test_a_window_request_whose_client_left_lets_go_of_its_body(qtbot):
-    import gc
     import weakref
 
     from draftlight.ui.engine.serve_switch import ServeSwitch
 
-    from tests.support.serve_loopback import chat_body, send_without_reading, wait_for
+    from tests.support.serve_loopback import (all_released, chat_body, send_without_reading,
+                                             wait_for)
 
     engine = HoldingEngine()  # busy with the window's own reply: every served job waits
     switch = ServeSwitch(engine, 0)
@@ -253,10 +253,7 @@ def test_a_window_request_whose_client_left_lets_go_of_its_body(qtbot):
         for client in clients:
             client.close()
 
-        def released() -> bool:
-            gc.collect()
-            return all(body() is None for body in bodies)
-        wait_for(released, "the bodies the engine thread's queue holds to be let go")
+        wait_for(all_released(bodies), "the bodies the engine thread's queue holds to be let go")
     finally:
         switch.shutdown()
 
