@@ -13,6 +13,7 @@ from PySide6.QtGui import QTextCursor
 from draftlight.settings import Settings
 from draftlight.ui.flash import highlight, markdown_render
 from tests.support.scripted_engine import HeldScript, ScriptedFactory
+from tests.support.waiting import scaled
 
 HEAD = [("# Flash notes\n\n", "target", 0),
         ("The first paragraph says that accepted drafts", "target", 1),
@@ -147,8 +148,8 @@ def test_gui_stays_responsive_while_a_long_reply_of_many_paragraphs_is_rendered(
         with qtbot.waitSignal(window.session.reply_finished, timeout=60_000):
             window.send("go")
         print(f"longest GUI stall: {ticks.longest * 1000:.0f} ms")
-        assert ticks.longest < 0.4
+        assert ticks.longest < scaled(400) / 1000
     finally:
-        ticks.timer.stop()
+        ticks.stop()
     view = window.chat.messages[-1]
     assert view.document.blockCount() >= 75 and "w2999" in view.document.toPlainText()

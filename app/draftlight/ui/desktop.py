@@ -52,12 +52,22 @@ def run_app(prompt: str | None = None, *, offscreen: bool = False, attach=None,
     if prompt and not offscreen:
         window.model_ready.connect(lambda: window.send(prompt), Qt.SingleShotConnection)
     window.show()
+    freeze_start_up_heap()
     try:
         code = app.exec()
     finally:
         window.shutdown()
         history.close()
     return run.exit_code if run is not None else code
+
+
+def freeze_start_up_heap() -> None:
+    """Move what start-up built (Qt's wrappers, llama_cpp, huggingface_hub: ~55,000 objects)
+    out of the collector's sight. A full collection of it takes ~30 ms on the GUI thread, a
+    visible hitch in a streaming reply; frozen, a collection looks only at what came after."""
+    import gc
+    gc.collect()
+    gc.freeze()
 
 
 # The libraries Qt's X11 platform plugin loads that a desktop may lack, by Debian package (Qt
