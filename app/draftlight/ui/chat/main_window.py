@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import sys
 
-from PySide6.QtCore import QByteArray, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 
 from draftlight.settings import Settings, save_settings
 from draftlight.store.history import History
+from draftlight.ui.chat.window_place import remember_place, restore_place
 from draftlight.ui.chat.pane import ChatPane
 from draftlight.ui.chat.session import ChatSession
 from draftlight.ui.chat.conversation_list import ConversationList
@@ -63,7 +64,7 @@ class MainWindow(QMainWindow):
         self.session = ChatSession(self.engine, history, self.chat, settings, self)
         self._build_toolbar_and_menu()
         self._connect()
-        self._restore_place()
+        restore_place(self)
         if settings_message:
             self.banner.show_message(settings_message)
         if history.problem:
@@ -150,6 +151,8 @@ class MainWindow(QMainWindow):
         self.conversations.deleted.connect(self.session.forget_conversation)
         self.conversations.failed.connect(self.banner.show_message)
         self.composer.submitted.connect(self.send)
+        self.chat.welcome.try_demo.connect(self.send)
+        self.chat.welcome.get_model.connect(self.open_models)
         self.composer.empty_submitted.connect(lambda: self.show_status(EMPTY_MESSAGE))
         self.send_button.clicked.connect(self.composer.submit)
         self.stop_button.clicked.connect(self.session.stop)
@@ -348,6 +351,9 @@ class MainWindow(QMainWindow):
                                           and self.session.can_regenerate())
         self.toolbar.compare_action.setEnabled(can_send and self.models.runs_locally
                                                and bool(self.session.messages_to_compare()))
+        bundled = self.models.runs_locally and not self.settings.target_path  # SmolLM2-135M
+        self.chat.welcome.set_state(ready=can_send, toy_model=self.ready and bundled,
+                                    picker=self.models_action.isVisible())
 
     def compare(self) -> None:
         from draftlight.ui.chat.compare_dialog import CompareDialog
@@ -359,21 +365,6 @@ class MainWindow(QMainWindow):
                                             self.settings.sampling_params(), mode, self)
         self.compare_dialog.compared.connect(self.session.remember_plain_speed)
         self.compare_dialog.open()
-
-    # --- where the window was left -------------------------------------------------------
-
-    def _restore_place(self) -> None:
-        """The size, position and conversation of the last session (Settings)."""
-        if self.settings.window_geometry:
-            self.restoreGeometry(QByteArray.fromBase64(self.settings.window_geometry.encode()))
-        last = self.settings.last_conversation
-        if last and self.history.conversation(last) is not None:
-            self.session.open_conversation(last)
-
-    def _remember_place(self) -> None:
-        self.settings.window_geometry = bytes(self.saveGeometry().toBase64()).decode()
-        self.settings.last_conversation = self.session.conversation_id or 0
-        self._save_settings()
 
     # --- closing ---------------------------------------------------------------------------
 
@@ -390,7 +381,7 @@ class MainWindow(QMainWindow):
             picker.close_shared_download_queue()
 
     def closeEvent(self, event) -> None:
-        self._remember_place()
+        remember_place(self)
         self.hide()
         self.shutdown()
         super().closeEvent(event)

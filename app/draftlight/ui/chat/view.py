@@ -7,9 +7,10 @@ from __future__ import annotations
 from functools import partial
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
 from PySide6.QtCore import Qt
 
+from draftlight.ui.chat.welcome_card import WelcomeCard
 from draftlight.ui.flash.driver import FlashDriver
 from draftlight.ui.flash.message_view import MessageView
 from draftlight.ui.flash.origin_words import Source
@@ -29,12 +30,12 @@ class ChatView(QScrollArea):
         self._layout = QVBoxLayout(container)
         self._layout.setContentsMargins(12, 12, 12, 12)
         self._layout.setSpacing(10)
-        self.placeholder = QLabel("Type a message below to start. Accepted draft tokens are "
-                                  "shown in colour as they arrive.")
-        self.placeholder.setAlignment(Qt.AlignCenter)
-        self.placeholder.setWordWrap(True)
-        self.placeholder.setStyleSheet("color: palette(mid);")
-        self._layout.addWidget(self.placeholder)
+        self.welcome = WelcomeCard()  # the empty chat's card, centred (no alignment flag:
+        centred = QHBoxLayout()  # with one, Qt sizes it without its wrapped lines' heights)
+        centred.addStretch(1)
+        centred.addWidget(self.welcome, 100)
+        centred.addStretch(1)
+        self._layout.addLayout(centred)
         self._layout.addStretch(1)
         self.setWidget(container)
         self.messages: list[MessageView] = []
@@ -56,7 +57,7 @@ class ChatView(QScrollArea):
         view.run_origins.clicked.connect(partial(self.show_origin, view))
         self._layout.insertWidget(self._layout.count() - 1, view)
         self.messages.append(view)
-        self.placeholder.hide()
+        self.welcome.hide()
         self._follow = True
         return view
 
@@ -65,7 +66,7 @@ class ChatView(QScrollArea):
         view.stop_flashes()
         self._layout.removeWidget(view)
         view.deleteLater()
-        self.placeholder.setVisible(not self.messages)
+        self.welcome.setVisible(not self.messages)
 
     def clear(self) -> None:
         for view in list(self.messages):
@@ -87,6 +88,7 @@ class ChatView(QScrollArea):
 
     def set_scheme(self, scheme: Scheme) -> None:
         self.scheme = scheme
+        self.welcome.set_scheme(scheme)
         for view in self.messages:
             view.set_scheme(scheme)
 

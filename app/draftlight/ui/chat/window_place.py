@@ -1,0 +1,22 @@
+"""The window comes back as it was left: its size, position and the conversation it showed,
+kept in Settings when it closes (a conversation deleted since is not opened)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QByteArray
+
+
+def restore_place(window) -> None:
+    """The size, position and conversation of the last session (a MainWindow's Settings)."""
+    settings = window.settings
+    if settings.window_geometry:
+        window.restoreGeometry(QByteArray.fromBase64(settings.window_geometry.encode()))
+    last = settings.last_conversation
+    if last and window.history.conversation(last) is not None:
+        window.session.open_conversation(last)
+
+
+def remember_place(window) -> None:
+    window.settings.window_geometry = bytes(window.saveGeometry().toBase64()).decode()
+    window.settings.last_conversation = window.session.conversation_id or 0
+    window._save_settings()
