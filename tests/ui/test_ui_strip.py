@@ -80,10 +80,20 @@ def test_hover_tells_drafted_and_accepted_and_a_click_selects_the_run(qtbot, ope
     QApplication.sendEvent(view.strip, QHelpEvent(QEvent.ToolTip, middle,
                                                   view.strip.mapToGlobal(middle)))
     qtbot.waitUntil(QToolTip.isVisible, timeout=2000)
-    assert "2 drafted · 2 accepted" not in QToolTip.text()
-    assert "3 drafted · 2 accepted" in QToolTip.text() and "world!" in QToolTip.text()
+    assert "2 of 2 drafted" not in QToolTip.text()
+    assert "2 of 3 drafted accepted" in QToolTip.text() and "world!" in QToolTip.text()
+    assert "3 tokens in one pass" in QToolTip.text()
     qtbot.mouseClick(view.strip, Qt.LeftButton, pos=middle)
     assert view.body.textCursor().selectedText() == " world"
+
+
+def test_a_cell_counts_in_words_a_person_reads():
+    from draftlight.ui.flash.passes import Pass, describe
+    text = "Hello world"
+    assert describe(Pass(0, 5, 1, 0, 0), text) == "“Hello”\n1 token in one pass · nothing drafted"
+    assert describe(Pass(5, 11, 3, 2, 3), text).endswith("3 tokens in one pass · 2 of 3 drafted "
+                                                         "accepted")
+    assert describe(Pass(0, 5, 1, 0, None), text).endswith("drafted: not recorded")
 
 
 def test_the_strip_grows_while_the_reply_streams(qtbot, open_window):

@@ -91,8 +91,11 @@ class Stats:
 
     @property
     def mean_accepted_length(self) -> float:
-        """Tokens emitted per target pass (1.0 for plain decoding): accepted drafts + 1."""
-        return self.new_tokens / self.target_passes if self.target_passes else 0.0
+        """Tokens made per target pass (1.0 for plain decoding): accepted drafts + 1. The end
+        token counts: its pass made it, though the reply does not show it (without it a plain
+        reply of 14 tokens read "0.93 tokens/pass")."""
+        made = self.new_tokens + (self.stop_reason == "eos")
+        return made / self.target_passes if self.target_passes else 0.0
 
     @property
     def decode_seconds(self) -> float:

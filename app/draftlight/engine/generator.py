@@ -39,7 +39,8 @@ from draftlight.engine.events import Done, Event, Notice, Progress, Stats, TextP
 from draftlight.engine.invariance import BatchDrift, cached_drift
 from draftlight.engine.prediction import PredictionDrafter
 from draftlight.engine.prompt import answered_start, fit_prompt
-from draftlight.engine.reply_steps import emit, learn, window_full_notice, with_prediction
+from draftlight.engine.reply_steps import (emit, learn, up_to_the_end, window_full_notice,
+                                           with_prediction)
 from draftlight.engine.rollback_notes import rereading_notice, rollback_note
 from draftlight.engine.sampling import SamplingParams
 from draftlight.engine.speculative import speculative_step
@@ -311,7 +312,8 @@ class Engine:
                     break
                 budget = params.max_tokens - stats.new_tokens - 1  # the step adds one token itself
                 gamma = max(0, min(draft_length, budget, room - 1))
-                step = speculative_step(target, drafter, last, gamma, params, rng)
+                step = up_to_the_end(speculative_step(target, drafter, last, gamma, params, rng),
+                                     target)
                 stats.add_step(step)
                 learn(step, learner, predicted, stats)
                 if step.left_out and not told_window_full:

@@ -6,6 +6,7 @@ need as arguments and hold no state of their own."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Generator
 
 from draftlight.engine.adaptive import AcceptanceModel, AdaptiveDrafter, Candidate
@@ -63,6 +64,18 @@ def learn(step, learner, predicted: PredictionDrafter | None, stats: Stats) -> N
     if predicted is not None:
         stats.prediction_drafted = predicted.drafted
         stats.prediction_accepted = predicted.accepted
+
+
+def up_to_the_end(step, target: LanguageModel):
+    """The step as the reply sees it: a draft whose accepted tokens run past an end token (the
+    draft guessed the end and went on) counts as a draft that stopped there, the end token being
+    the pass's own. Otherwise the footer counted accepted tokens the reply never shows (16 of 16
+    accepted in a reply of 14 tokens), while the strip and the colours counted what it shows."""
+    end = next((i for i, t in enumerate(step.accepted) if target.is_end_of_generation(t)), None)
+    if end is None:
+        return step
+    return dataclasses.replace(step, accepted=step.accepted[:end], token=step.accepted[end],
+                               drafted=step.drafted - (len(step.accepted) - end))
 
 
 def emit(step, target: LanguageModel, decoder, origins: OriginFinder, text: list[str],

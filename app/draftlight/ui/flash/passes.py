@@ -71,5 +71,11 @@ def describe(p: Pass, text: str) -> str:
     shown = text[p.start:p.end].strip() or "(whitespace)"
     if len(shown) > 80:
         shown = shown[:77] + "…"
-    drafted = "drafted: not recorded" if p.drafted is None else f"{p.drafted} drafted"
-    return f"“{shown}”\n{drafted} · {p.accepted} accepted · {p.tokens} tokens"
+    if p.drafted is None:
+        drafted = "drafted: not recorded"
+    elif p.drafted == 0:
+        drafted = "nothing drafted"
+    else:
+        drafted = f"{p.accepted} of {p.drafted} drafted accepted"
+    wrote = f"{p.tokens} token" + ("" if p.tokens == 1 else "s")
+    return f"“{shown}”\n{wrote} in one pass · {drafted}"

@@ -1,0 +1,51 @@
+"""One source of truth (issue 36, item 2): on the real bundled model, in every mode and after
+Regenerate, the footer is the stored statistics' line and the acceptance strip's cells add up to
+the same statistics; plain decoding makes one token per pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from draftlight.engine.events import Stats
+from draftlight.settings import Settings
+from draftlight.ui.flash.stats_text import footer_line
+from draftlight.ui.chat.welcome_card import DEMO_PROMPT
+from tests.support.real_window import (cost_cache_file, real_window,  # noqa: F401
+                                       send_and_wait_real, shared_cost_cache)
+from tests.support.waiting import wait_until, window_state
+
+pytest.importorskip("llama_cpp")
+pytestmark = pytest.mark.slow
+
+
+def assert_agree(view) -> Stats:
+    stats = Stats.from_dict(view.stats)
+    assert view.footer.text().startswith(footer_line(stats))
+    cells = view.strip.passes
+    assert sum(p.tokens for p in cells) == stats.new_tokens, cells
+    assert sum(p.accepted for p in cells) == stats.accepted, cells
+    assert sum(p.drafted for p in cells) == stats.drafted, cells
+    assert len(cells) <= stats.target_passes
+    # The coloured text is the accepted text: as many runs' tokens as the footer's accepted.
+    assert sum(run[2] for run in view.runs) == stats.accepted
+    return stats
+
+
+def test_footer_strip_and_stats_agree_in_every_mode_and_after_regenerate(qtbot, bundled_model,
+                                                                        real_window):
+    window = real_window(Settings(max_tokens=60))
+    wait_until(qtbot, lambda: window.ready, "the model to load", 60_000,
+               lambda: window_state(window))
+    seen = {}
+    for mode in ("off", "ngram", "auto"):
+        window.set_mode(mode)
+        view = send_and_wait_real(qtbot, window, DEMO_PROMPT)
+        seen[mode] = assert_agree(view)
+        assert seen[mode].mode == mode
+    plain = seen["off"]
+    assert plain.drafted == 0 and f"{plain.mean_accepted_length:.2f}" == "1.00"
+    assert seen["ngram"].accepted > 0
+    with qtbot.waitSignal(window.session.reply_finished, timeout=120_000):
+        window.regenerate()
+    again = assert_agree(window.chat.messages[-1])
+    assert again.mode == "auto" and again.new_tokens == seen["auto"].new_tokens
