@@ -1,12 +1,63 @@
-"""The list of saved conversations: search, new, rename, delete."""
+"""The list of saved conversations (each with when it was last written to): search, new,
+rename, delete, from the buttons or a right-click."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QHBoxLayout, QInputDialog, QLineEdit, QListWidget,
-                               QListWidgetItem, QMessageBox, QPushButton, QVBoxLayout, QWidget)
+import time
+
+from PySide6.QtCore import QDateTime, QLocale, QSize, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics, QPalette
+from PySide6.QtWidgets import (QApplication, QHBoxLayout, QInputDialog, QLineEdit, QListWidget,
+                               QListWidgetItem, QMenu, QMessageBox, QPushButton, QStyle,
+                               QStyledItemDelegate, QVBoxLayout, QWidget)
 
 from draftlight.store.history import History, HistoryError
+
+
+WHEN_ROLE = Qt.UserRole + 1  # an item's time, as when() says it
+
+
+class ConversationRow(QStyledItemDelegate):
+    """A row: the title (cut with … where it does not fit), under it its time, small and grey."""
+
+    PAD = 5
+
+    def sizeHint(self, option, index) -> QSize:
+        title = QFontMetrics(option.font)
+        return QSize(option.rect.width(), title.height() + _small(option.font).height()
+                     + 2 * self.PAD + 1)
+
+    def paint(self, painter, option, index) -> None:
+        self.initStyleOption(option, index)
+        text, option.text = option.text, ""
+        style = option.widget.style() if option.widget else QApplication.style()
+        style.drawControl(QStyle.CE_ItemViewItem, option, painter, option.widget)
+        selected = bool(option.state & QStyle.State_Selected)
+        palette = option.palette
+        area = option.rect.adjusted(self.PAD + 2, self.PAD, -self.PAD, -self.PAD)
+        title = QFontMetrics(option.font)
+        painter.save()
+        painter.setFont(option.font)
+        painter.setPen(palette.color(QPalette.HighlightedText if selected else QPalette.Text))
+        painter.drawText(area.x(), area.y() + title.ascent(),
+                         title.elidedText(text, Qt.ElideRight, area.width()))
+        small = _small(option.font)
+        font = QFont(option.font)
+        font.setPointSizeF(font.pointSizeF() * SMALL)
+        painter.setFont(font)
+        painter.setPen(palette.color(QPalette.HighlightedText if selected else QPalette.Mid))
+        painter.drawText(area.x(), area.y() + title.height() + small.ascent(),
+                         str(index.data(WHEN_ROLE) or ""))
+        painter.restore()
+
+
+SMALL = 0.85  # the time's size, of the title's
+
+
+def _small(font: QFont) -> QFontMetrics:
+    small = QFont(font)
+    small.setPointSizeF(font.pointSizeF() * SMALL)
+    return QFontMetrics(small)
 
 
 class ConversationList(QWidget):
@@ -25,6 +76,10 @@ class ConversationList(QWidget):
         self.search.textChanged.connect(self.refresh)
         layout.addWidget(self.search)
         self.list = QListWidget()
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.list.setItemDelegate(ConversationRow(self.list))
+        self.list.setContextMenuPolicy(Qt.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._menu)
         self.list.itemActivated.connect(self._open_item)
         self.list.itemClicked.connect(self._open_item)
         layout.addWidget(self.list, 1)
@@ -51,9 +106,11 @@ class ConversationList(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         for conversation in conversations:
-            item = QListWidgetItem(conversation.title or "(untitled)")
+            title = conversation.title or "(untitled)"
+            item = QListWidgetItem(title)
             item.setData(Qt.UserRole, conversation.id)
-            item.setToolTip(conversation.title)
+            item.setData(WHEN_ROLE, when(conversation.updated))
+            item.setToolTip(f"{title}\nlast message {when(conversation.updated, long=True)}")
             self.list.addItem(item)
             if conversation.id == self.current_id:
                 self.list.setCurrentItem(item)
@@ -91,10 +148,24 @@ class ConversationList(QWidget):
         if conversation is None:
             return
         answer = QMessageBox.question(self, "Delete conversation",
-                                      f"Delete “{conversation.title}”? This cannot be undone.")
+                                      f"Delete “{short_title(conversation.title)}”? "
+                                      "This cannot be undone.")
         if answer == QMessageBox.Yes:
             if self._write(lambda: self.history.delete(conversation_id)):
                 self.deleted.emit(conversation_id)
+
+    def _menu(self, point) -> None:
+        item = self.list.itemAt(point)
+        if item is None:
+            return
+        self.list.setCurrentItem(item)
+        menu = QMenu(self)
+        menu.addAction("Open", lambda: self._open_item(item))
+        writable = not self.history.read_only
+        menu.addAction("Rename…", self.rename_current).setEnabled(writable)
+        menu.addAction("Delete…", self.delete_current).setEnabled(writable)
+        menu.popup(self.list.viewport().mapToGlobal(point))
+        self.menu = menu  # kept for tests; replaced by the next right-click
 
     def _write(self, change) -> bool:
         try:
@@ -104,3 +175,33 @@ class ConversationList(QWidget):
             return False
         self.refresh()
         return True
+
+
+def when(stamp: float, now: float | None = None, *, long: bool = False) -> str:
+    """A conversation's time as a chat list says it: "14:02" today, "Yesterday", the weekday
+    within a week, else the date (with the year when it is not this one); `long` adds the
+    time of day to the older ones."""
+    locale = QLocale()
+    at = QDateTime.fromSecsSinceEpoch(int(stamp))
+    today = QDateTime.fromSecsSinceEpoch(int(now if now is not None else time.time())).date()
+    clock = locale.toString(at.time(), QLocale.ShortFormat)
+    days = at.date().daysTo(today)
+    if days == 0:
+        return f"today {clock}" if long else clock
+    if days == 1:
+        day = "Yesterday"
+    elif 1 < days < 7:
+        day = locale.dayName(at.date().dayOfWeek(), QLocale.LongFormat)
+    elif at.date().year() == today.year():
+        day = locale.toString(at.date(), "d MMM")
+    else:
+        day = locale.toString(at.date(), "d MMM yyyy")
+    return f"{day} {clock}" if long else day
+
+
+def short_title(title: str, limit: int = 60) -> str:
+    """`title` cut at a word boundary to about `limit` characters (a dialog's line)."""
+    if len(title) <= limit:
+        return title
+    cut = title[:limit].rsplit(" ", 1)[0] if " " in title[:limit] else title[:limit]
+    return cut.rstrip(" ,.;:") + "…"

@@ -158,6 +158,7 @@ class MainWindow(QMainWindow):
         self.stop_button.clicked.connect(self.session.stop)
         self.stop_action.triggered.connect(self.session.stop)
         self.regenerate_button.clicked.connect(self.regenerate)
+        self.chat.regenerate_requested.connect(self.regenerate)
         self.toolbar.compare_action.triggered.connect(self.compare)
         self.toolbar.new_action.triggered.connect(self.new_conversation)
         self.toolbar.settings_action.triggered.connect(self.open_settings)

@@ -20,6 +20,7 @@ from draftlight.ui.flash.palette import DEFAULT, Scheme
 
 class ChatView(QScrollArea):
     copied = Signal(str)
+    regenerate_requested = Signal()  # a reply's right-click menu
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -53,6 +54,8 @@ class ChatView(QScrollArea):
         view = MessageView(role, text, highlights=self.highlights, scheme=self.scheme,
                            flasher=self.flasher if self.flash else None, **kwargs)
         view.copied.connect(self.copied)
+        view.regenerate_requested.connect(self.regenerate_requested)
+        view.is_latest = lambda: bool(self.messages) and self.messages[-1] is view
         view.run_origins.resolve = partial(self.origin_source, view)
         view.run_origins.clicked.connect(partial(self.show_origin, view))
         self._layout.insertWidget(self._layout.count() - 1, view)

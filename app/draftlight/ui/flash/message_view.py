@@ -14,7 +14,7 @@ import math
 import time
 
 from PySide6.QtCore import QTimer, QUrl, Qt, Signal
-from PySide6.QtGui import QGuiApplication, QPalette, QTextCursor, QTextDocument
+from PySide6.QtGui import QAction, QGuiApplication, QPalette, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBrowser,
                                QToolButton, QVBoxLayout, QWidget)
 
@@ -59,6 +59,7 @@ class FittedBrowser(QTextBrowser):
 
 class MessageView(QFrame):
     copied = Signal(str)  # what was put on the clipboard, in words
+    regenerate_requested = Signal()  # from the right-click menu of the latest reply
 
     def __init__(self, role: str, text: str = "", *, runs: list | None = None,
                  stats: dict | None = None, status: str = "complete", mode: str | None = None,
@@ -114,6 +115,9 @@ class MessageView(QFrame):
 
         self.body = FittedBrowser(self)
         self.body.anchorClicked.connect(self._link_clicked)
+        self.body.setContextMenuPolicy(Qt.CustomContextMenu)
+        self.body.customContextMenuRequested.connect(self._menu)
+        self.is_latest = lambda: False  # set by the chat: whether this is its last message
         layout.addWidget(self.body)
 
         self.strip = AcceptanceStrip(self)
@@ -319,6 +323,23 @@ class MessageView(QFrame):
         self.footer.setVisible(bool(line))
 
     # --- copying ------------------------------------------------------------------------------
+
+    def _menu(self, point) -> None:
+        """Qt's menu for the text (Copy, Select All) after Copy message, and Regenerate on the
+        latest reply."""
+        menu = self.body.createStandardContextMenu(point)
+        first = menu.actions()[0] if menu.actions() else None
+        copy_all = QAction("Copy message", menu)
+        copy_all.triggered.connect(self.copy_text)
+        menu.insertAction(first, copy_all)
+        if self.role == "assistant" and not self.streaming and self.is_latest():
+            regenerate = QAction("Regenerate", menu)
+            regenerate.triggered.connect(self.regenerate_requested)
+            menu.insertAction(first, regenerate)
+        menu.insertSeparator(first)
+        menu.setAttribute(Qt.WA_DeleteOnClose)
+        menu.popup(self.body.viewport().mapToGlobal(point))
+        self.menu = menu  # for tests
 
     def copy_text(self) -> None:
         QGuiApplication.clipboard().setText(self.text)

@@ -1,0 +1,72 @@
+"""The conversation list (issue 36, item 9): each conversation says when it was last written to,
+a right-click offers Open, Rename and Delete, and the delete prompt cuts a long title at a word."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QDateTime, QTime, Qt
+from PySide6.QtWidgets import QMessageBox
+
+from draftlight.store.history import History
+from draftlight.ui.chat.conversation_list import ConversationList, short_title, when
+
+
+def at(days_ago: int, hour: int = 14) -> float:
+    day = QDateTime.currentDateTime().addDays(-days_ago)
+    day.setTime(QTime(hour, 2))
+    return day.toSecsSinceEpoch()
+
+
+def test_dates_read_as_a_chat_list_says_them():
+    now = at(0, 18)
+    assert ":" in when(at(0), now) and len(when(at(0), now)) <= 8  # today: the time of day
+    assert when(at(1), now) == "Yesterday"
+    weekday = when(at(3), now)
+    assert weekday.endswith("day")  # Monday ... Sunday
+    older = when(at(40), now)
+    assert older[0].isdigit() and not older.endswith("day")
+    assert when(at(400), now).split()[-1].isdigit() and len(when(at(400), now).split()) == 3
+    assert when(at(1), now, long=True).startswith("Yesterday ")
+
+
+def test_a_long_title_is_cut_at_a_word():
+    title = "Summarise the attached meeting notes about the quarterly budget and the hiring plan"
+    short = short_title(title)
+    assert short.endswith("…") and len(short) <= 61
+    assert title.startswith(short[:-1]) and title[len(short) - 1] == " "  # a whole word
+    assert short_title("Short one") == "Short one"
+
+
+def test_each_row_has_its_date_and_the_right_click_menu_renames_and_deletes(qtbot, monkeypatch):
+    history = History(":memory:")
+    try:
+        first = history.create_conversation("first chat")
+        history.create_conversation("Summarise the attached meeting notes about the quarterly "
+                                 "budget and the hiring plan for next year")
+        panel = ConversationList(history)
+        qtbot.addWidget(panel)
+        panel.resize(240, 400)
+        panel.show()
+        from draftlight.ui.chat.conversation_list import WHEN_ROLE
+        rows = [panel.list.item(i) for i in range(panel.list.count())]
+        assert [r.text()[:5] for r in rows] == ["Summa", "first"]
+        assert all(r.data(WHEN_ROLE) == when(time.time()) for r in rows)  # both written now
+        assert panel.list.visualItemRect(rows[0]).height() > 1.6 * panel.fontMetrics().height()
+        assert panel.list.horizontalScrollBarPolicy() == Qt.ScrollBarAlwaysOff
+
+        asked = []
+        monkeypatch.setattr(QMessageBox, "question",
+                            lambda parent, title, text: asked.append(text) or QMessageBox.Yes)
+        rect = panel.list.visualItemRect(panel.list.item(0))
+        panel.list.customContextMenuRequested.emit(rect.center())
+        actions = [a.text() for a in panel.menu.actions()]
+        assert actions == ["Open", "Rename…", "Delete…"]
+        deleted = []
+        panel.deleted.connect(deleted.append)
+        panel.menu.actions()[2].trigger()
+        assert asked and "…”?" in asked[0] and "next year" not in asked[0]
+        assert len(deleted) == 1 and deleted[0] != first
+        assert panel.list.count() == 1
+    finally:
+        history.close()
