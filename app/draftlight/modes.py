@@ -21,6 +21,32 @@ REMOTE = "remote"
 # llama.cpp's --spec-type names (common/arg.cpp in the vendored sources); it takes a comma list.
 SPEC_TYPES = ("none", "draft-simple", "draft-eagle3", "draft-mtp", "draft-dflash", "draft-dspark",
               "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
+# What each type does, in a line (from llama.cpp's docs/speculative.md): the Settings dialog
+# shows it under the box and as each entry's tooltip.
+SPEC_TYPE_HELP = {
+    "none": "No drafting: llama-server decodes one token per pass.",
+    "draft-simple": "A small draft model (a second GGUF with the target's vocabulary) guesses "
+                    "the next tokens.",
+    "draft-eagle3": "An EAGLE-3 draft head, a small model trained on the target's hidden "
+                    "states, guesses the next tokens.",
+    "draft-mtp": "The target's own multi-token-prediction layers guess the next tokens: no "
+                 "second model (DeepSeek-V3, GLM-4.5, Qwen3-Next and others have them).",
+    "draft-dflash": "A DFlash drafter, a second GGUF made for the target, guesses a whole "
+                    "block of tokens in one pass.",
+    "draft-dspark": "A DSpark drafter, a second GGUF made for the target, guesses the next "
+                    "tokens.",
+    "ngram-simple": "Copies what followed the last earlier occurrence of the latest n tokens: "
+                    "no model, pays on rewrites and quotes.",
+    "ngram-map-k": "Like ngram-simple, but drafts only a continuation that followed the latest "
+                   "n tokens at least a set number of times (--spec-ngram-min-hits).",
+    "ngram-map-k4v": "Keeps up to four continuations per n tokens and drafts one only when it "
+                     "is clearly the most frequent (experimental).",
+    "ngram-mod": "A rolling hash of the latest n tokens picks each next token from a pool "
+                 "shared by all requests: drafts of any length, suits summaries and code.",
+    "ngram-cache": "Drafts from counts of which token follows each short n-gram in the "
+                   "context (llama.cpp's oldest lookup).",
+}
+
 # The spec types that read a second model (-md); draft-mtp reads the target's own MTP layers.
 NEEDS_DRAFT_MODEL = ("draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark")
 LLAMA = "llama"

@@ -212,3 +212,28 @@ def test_a_remote_engine_without_an_address_is_one_line(qtbot, open_window):
     assert line.startswith("Could not use the remote server: ")
     assert "is not a server address" in line and "\n" not in line
     assert window.status_label.text() == "No model loaded"
+
+
+def test_each_llama_cpp_speculation_type_is_explained(qtbot):
+    from PySide6.QtCore import Qt
+    from draftlight.modes import SPEC_TYPE_HELP, SPEC_TYPES
+    dialog = SettingsDialog(Settings(engine="llama-server", draft_path="/m/draft.gguf"),
+                            gpu_offload=False)
+    qtbot.addWidget(dialog)
+    section = dialog.engine_section
+    assert set(SPEC_TYPE_HELP) == set(SPEC_TYPES)
+    box = section.spec_type
+    for spec in SPEC_TYPES:
+        tip = box.itemData(box.findData(spec), Qt.ToolTipRole)
+        assert tip == SPEC_TYPE_HELP[spec] and len(tip) > 30
+    box.setCurrentIndex(box.findData("ngram-map-k4v"))
+    assert section.spec_help.text() == SPEC_TYPE_HELP["ngram-map-k4v"]
+    assert section.form.isRowVisible(section.spec_help)
+    box.setEditText("draft-mtp,ngram-mod")  # a chain: each of its types, in order
+    lines = section.spec_help.text().splitlines()
+    assert lines[0] == "Tried in this order:" and lines[1].startswith("draft-mtp: ")
+    assert lines[2].startswith("ngram-mod: ")
+    box.setEditText("ngram-fast")
+    assert section.spec_help.text().startswith("Not a llama.cpp speculation type")
+    section.engine.setCurrentIndex(section.engine.findData("local"))
+    assert not section.form.isRowVisible(section.spec_help)

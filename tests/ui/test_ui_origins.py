@@ -93,7 +93,7 @@ def test_hovering_a_guessed_run_tells_the_draft_model_and_its_probabilities(qtbo
     window = open_window(OriginFactory())
     reply = send_and_wait(qtbot, window, QUESTION)
     text = hover_text(qtbot, reply.body.viewport(), run_point(reply, 1))
-    assert text == "guessed by SmolLM2-135M (p 0.93, 0.88)"
+    assert text == "guessed by SmolLM2-135M, which gave these tokens probabilities 0.93, 0.88"
 
 
 def test_a_copy_from_the_system_prompt_says_so(qtbot, open_window):

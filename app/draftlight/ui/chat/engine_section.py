@@ -4,9 +4,10 @@ engine's fields are shown."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit
 
-from draftlight.modes import SPEC_TYPES, needs_draft_model, llama_mode
+from draftlight.modes import SPEC_TYPE_HELP, SPEC_TYPES, needs_draft_model, llama_mode
 from draftlight.settings import Settings
 from draftlight.ui.chat.path_field import PathField
 from draftlight.ui.engine.model_bar import ENGINE_LABELS
@@ -36,6 +37,8 @@ class EngineSection(QGroupBox):
         self.spec_type = QComboBox(editable=True)  # a chain is typed: draft-mtp,ngram-mod
         for spec in SPEC_TYPES:
             self.spec_type.addItem(spec, spec)
+            self.spec_type.setItemData(self.spec_type.count() - 1, SPEC_TYPE_HELP[spec],
+                                       Qt.ToolTipRole)
         if self.spec_type.findData(settings.spec_type) < 0:
             self.spec_type.addItem(settings.spec_type, settings.spec_type)
         self.spec_type.setCurrentIndex(max(self.spec_type.findData(settings.spec_type), 0))
@@ -43,6 +46,12 @@ class EngineSection(QGroupBox):
                                   "Speculation box switches it too). Several, comma-separated, "
                                   "are tried in turn: draft-mtp,ngram-mod")
         form.addRow("llama.cpp speculation:", self.spec_type)
+        self.spec_help = QLabel()  # what the chosen type does, in a line
+        self.spec_help.setWordWrap(True)
+        self.spec_help.setStyleSheet("color: palette(mid);")
+        form.addRow(self.spec_help)
+        self.spec_type.currentTextChanged.connect(self._explain_spec_type)
+        self._explain_spec_type(self.spec_type.currentText())
         self.rpc_servers = QLineEdit(settings.rpc_servers,
                                      placeholderText="none: this machine only")
         self.rpc_servers.setToolTip(
@@ -68,11 +77,22 @@ class EngineSection(QGroupBox):
         for widget, used in ((self.llama_server, kind == "llama-server"),
                              (self.server_note, kind == "llama-server"),
                              (self.spec_type, kind == "llama-server"),
+                             (self.spec_help, kind == "llama-server"),
                              (self.rpc_servers, kind == "llama-server"),
                              (self.server_url, kind == "remote"),
                              (self.server_api_key, kind == "remote"),
                              (self.server_model, kind == "remote")):
             self.form.setRowVisible(widget, used)
+
+    def _explain_spec_type(self, text: str) -> None:
+        """The chosen type's line; a chain (draft-mtp,ngram-mod) gets each of its types'."""
+        types = [t.strip() for t in text.split(",") if t.strip()]
+        lines = [f"{t}: {SPEC_TYPE_HELP[t]}" if len(types) > 1 else SPEC_TYPE_HELP[t]
+                 for t in types if t in SPEC_TYPE_HELP]
+        if len(types) > 1 and lines:
+            lines.insert(0, "Tried in this order:")
+        self.spec_help.setText("\n".join(lines) or "Not a llama.cpp speculation type: "
+                               + ", ".join(SPEC_TYPES) + ".")
 
     def offer_spec_types(self, has_draft: bool) -> None:
         """Speculation types that draft with a model are offered only while a draft model is
@@ -81,7 +101,9 @@ class EngineSection(QGroupBox):
             item = self.spec_type.model().item(i)
             needs = needs_draft_model(llama_mode(self.spec_type.itemData(i)))
             item.setEnabled(has_draft or not needs)
-            item.setToolTip("Set a draft model below first" if needs and not has_draft else "")
+            spec = self.spec_type.itemData(i)
+            item.setToolTip("Set a draft model below first" if needs and not has_draft
+                            else SPEC_TYPE_HELP.get(spec, ""))
         current = self.spec_type.model().item(self.spec_type.currentIndex())
         if current is not None and not current.isEnabled():
             self.spec_type.setCurrentIndex(self.spec_type.findData(Settings().spec_type))

@@ -56,7 +56,7 @@ def place(source_role: str, number: int = 0) -> str:
 
 
 def describe(origin: dict | None, source: Source | None) -> str:
-    """One line: "copied from your message 2: '…context…'", "guessed by X (p 0.93, 0.88)"."""
+    """One line: "copied from your message 2: '…context…'", "guessed by X, which gave these tokens probabilities 0.93, 0.88"."""
     if not isinstance(origin, dict):
         return ""
     kind = origin.get("kind")
@@ -65,7 +65,7 @@ def describe(origin: dict | None, source: Source | None) -> str:
         p = origin.get("p")
         if isinstance(p, list) and p:
             listed = ", ".join(f"{v:.2f}" for v in p[:MAX_P]) + (", …" if len(p) > MAX_P else "")
-            return f"guessed by {name} (p {listed})"
+            return f"guessed by {name}, which gave these tokens probabilities {listed}"
         if origin.get("text"):
             return f"guessed by {name}, which proposed '{' '.join(origin['text'].split())}'"
         return f"guessed by {name}"
