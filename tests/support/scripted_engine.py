@@ -89,6 +89,21 @@ class ScriptedFactory:
         return spec.draft_path
 
 
+class HeldLoadFactory(ScriptedFactory):
+    """A ScriptedFactory whose load waits until `release()` (at most 10 s): a slow first run."""
+
+    def __init__(self, **options) -> None:
+        super().__init__(**options)
+        self.gate = threading.Event()
+
+    def load_engine(self, spec, **options):
+        self.gate.wait(10)
+        return super().load_engine(spec, **options)
+
+    def release(self) -> None:
+        self.gate.set()
+
+
 class HeldScript:
     """A script for ScriptedFactory: `head`'s pieces, then `last` held back until `release()`
     (at most 10 s), so a test can look at a reply while it is still streaming."""

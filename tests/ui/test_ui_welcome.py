@@ -4,6 +4,8 @@ one loaded."""
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Qt
 
 from draftlight.settings import Settings
@@ -51,3 +53,22 @@ def test_get_a_real_model_opens_the_picker(qtbot, open_window, monkeypatch):
     assert len(opened) == 1 and opened[0].parent() is window
     opened[0].done(0)
     assert window.chat.welcome.model_button.isVisible() == window.models_action.isVisible()
+
+
+def test_a_slow_load_shows_its_steps_with_their_times(qtbot, open_window):
+    from tests.support.scripted_engine import HeldLoadFactory
+    factory = HeldLoadFactory()
+    window = open_window(factory, wait=False)
+    card = window.chat.welcome
+    qtbot.waitUntil(lambda: card.steps.isVisible(), timeout=5000)
+    def so_far() -> float:  # the running step's time, as shown
+        found = re.search(r"· ([0-9.]+) s so far$", card.steps.text())
+        return float(found.group(1)) if found else 0.0
+
+    qtbot.waitUntil(lambda: so_far() >= 1.0, timeout=5000)  # it counts while it runs
+    assert card.steps.text().startswith("✓ Making the default model")
+    assert "Loading default-model.gguf" in card.steps.text().splitlines()[-1]
+    assert re.search(r"\(\d+ s\)$", window.status_label.text())
+    factory.release()
+    qtbot.waitUntil(lambda: window.ready, timeout=10_000)
+    assert not card.steps.isVisible() and window.status_label.text().startswith("Ready")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 
 from draftlight.settings import Settings, save_settings
@@ -58,6 +58,8 @@ class MainWindow(QMainWindow):
         self.models = ModelLoader(self.engine, EngineSpec.from_settings(settings),
                                   (settings.effective_mode(),), self)
         self.choice = EngineChoice(self.models, settings)  # what engine and mode choices mean
+        self._step_timer = QTimer(self)  # a load's steps, shown each second while it runs
+        self._step_timer.timeout.connect(self._show_steps)
         self.setWindowTitle("Draftlight")
         self.resize(1100, 760)
         self._build_widgets()
@@ -219,6 +221,17 @@ class MainWindow(QMainWindow):
         self.status_label.setText(text)
         if self.models.loading:
             self.progress.setFormat(text)
+        self._show_steps()
+
+    def _show_steps(self) -> None:
+        """While a load runs, its steps and their times in the empty chat's card (each second)
+        and how long it has taken in the status bar."""
+        steps = self.models.steps
+        self.chat.welcome.show_steps(steps.lines() if steps.running else [])
+        if steps.running and steps.elapsed() >= 1:
+            self.status_label.setText(f"{steps.steps[-1][0]} ({steps.elapsed():.0f} s)")
+        if steps.running != self._step_timer.isActive():
+            self._step_timer.start(1000) if steps.running else self._step_timer.stop()
 
     def choose_engine(self, kind: str) -> None:
         """From the model bar: another engine (this reloads)."""

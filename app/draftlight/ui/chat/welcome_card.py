@@ -49,6 +49,11 @@ class WelcomeCard(QFrame):
         layout.addWidget(_wrapped(
             "Copying pays most: summaries, quotes, code edits. Hover a coloured run to see "
             "where it came from; click it to jump there."))
+        self.steps = _wrapped("")  # a load's steps with their times, while it runs
+        self.steps.setObjectName("load-steps")
+        self.steps.setStyleSheet("color: palette(mid);")
+        self.steps.hide()
+        layout.addWidget(self.steps)
         self.toy_note = _wrapped(TOY_NOTE)
         self.toy_note.setObjectName("toy-note")
         self.toy_note.hide()
@@ -70,6 +75,11 @@ class WelcomeCard(QFrame):
 
     def set_scheme(self, scheme: Scheme) -> None:
         self.legend.set_scheme(scheme)
+
+    def show_steps(self, lines: list[str]) -> None:
+        """The model's load, step by step (empty: done, nothing shown)."""
+        self.steps.setText("\n".join(lines))
+        self.steps.setVisible(bool(lines))
 
     def set_state(self, *, ready: bool, toy_model: bool, picker: bool) -> None:
         """Try it needs a loaded model; the toy note shows while the bundled model is loaded;

@@ -13,6 +13,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from draftlight.launch import EngineSpec
+from draftlight.ui.engine.load_steps import LoadSteps
 from draftlight.ui.engine.loaded import Capabilities, Loaded
 from draftlight.ui.engine.worker import EngineThread
 
@@ -40,6 +41,7 @@ class ModelLoader(QObject):
         self.draft_name: str | None = None  # the draft really loaded, not just asked for
         self.target_name = spec.target_name  # the target file really loaded, once ready
         self.placement = ""  # llama-server over other machines: what went where (rpc.placement)
+        self.steps = LoadSteps()  # the latest load's steps, with their times
         worker = engine.worker
         worker.capabilities.connect(self._on_capabilities)
         worker.loading.connect(self._on_loading)
@@ -62,6 +64,7 @@ class ModelLoader(QObject):
 
     def load(self) -> None:
         """Load `spec` (the first load, at start)."""
+        self.steps.restart()
         self.engine.load(self.spec)
 
     def apply(self, spec: EngineSpec) -> None:
@@ -71,10 +74,12 @@ class ModelLoader(QObject):
         if not spec.same_target(old) or not self.ready:
             self.about_to_change.emit()
             self.ready = False
+            self.steps.restart()
             self.engine.load(spec)
         elif spec.engine == "local" and (spec.draft_path, spec.draft_gpu_layers) != (
                 old.draft_path, old.draft_gpu_layers):
             self.about_to_change.emit()
+            self.steps.restart()
             self.engine.change_draft(spec)
         self.changed.emit()
 
@@ -91,12 +96,14 @@ class ModelLoader(QObject):
         self.changed.emit()
 
     def _on_loading(self, what: str) -> None:
+        self.steps.begin(what)
         self.loading = True
         self.changed.emit()
         self.status.emit(what)
         self.percent.emit(-1)
 
     def _on_preparing(self, what: str, percent: int) -> None:
+        self.steps.begin(what)
         if not self.loading:
             self.loading = True
             self.changed.emit()
@@ -104,6 +111,7 @@ class ModelLoader(QObject):
         self.percent.emit(percent)
 
     def _on_loaded(self, loaded: Loaded) -> None:
+        self.steps.finish()
         self.loading, self.ready = False, True
         self.draft_name = loaded.draft
         self.target_name = loaded.target
@@ -120,18 +128,21 @@ class ModelLoader(QObject):
         self.loaded.emit(loaded.target)
 
     def _on_load_failed(self, message: str) -> None:
+        self.steps.finish()
         self.loading, self.ready = False, False
         self.changed.emit()
         self.status.emit("No model loaded")
         self.failed.emit(message)
 
     def _on_draft_changed(self, name: str | None) -> None:
+        self.steps.finish()
         self.loading = False
         self.draft_name = name
         self.changed.emit()
         self.status.emit(self._ready_line(self.target_name))
 
     def _on_draft_failed(self, message: str) -> None:
+        self.steps.finish()
         self.loading = False
         self.changed.emit()
         self.problem.emit(f"Could not use the draft model: {message}")
