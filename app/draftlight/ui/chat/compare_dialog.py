@@ -17,6 +17,18 @@ from draftlight.ui.flash.highlight import run_colour
 from draftlight.modes import mode_label
 
 
+def open_compare(window) -> None:
+    """Compare the window's latest question (a MainWindow), unless a reply is running."""
+    messages = window.session.messages_to_compare()
+    if not messages or not window.ready or window.session.streaming:
+        return
+    mode = window.choice.compare_mode(window.current_mode())
+    window.compare_dialog = CompareDialog(window.engine, messages,
+                                          window.settings.sampling_params(), mode, window)
+    window.compare_dialog.compared.connect(window.session.remember_plain_speed)
+    window.compare_dialog.open()
+
+
 class CompareDialog(QDialog):
     """Sends one compare request to the engine thread and shows both answers as they stream."""
 

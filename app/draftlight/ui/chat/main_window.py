@@ -370,15 +370,8 @@ class MainWindow(QMainWindow):
                                     picker=self.models_action.isVisible())
 
     def compare(self) -> None:
-        from draftlight.ui.chat.compare_dialog import CompareDialog
-        messages = self.session.messages_to_compare()
-        if not messages or not self.ready or self.session.streaming:
-            return
-        mode = self.choice.compare_mode(self.current_mode())
-        self.compare_dialog = CompareDialog(self.engine, messages,
-                                            self.settings.sampling_params(), mode, self)
-        self.compare_dialog.compared.connect(self.session.remember_plain_speed)
-        self.compare_dialog.open()
+        from draftlight.ui.chat.compare_dialog import open_compare
+        open_compare(self)
 
     # --- closing ---------------------------------------------------------------------------
 
