@@ -204,3 +204,42 @@ def test_a_hub_error_on_a_repository_shows_in_the_banner_with_retry(qtbot, fake_
     qtbot.mouseClick(banner.action_button, Qt.LeftButton)
     qtbot.waitUntil(lambda: banner.isVisible() and len(fake_hub.requests) > asked,
                     timeout=TIMEOUT_MS)  # asked again, and told again
+
+
+def test_offline_the_banner_shows_as_the_picker_opens_and_nothing_pretends(
+        qtbot, closed_port_url, make_dialog, clean_env):
+    # The picker offline (issue 36, item 8): said at once, before any click; a search that
+    # gets no answer shows no results (not the curated list under the failure); a pair
+    # cannot be downloaded before a target file is chosen.
+    dialog = make_dialog(closed_port_url)
+    dialog.show()
+    banner = dialog.banner
+    qtbot.waitUntil(lambda: banner.isVisible() and "cannot reach the hub" in banner.label.text(),
+                    timeout=TIMEOUT_MS)
+    search = dialog.search_panel
+    assert search.repos_shown()  # the curated pairs, from the package, still listed
+    search.search_edit.setText("qwen")
+    search.search_now()
+    qtbot.waitUntil(lambda: "No answer from the hub" in search.summary.text(),
+                    timeout=TIMEOUT_MS)
+    assert search.repos_shown() == [] and "“qwen”" in search.summary.text()
+    search.search_edit.clear()
+    search.search_now()
+    assert search.repos_shown()  # the curated pairs again
+    assert not dialog.drafts_panel.pair_button.isEnabled()
+    assert dialog.files_panel.selected_file() is None
+
+
+def test_download_pair_waits_for_a_target_file(qtbot, fake_hub, make_dialog):
+    from tests.support.hub_fixtures import TARGET_REPO
+    dialog = make_dialog(fake_hub.url)
+    dialog.show()
+    dialog.show_repo(TARGET_REPO)
+    qtbot.waitUntil(lambda: bool(dialog.files_shown), timeout=TIMEOUT_MS)
+    drafts = dialog.drafts_panel
+    qtbot.waitUntil(lambda: bool(drafts.options_shown()), timeout=TIMEOUT_MS)
+    dialog.files_panel.tree.setCurrentItem(None)
+    assert drafts.selected() is not None and not drafts.pair_button.isEnabled()
+    assert "target's file" in drafts.pair_button.toolTip()
+    dialog.files_panel.select_file(dialog.files_shown[0].path)
+    assert drafts.pair_button.isEnabled()

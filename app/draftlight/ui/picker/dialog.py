@@ -79,6 +79,28 @@ class PickerDialog(QDialog):
             self.banner.show_message(catalog_error)
         self._timer = QTimer(self, interval=POLL_MS, timeout=self._poll)
         self._timer.start()
+        self.check_hub()
+
+    def check_hub(self, retry: bool = False) -> None:
+        """Whether the hub answers, asked once as the dialog opens: offline, the banner says
+        so at once (with Retry), not after the first click. A failure already in the banner
+        (a search that went out first) is not replaced; a Retry that finds the hub back runs
+        the search in the box again."""
+        hub = self._client()
+        if hub is None:
+            return
+
+        def answered(_none) -> None:
+            if retry:
+                self.banner.hide()
+                if self.search_panel.search_edit.text().strip():
+                    self.search_panel.search_now()
+
+        def failed(exc: BaseException) -> None:
+            if retry or not self.banner.isVisible():
+                self.report(exc, lambda: self.check_hub(retry=True))
+
+        self._requests.run("reachable", hub.check_reachable, answered, failed)
 
     # --- layout ---------------------------------------------------------------------------
     def _build(self, n_ctx: int, gpu_offload: bool) -> None:
@@ -90,6 +112,9 @@ class PickerDialog(QDialog):
         self.installed_panel = InstalledPanel(gpu_offload=gpu_offload)
         self.search_panel.chosen.connect(self.show_choice)
         self.files_panel.download_requested.connect(self.download_file)
+        self.files_panel.tree.currentItemChanged.connect(  # a pair needs the target's file
+            lambda *_: self.drafts_panel.set_target_ready(
+                self.files_panel.selected_file() is not None))
         self.drafts_panel.draft_chosen.connect(self._draft_chosen)
         self.drafts_panel.pair_requested.connect(self.download_pair)
         self.installed_panel.target_chosen.connect(self.target_chosen)
@@ -202,6 +227,7 @@ class PickerDialog(QDialog):
                                 hub_repos=self._hub_drafts)
         keep = self._preferred.draft.name if self._preferred else None
         self.drafts_panel.show_options(options, keep=keep)
+        self.drafts_panel.set_target_ready(target is not None)
 
     def _draft_chosen(self, option: DraftOption | None) -> None:
         self.files_panel.set_draft_bytes(option.size or 0 if option else 0)

@@ -31,6 +31,7 @@ class DraftsPanel(QWidget):
         self.pair_button.setEnabled(False)
         self.pair_button.clicked.connect(self._pair)
         self.list.currentItemChanged.connect(self._chosen)
+        self.target_ready = False  # a target file is chosen: a pair can be downloaded
         top = QHBoxLayout()
         top.addWidget(heading)
         top.addWidget(self.hint, 1)
@@ -72,8 +73,20 @@ class DraftsPanel(QWidget):
         if name in names:
             self.list.setCurrentRow(names.index(name))
 
+    def set_target_ready(self, ready: bool) -> None:
+        """Whether a target file is chosen (without one, a pair has no target)."""
+        self.target_ready = ready
+        self._update_pair_button()
+
+    def _update_pair_button(self) -> None:
+        ok = self.list.currentItem() is not None and self.target_ready
+        self.pair_button.setEnabled(ok)
+        self.pair_button.setToolTip("Download the chosen target file and this draft together"
+                                    if ok or self.list.currentItem() is None
+                                    else "Choose the target's file above first")
+
     def _chosen(self, item, _old) -> None:
-        self.pair_button.setEnabled(item is not None)
+        self._update_pair_button()
         self.draft_chosen.emit(item.data(PAYLOAD_ROLE) if item is not None else None)
 
     def _pair(self) -> None:

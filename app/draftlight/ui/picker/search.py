@@ -85,7 +85,9 @@ class SearchPanel(QWidget):
                            lambda exc: self._failed(exc))
 
     def _failed(self, exc: BaseException) -> None:
-        self.summary.setText("The hub did not answer")
+        self.results.clear()  # not the curated pairs under it, as if they were the answer
+        self.summary.setText(f"No answer from the hub for “{self.search_edit.text().strip()}”: "
+                             "clear the box for the curated pairs")
         self._report(exc, self.search_now)
 
     def show_results(self, repos: list[HubRepo]) -> None:
