@@ -230,16 +230,21 @@ def test_offline_the_banner_shows_as_the_picker_opens_and_nothing_pretends(
     assert dialog.files_panel.selected_file() is None
 
 
-def test_download_pair_waits_for_a_target_file(qtbot, fake_hub, make_dialog):
-    from tests.support.hub_fixtures import TARGET_REPO
-    dialog = make_dialog(fake_hub.url)
-    dialog.show()
-    dialog.show_repo(TARGET_REPO)
-    qtbot.waitUntil(lambda: bool(dialog.files_shown), timeout=TIMEOUT_MS)
-    drafts = dialog.drafts_panel
+def test_download_pair_waits_for_a_target_file(qtbot, closed_port_url, fake_hub, make_dialog,
+                                               clean_env):
+    offline = make_dialog(closed_port_url)
+    offline.show()
+    offline.search_panel.results.setCurrentRow(0)  # a curated pair: its draft is listed ...
+    drafts = offline.drafts_panel
     qtbot.waitUntil(lambda: bool(drafts.options_shown()), timeout=TIMEOUT_MS)
-    dialog.files_panel.tree.setCurrentItem(None)
+    qtbot.waitUntil(lambda: offline.banner.isVisible(), timeout=TIMEOUT_MS)
+    assert offline.files_shown == []  # ... but no file of the target came
     assert drafts.selected() is not None and not drafts.pair_button.isEnabled()
     assert "target's file" in drafts.pair_button.toolTip()
-    dialog.files_panel.select_file(dialog.files_shown[0].path)
-    assert drafts.pair_button.isEnabled()
+
+    from tests.support.hub_fixtures import TARGET_REPO
+    online = make_dialog(fake_hub.url)
+    online.show()
+    online.show_repo(TARGET_REPO)
+    qtbot.waitUntil(lambda: bool(online.files_shown), timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: online.drafts_panel.pair_button.isEnabled(), timeout=TIMEOUT_MS)
