@@ -179,3 +179,46 @@ def test_a_hostile_file_is_one_row_saying_why_and_the_rest_are_listed(make_dialo
         facts = row(panel, name).data(SECONDARY_ROLE)
         assert f"unreadable: {name}.gguf: " in facts, facts
         assert_names_an_offset_in(facts, hostile_files()[name])
+
+
+def test_add_a_gguf_lists_a_file_from_disk_and_refuses_what_is_not_one(panel, tmp_path):
+    # issue 36, item 8: Installed had no way to add a model already on this computer
+    told = []
+    panel.message.connect(told.append)
+    own = tmp_path / "my-model-Q8_0.gguf"
+    own.write_bytes(synthetic_gguf(1 << 16, file_type=7))
+    added = panel.add(str(own))
+    assert added is not None and added.source == "local" and panel.selected() == added
+    assert told[-1].startswith("Added ") and own.exists()
+    before = panel.list.count()
+    text = tmp_path / "notes.gguf"
+    text.write_text("not a model")
+    assert panel.add(str(text)) is None
+    assert told[-1].startswith("Not added: ") and panel.list.count() == before
+    assert panel.add(str(tmp_path / "gone.gguf")) is None and panel.list.count() == before
+    assert panel.add_button.isVisible()
+
+
+def test_convert_offers_only_the_types_a_model_is_not_in_yet(panel, downloaded, tmp_path):
+    from draftlight.store.convert_installed import OFFERED_TYPES
+    from draftlight.store.installed import register_conversion
+    assert "Q4_K_M" not in panel.types_to_offer(downloaded)  # its own type
+    copy = tmp_path / "tiny-Q8_0.gguf"
+    copy.write_bytes(synthetic_gguf(1 << 16, file_type=7))
+    register_conversion(copy, converted_from=downloaded.name)
+    panel.refresh()
+    offered = panel.types_to_offer(downloaded)
+    assert "Q8_0" not in offered and offered == [t for t in OFFERED_TYPES
+                                                 if t not in ("Q8_0", "Q4_K_M")]
+
+
+def test_the_bundled_model_is_one_row_once_its_default_copy_exists(panel, bundled_model):
+    from draftlight.store.default_model import DEFAULT_NAME, default_model_file
+    names = [m.name for m in panel.models_shown()]
+    assert BUNDLED_NAME in names and DEFAULT_NAME not in names  # no copy yet
+    copy = default_model_file()
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_bytes(synthetic_gguf(1 << 16, file_type=7))
+    panel.refresh()
+    names = [m.name for m in panel.models_shown()]
+    assert DEFAULT_NAME in names and BUNDLED_NAME not in names

@@ -8,15 +8,17 @@ import threading
 
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import (QHBoxLayout, QInputDialog, QLabel, QMessageBox, QProgressBar,
-                               QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QInputDialog, QLabel, QMessageBox,
+                               QProgressBar, QPushButton, QVBoxLayout, QWidget)
 
 from draftlight.engine.verify_speed import verify_speed
 from draftlight.store.convert import ConversionCancelled
 from draftlight.store.convert_installed import OFFERED_TYPES, convert_installed
+from draftlight.store.default_model import DEFAULT_NAME
 from draftlight.store.errors import StoreError, describe_error
 from draftlight.store.gguf_info import weight_type_of
-from draftlight.store.installed import InstalledModel, list_installed, remove, take_notices
+from draftlight.store.installed import (InstalledModel, add_local, list_installed, remove,
+                                        take_notices)
 from draftlight.ui.picker.rows import PAYLOAD_ROLE, chip, row_item, row_list
 from draftlight.units import format_bytes
 
@@ -75,6 +77,10 @@ class InstalledPanel(QWidget):
         self.convert_button.setToolTip("Write a copy in another weight type: Q8_0 and Q4_0 "
                                        "verify drafts fast on a CPU")
         self.delete_button = QPushButton("Delete…")
+        self.add_button = QPushButton("Add a GGUF…")
+        self.add_button.setToolTip("A GGUF file already on this computer: listed here, used "
+                                   "where it is (nothing is copied)")
+        self.add_button.clicked.connect(self.ask_add)
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
         self.progress.hide()
@@ -92,6 +98,7 @@ class InstalledPanel(QWidget):
                        self.convert_button):
             buttons.addWidget(button)
         buttons.addStretch()
+        buttons.addWidget(self.add_button)
         buttons.addWidget(self.delete_button)
         converting = QHBoxLayout()
         converting.addWidget(self.progress, 1)
@@ -106,7 +113,7 @@ class InstalledPanel(QWidget):
     def refresh(self) -> None:
         chosen = self.selected()
         self.list.clear()
-        for model in list_installed():
+        for model in without_replaced_original(list_installed()):
             facts, tip = self._facts(model)
             origin = (f"converted from {model.converted_from}" if model.converted_from
                       else model.repo or "")
@@ -191,15 +198,50 @@ class InstalledPanel(QWidget):
         self.changed.emit()
         return True
 
+    def ask_add(self) -> None:
+        path, _filter = QFileDialog.getOpenFileName(self, "Add a GGUF model", "",
+                                                    "GGUF models (*.gguf);;All files (*)")
+        if path:
+            self.add(path)
+
+    def add(self, path: str) -> InstalledModel | None:
+        """List a GGUF file that is already here; a file that is not one is refused with a
+        line that says why, and nothing is listed."""
+        try:
+            model = add_local(path)
+        except (StoreError, OSError) as exc:
+            self.message.emit(f"Not added: {describe_error(exc)}")
+            return None
+        self.refresh()
+        self.select(model.name)
+        self.message.emit(f"Added {model.name} ({model.path})")
+        self.changed.emit()
+        return model
+
     def _ask_convert(self) -> None:
         model = self.selected()
         if model is None:
             return
+        offered = self.types_to_offer(model)
+        if not offered:
+            self.message.emit(f"{model.name} is already in every type Convert offers")
+            return
         type_name, ok = QInputDialog.getItem(
             self, "Convert", f"Convert {model.name} to (a copy is written; the original "
-                             "stays):", list(OFFERED_TYPES), 0, False)
+                             "stays):", offered, 0, False)
         if ok:
             self.convert(model, type_name)
+
+    def types_to_offer(self, model: InstalledModel) -> list[str]:
+        """OFFERED_TYPES less the model's own type and those it has a copy in already."""
+        have = set()
+        for other in [model] + [m for m in self.models_shown() + list_installed()
+                                if m.converted_from == model.name and m.exists]:
+            try:
+                have.add((weight_type_of(other.path) or "").upper())
+            except OSError:
+                pass
+        return [t for t in OFFERED_TYPES if t.upper() not in have]
 
     def convert(self, model: InstalledModel, type_name: str) -> Conversion:
         self.conversion = Conversion(model, type_name)
@@ -235,3 +277,10 @@ class InstalledPanel(QWidget):
             self.select(conversion.result.name)
             self.changed.emit()
         self._update_buttons()
+
+
+def without_replaced_original(models: list[InstalledModel]) -> list[InstalledModel]:
+    """The bundled model is left out once its converted default copy exists: the window loads
+    the copy as "Default model", and two rows of one model read as two targets."""
+    replaced = {m.converted_from for m in models if m.name == DEFAULT_NAME and m.converted_from}
+    return [m for m in models if not (m.source == "bundled" and m.name in replaced)]
