@@ -40,3 +40,25 @@ def test_an_earlier_reply_offers_no_regenerate(qtbot, open_window):
     first.body.customContextMenuRequested.emit(QPoint(5, 5))
     assert "Regenerate" not in texts(first.menu)
     first.menu.close()
+
+
+def test_a_comparison_stays_with_the_reply_it_compared(qtbot, open_window):
+    # issue 36, item 3: Compare keeps its result in the conversation (the footer and the
+    # history), not only in a dialog that closes
+    from draftlight.engine.compare import Comparison
+    from draftlight.engine.events import Stats
+    window = open_window(ScriptedFactory())
+    reply = send_and_wait(qtbot, window, "hello")
+    stats = Stats(new_tokens=10, target_passes=10, seconds=1.0)
+    result = Comparison("ngram", stats, stats, reply.text, reply.text, True, None,
+                        plain_runs=(1.0, 1.2, 1.1), speculative_runs=(0.5, 0.8, 0.5))
+    window.session.remember_plain_speed(result)
+    line = reply.footer.text().splitlines()[-1]
+    assert line.startswith("Compared with speculation off: 2.00x decoding speed")
+    assert "rounds 1.50-2.20x, median of 3" in line and "identical text" in line
+    window.session.writes.flush()
+    conversation = window.session.conversation_id
+    window.new_conversation()
+    window.session.open_conversation(conversation)
+    again = window.chat.messages[-1]
+    assert again.footer.text().splitlines()[-1] == line

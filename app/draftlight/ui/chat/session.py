@@ -147,9 +147,18 @@ class ChatSession(QObject):
 
     def remember_plain_speed(self, result) -> None:
         """Compare timed plain decoding: the speed meter's plain figure, until the engine's own
-        timing says otherwise."""
+        timing says otherwise. The result stays with the reply it compared (its footer, and
+        the history), so it is not lost when the dialog closes."""
         if result.plain.tokens_per_second:
             self.plain_rate = result.plain.tokens_per_second
+        reply = self.chat.messages[-1] if self.chat.messages else None
+        if reply is None or reply.role != "assistant" or reply.streaming or not reply.stats:
+            return
+        reply.stats = {**reply.stats, "compared": compared_figures(result)}
+        reply.render()
+        if reply.message_id is not None:
+            self._save(self.writes.update_message, reply.message_id, reply.text,
+                       runs=reply.runs, stats=reply.stats, status=reply.status)
 
     def open_conversation(self, conversation_id: int) -> None:
         self._abandon_stream()
@@ -364,3 +373,11 @@ def _placed(origin: dict | None, sent: list[tuple[str, int | None]]) -> dict | N
         return None
     role, at = sent[index]
     return {**origin, "role": role, "at": at}
+
+
+def compared_figures(result) -> dict:
+    """What Compare found, as a reply's stats keep it (stats_text.compared_line reads it)."""
+    low, high = result.interval
+    return {"mode": result.mode, "speedup": round(result.speedup, 3), "low": round(low, 3),
+            "high": round(high, 3), "rounds": len(result.plain_runs) or 1,
+            "identical": result.identical, "inconclusive": result.inconclusive}

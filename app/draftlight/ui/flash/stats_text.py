@@ -20,8 +20,29 @@ def live_line(stats: Stats | None, tokens: int, passes: int, accepted: int,
 
 
 def stored_footer_line(stored: dict) -> str:
-    """The footer of a reply as the history keeps its figures (Stats.to_dict's form)."""
-    return footer_line(Stats.from_dict(stored))
+    """The footer of a reply as the history keeps its figures (Stats.to_dict's form), with
+    what Compare found for it, when it was compared."""
+    line = footer_line(Stats.from_dict(stored))
+    compared = compared_line(stored.get("compared"))
+    return f"{line}\n{compared}" if compared else line
+
+
+def compared_line(compared) -> str:
+    """"Compared with speculation off: 1.42x faster decoding (rounds 1.30-1.55x, median of 3),
+    identical text", or "" for no (or an unreadable) comparison."""
+    if not isinstance(compared, dict):
+        return ""
+    try:
+        speedup, low, high = (float(compared[k]) for k in ("speedup", "low", "high"))
+        rounds = int(compared.get("rounds", 1))
+    except (KeyError, TypeError, ValueError):
+        return ""
+    text = ("identical text" if compared.get("identical") else "the texts differ")
+    line = (f"Compared with speculation off: {speedup:.2f}x decoding speed (rounds "
+            f"{low:.2f}-{high:.2f}x, median of {rounds}), {text}")
+    if compared.get("inconclusive"):
+        line += f"; inconclusive: {compared['inconclusive']}"
+    return line
 
 
 def footer_line(stats: Stats, live: bool = False) -> str:
