@@ -14,7 +14,8 @@ class Composer(QPlainTextEdit):
         super().__init__(parent)
         self.setPlaceholderText("Message Draftlight (Enter sends, Shift+Enter for a new line)")
         self.setTabChangesFocus(True)
-        self.setMaximumHeight(120)
+        self.setObjectName("composer")
+        self.setMaximumHeight(96)
         self.can_send = True  # False while a reply streams or no model is loaded
 
     def keyPressEvent(self, event) -> None:

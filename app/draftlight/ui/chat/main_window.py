@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 
 from draftlight.settings import Settings, save_settings
 from draftlight.store.history import History
+from draftlight.ui.chat.look import STYLE
 from draftlight.ui.chat.window_place import remember_place, restore_place
 from draftlight.ui.chat.pane import ChatPane
 from draftlight.ui.chat.session import ChatSession
@@ -62,6 +63,7 @@ class MainWindow(QMainWindow):
         self._step_timer.timeout.connect(self._show_steps)
         self.setWindowTitle("Draftlight")
         self.resize(1100, 760)
+        self.setStyleSheet(STYLE)
         self._build_widgets()
         self.session = ChatSession(self.engine, history, self.chat, settings, self)
         self._build_toolbar_and_menu()
@@ -228,7 +230,7 @@ class MainWindow(QMainWindow):
         and how long it has taken in the status bar."""
         steps = self.models.steps
         self.chat.welcome.show_steps(steps.lines() if steps.running else [])
-        if steps.running and steps.elapsed() >= 1:
+        if steps.running and round(steps.elapsed()) >= 1:
             self.status_label.setText(f"{steps.steps[-1][0]} ({steps.elapsed():.0f} s)")
         if steps.running != self._step_timer.isActive():
             self._step_timer.start(1000) if steps.running else self._step_timer.stop()

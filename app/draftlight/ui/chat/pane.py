@@ -29,6 +29,7 @@ class ChatPane(QWidget):
         row.addWidget(self.composer, 1)
         buttons = QVBoxLayout()
         self.send_button = QPushButton("Send")
+        self.send_button.setObjectName("send-button")
         self.stop_button = QPushButton("Stop")
         self.regenerate_button = QPushButton("Regenerate")
         self.stop_button.setToolTip("Stop the reply (Esc)")

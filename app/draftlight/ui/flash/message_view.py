@@ -93,13 +93,15 @@ class MessageView(QFrame):
         self.setObjectName("message-" + role)
         self.setFrameShape(QFrame.StyledPanel)
         self.setAutoFillBackground(True)
-        if role == "user":
-            palette = self.palette()
-            palette.setColor(QPalette.Window, palette.color(QPalette.AlternateBase))
-            self.setPalette(palette)
+        # The card's colour (ui/chat/look.py paints palette(window)); the flash overlay blends
+        # the fading tint over this same colour.
+        palette = self.palette()
+        palette.setColor(QPalette.Window, palette.color(
+            QPalette.AlternateBase if role == "user" else QPalette.Base))
+        self.setPalette(palette)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(10, 6, 10, 6)
-        layout.setSpacing(2)
+        layout.setContentsMargins(14, 8, 14, 10)
+        layout.setSpacing(4)
 
         header = QHBoxLayout()
         self.title = QLabel()
