@@ -16,6 +16,7 @@ from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
 from draftlight.modes import Mode, ModeError, is_llama_server_mode
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError
+from draftlight.store.found_models import model_argument
 
 
 def add_bench_parser(commands) -> None:
@@ -26,8 +27,8 @@ def add_bench_parser(commands) -> None:
                     "report.png.")
     bench.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS,
                        help="Spec-Bench style JSON lines (default: the project's own set)")
-    bench.add_argument("--target", type=Path, help="target GGUF (default: the bundled model)")
-    bench.add_argument("--draft", type=Path,
+    bench.add_argument("--target", type=model_argument, help="target GGUF (default: the bundled model)")
+    bench.add_argument("--draft", type=model_argument,
                        help="draft GGUF, of the target's vocabulary or another one (cross-"
                             "vocabulary); default: the target drafts for itself")
     bench.add_argument("--modes", default=",".join(BENCH_MODES),

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
 from draftlight.modes import mode_argument
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError, note
+from draftlight.store.found_models import model_argument
 
 DRAFT_COLOUR = "\x1b[1;36m"  # bold cyan: tokens a draft guessed and the target accepted
 RESET = "\x1b[0m"
@@ -37,9 +37,9 @@ def add_chat_parser(commands) -> None:
     chat.add_argument("--server-binary", metavar="PATH",
                       help="with --mode llama:…: this llama-server (default: Settings, PATH, "
                            "or the one `draftlight engine build-server` built)")
-    chat.add_argument("--target", type=Path,
+    chat.add_argument("--target", type=model_argument,
                       help="target GGUF (default: the bundled SmolLM2-135M)")
-    chat.add_argument("--draft", type=Path,
+    chat.add_argument("--draft", type=model_argument,
                       help="draft GGUF: one sharing the target's vocabulary, or another one "
                            "(cross-vocabulary: it drafts through text)")
     chat.add_argument("--temp", type=float, default=0.0, help="temperature; 0 = greedy (default)")

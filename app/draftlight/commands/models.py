@@ -82,14 +82,19 @@ def _telling_notices(run):
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from draftlight.store.found_models import find_models
     from draftlight.store.installed import list_installed
     models = list_installed()
-    if not models:
+    found = find_models()
+    if not models and not found:
         print("no models installed")
         return 0
     unreadable: list[str] = []  # one line for each file whose header cannot be read
     rows = [(m.name, m.source, format_bytes(m.size) if m.size else "?",
              *_weights_of(m.path, unreadable), _origin(m)) for m in models]
+    # Models other apps keep, used where they are: --target and --draft take the first column
+    rows += [(m.reference, m.app, format_bytes(m.size) if m.size else "?",
+              *_weights_of(m.path, unreadable), str(m.path)) for m in found]
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
         print("  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths)) + "  " + row[5])

@@ -14,6 +14,7 @@ from draftlight.serve.guard import access_for, is_loopback
 from draftlight.serve.worker import DEFAULT_TIME_LIMIT
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError, note
+from draftlight.store.found_models import model_argument
 
 DEFAULT_PORT = 8080
 DEFAULT_QUEUE = 8
@@ -30,8 +31,8 @@ def add_serve_parser(commands) -> None:
                        help="address to listen on (default: %(default)s, this machine only)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT,
                        help="port (default: %(default)s; 0 = any free one)")
-    serve.add_argument("--target", type=Path, help="target GGUF (default: the bundled model)")
-    serve.add_argument("--draft", type=Path, help="draft GGUF (as for `draftlight chat`)")
+    serve.add_argument("--target", type=model_argument, help="target GGUF (default: the bundled model)")
+    serve.add_argument("--draft", type=model_argument, help="draft GGUF (as for `draftlight chat`)")
     serve.add_argument("--mode", type=mode_argument, default="auto", metavar="MODE",
                        help="speculation when a request has no prediction: auto (default), "
                             "off, draft, ngram, or llama:SPEC_TYPE to serve through llama.cpp's "

@@ -1,0 +1,297 @@
+"""GGUF models other apps already keep on this computer, found where each app really puts them
+and used in place: nothing is copied, moved, renamed or written next to them.
+
+    Ollama       $OLLAMA_MODELS, else ~/.ollama/models (and the Linux service's
+                 /usr/share/ollama/.ollama/models): manifests/<registry>/<namespace>/<model>/<tag>
+                 are JSON; the layer of media type application/vnd.ollama.image.model is the GGUF,
+                 blobs/sha256-<hex>. Shown as model:tag (namespace/model:tag outside "library").
+    LM Studio    ~/.lmstudio/models/<publisher>/<repo>/*.gguf, and the older
+                 ~/.cache/lm-studio/models.
+    Hugging Face $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub:
+                 models--ORG--REPO/snapshots/REV/FILE (symlinks into blobs/), newest snapshot.
+    llama.cpp    $LLAMA_CACHE, else its cache folder ($XDG_CACHE_HOME or ~/.cache, on macOS
+                 ~/Library/Caches, on Windows %LOCALAPPDATA%, then llama.cpp/): files of -hf.
+
+docs/models.md says where each layout was read. Only listing and stat() here (no header is
+read): the lists that show these call it on the GUI thread. Parts of a split model after the
+first, partial downloads and vision projectors are left out; a folder that is missing or cannot
+be read is silently skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from draftlight.store.model_names import split_part
+
+OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
+PARTIAL_SUFFIXES = (".partial", ".incomplete", ".downloading", ".part", ".tmp")
+# Schemes of a found model's reference, as --target and --draft take it ("ollama:qwen2.5:7b")
+SCHEMES = {"ollama": "Ollama", "lmstudio": "LM Studio", "hf": "Hugging Face cache",
+           "llamacpp": "llama.cpp"}
+_MEMO_SECONDS = 10.0  # a list asked for again within this is the one found last
+_memo: tuple[float, tuple, list] | None = None
+
+
+@dataclass(frozen=True)
+class FoundModel:
+    name: str  # as the app that keeps it names it: "qwen2.5:7b", "org/Repo/file.gguf"
+    path: Path  # the GGUF (the first part of a split model)
+    app: str  # "Ollama", "LM Studio", "Hugging Face cache", "llama.cpp"
+    size: int  # bytes, every part of a split model
+
+    @property
+    def reference(self) -> str:
+        """What --target and --draft take: "ollama:qwen2.5:7b"."""
+        scheme = next(s for s, app in SCHEMES.items() if app == self.app)
+        return f"{scheme}:{self.name}"
+
+
+def find_models(env=None, home: Path | None = None) -> list[FoundModel]:
+    """Every model found, app by app, each app's in name order. With DRAFTLIGHT_HOME set and
+    no `home` given, only the folders the apps' variables name are looked at."""
+    global _memo
+    env = os.environ if env is None else env
+    if home is None and env.get("DRAFTLIGHT_HOME"):
+        # An isolated Draftlight (tests, a portable install) looks only where a variable
+        # points, never in the user's own folders.
+        home = None
+    else:
+        home = Path(home) if home is not None else Path.home()
+    key = (id(env), str(home), tuple(env.get(k, "") for k in (
+        "OLLAMA_MODELS", "HF_HUB_CACHE", "HF_HOME", "LLAMA_CACHE", "XDG_CACHE_HOME")))
+    if _memo is not None and _memo[1] == key and time.monotonic() - _memo[0] < _MEMO_SECONDS:
+        return list(_memo[2])
+    found: list[FoundModel] = []
+    seen: set[Path] = set()
+    for app, scan in (("Ollama", _ollama), ("LM Studio", _lm_studio),
+                      ("Hugging Face cache", _hugging_face), ("llama.cpp", _llama_cpp)):
+        models = []
+        for name, path, size in scan(env, home):
+            real = _resolved(path)
+            if real is not None and real not in seen:
+                seen.add(real)
+                models.append(FoundModel(name, path, app, size))
+        found += sorted(models, key=lambda m: m.name.lower())
+    _memo = (time.monotonic(), key, found)
+    return list(found)
+
+
+def forget_found() -> None:
+    """The next find_models() looks again (Refresh; a test that changed the folders)."""
+    global _memo
+    _memo = None
+
+
+def resolve_reference(text: str, env=None, home: Path | None = None) -> Path | None:
+    """The file of "ollama:qwen2.5:7b" (any of SCHEMES, or a found model's bare name when it is
+    unique); None when `text` names no found model."""
+    scheme, _, name = text.partition(":")
+    models = find_models(env, home)
+    if scheme in SCHEMES and name:
+        matches = [m for m in models if m.app == SCHEMES[scheme] and m.name == name]
+        if not matches and scheme == "ollama" and ":" not in name:
+            matches = [m for m in models if m.app == "Ollama" and m.name == f"{name}:latest"]
+    else:
+        matches = [m for m in models if m.name == text]
+    return matches[0].path if len(matches) == 1 else None
+
+
+def model_argument(text: str) -> Path:
+    """--target and --draft: a path, or a found model by its reference ("ollama:qwen2.5:7b",
+    as `draftlight models list` shows it); what names neither stays a path, and the load says
+    the file is missing."""
+    path = Path(text).expanduser()
+    if path.exists():
+        return path
+    found = resolve_reference(text)
+    return found if found is not None else path
+
+
+# --- each app's folders ------------------------------------------------------------------------
+
+def ollama_roots(env, home: Path | None) -> list[Path]:
+    if env.get("OLLAMA_MODELS"):
+        return [Path(env["OLLAMA_MODELS"]).expanduser()]
+    if home is None:
+        return []
+    roots = [home / ".ollama" / "models"]
+    if sys.platform.startswith("linux"):
+        roots.append(Path("/usr/share/ollama/.ollama/models"))
+    return roots
+
+
+def lm_studio_roots(env, home: Path | None) -> list[Path]:
+    if home is None:
+        return []
+    return [home / ".lmstudio" / "models", home / ".cache" / "lm-studio" / "models"]
+
+
+def hugging_face_roots(env, home: Path | None) -> list[Path]:
+    if env.get("HF_HUB_CACHE"):
+        return [Path(env["HF_HUB_CACHE"]).expanduser()]
+    if env.get("HF_HOME"):
+        return [Path(env["HF_HOME"]).expanduser() / "hub"]
+    if home is None:
+        return []
+    cache = env.get("XDG_CACHE_HOME")
+    return [(Path(cache) if cache else home / ".cache") / "huggingface" / "hub"]
+
+
+def llama_cpp_roots(env, home: Path | None) -> list[Path]:
+    if env.get("LLAMA_CACHE"):
+        return [Path(env["LLAMA_CACHE"]).expanduser()]
+    if home is None:
+        return []
+    if sys.platform == "darwin":
+        return [home / "Library" / "Caches" / "llama.cpp"]
+    if sys.platform == "win32":
+        local = env.get("LOCALAPPDATA")
+        return [Path(local) / "llama.cpp"] if local else []
+    cache = env.get("XDG_CACHE_HOME")
+    return [(Path(cache) if cache else home / ".cache") / "llama.cpp"]
+
+
+# --- scanning ------------------------------------------------------------------------------------
+
+def _ollama(env, home: Path):
+    for root in ollama_roots(env, home):
+        manifests = root / "manifests"
+        for manifest in _files_under(manifests, depth=4):
+            parts = manifest.relative_to(manifests).parts  # registry, namespace, model, tag
+            if len(parts) != 4:
+                continue
+            layer = _model_layer(manifest)
+            if layer is None:
+                continue
+            blob = root / "blobs" / layer.replace(":", "-")
+            size = _size(blob)
+            if size is None or not _is_gguf(blob):
+                continue
+            _registry, namespace, model, tag = parts
+            name = f"{model}:{tag}" if namespace == "library" else f"{namespace}/{model}:{tag}"
+            yield name, blob, size
+
+
+def _model_layer(manifest: Path) -> str | None:
+    """The digest ("sha256:…") of a manifest's model layer; None for anything else."""
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    layers = data.get("layers") if isinstance(data, dict) else None
+    for layer in layers if isinstance(layers, list) else ():
+        if isinstance(layer, dict) and layer.get("mediaType") == OLLAMA_MODEL_LAYER:
+            digest = layer.get("digest")
+            if isinstance(digest, str) and digest.startswith("sha256:") and "/" not in digest:
+                return digest
+    return None
+
+
+def _lm_studio(env, home: Path):
+    for root in lm_studio_roots(env, home):
+        for path in _ggufs_under(root, depth=3):
+            yield "/".join(path.relative_to(root).parts), path, _model_size(path)
+
+
+def _hugging_face(env, home: Path):
+    for root in hugging_face_roots(env, home):
+        for repo in _children(root):
+            if not repo.name.startswith("models--") or not repo.is_dir():
+                continue
+            repo_id = repo.name.removeprefix("models--").replace("--", "/")
+            snapshots = sorted(_children(repo / "snapshots"), key=_mtime, reverse=True)
+            names: set[str] = set()
+            for snapshot in snapshots:  # newest first: an older copy of a file is left out
+                for path in _ggufs_under(snapshot, depth=3):
+                    inside = "/".join(path.relative_to(snapshot).parts)
+                    if inside not in names:
+                        names.add(inside)
+                        yield f"{repo_id}/{inside}", path, _model_size(path)
+
+
+def _llama_cpp(env, home: Path):
+    for root in llama_cpp_roots(env, home):
+        for path in _ggufs_under(root, depth=2):
+            yield "/".join(path.relative_to(root).parts), path, _model_size(path)
+
+
+def _ggufs_under(root: Path, depth: int):
+    """Chat-model GGUFs under `root`: the first part of a split model, never another part, a
+    partial download or a vision projector."""
+    for path in _files_under(root, depth):
+        name = path.name.lower()
+        if not name.endswith(".gguf") or name.endswith(PARTIAL_SUFFIXES) or "mmproj" in name:
+            continue
+        part = split_part(path.name)
+        if part is not None and part[0] != 1:
+            continue
+        if _size(path) is not None:
+            yield path
+
+
+def _files_under(root: Path, depth: int):
+    """Files (links to files included) under `root`, at most `depth` folders down, in name
+    order; a folder that cannot be read is skipped."""
+    for entry in sorted(_children(root), key=lambda p: p.name):
+        try:
+            if entry.is_dir():
+                if depth > 1:
+                    yield from _files_under(entry, depth - 1)
+            elif entry.is_file():
+                yield entry
+        except OSError:
+            continue
+
+
+def _children(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except OSError:  # missing, unmounted, not allowed: silently nothing
+        return []
+
+
+def _model_size(path: Path) -> int:
+    """A file's size; a split model's is every part's."""
+    part = split_part(path.name)
+    if part is None:
+        return _size(path) or 0
+    total = 0
+    for index in range(1, part[1] + 1):
+        sibling = path.with_name(path.name.replace("-00001-of-", f"-{index:05d}-of-"))
+        total += _size(sibling) or 0
+    return total
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _resolved(path: Path) -> Path | None:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def _is_gguf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as stream:
+            return stream.read(4) == b"GGUF"
+    except OSError:
+        return False

@@ -1,0 +1,198 @@
+"""Models other apps keep (issue 38, part 1): each app's real layout built in a temporary HOME,
+found where the app puts it, named as the app names it, and never changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from draftlight.store import found_models
+from draftlight.store.found_models import find_models, forget_found, resolve_reference
+from tests.support.hub_server import synthetic_gguf
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    forget_found()
+    yield
+    forget_found()
+
+
+def gguf(path: Path, size: int = 1 << 12) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(synthetic_gguf(size))
+    return path
+
+
+def ollama_model(root: Path, name: str, tag: str, namespace: str = "library",
+                 projector: bool = False) -> Path:
+    blob_bytes = synthetic_gguf(1 << 12) + f"{namespace}/{name}:{tag}".encode()  # one blob each
+    digest = "sha256:" + hashlib.sha256(blob_bytes).hexdigest()
+    blob = root / "blobs" / digest.replace(":", "-")
+    blob.parent.mkdir(parents=True, exist_ok=True)
+    blob.write_bytes(blob_bytes)
+    config = root / "blobs" / ("sha256-" + "0" * 64)
+    config.write_text("{}")
+    layers = [{"mediaType": "application/vnd.ollama.image.model", "digest": digest,
+               "size": len(blob_bytes)},
+              {"mediaType": "application/vnd.ollama.image.template",
+               "digest": "sha256:" + "1" * 64, "size": 10}]
+    if projector:
+        layers[0]["mediaType"] = "application/vnd.ollama.image.projector"
+    manifest = root / "manifests" / "registry.ollama.ai" / namespace / name / tag
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(json.dumps({"schemaVersion": 2, "config": {
+        "mediaType": "application/vnd.docker.container.image.v1+json",
+        "digest": "sha256:" + "0" * 64}, "layers": layers}))
+    return blob
+
+
+def hf_snapshot(hub: Path, repo: str, revision: str, files: dict[str, bytes]) -> Path:
+    base = hub / ("models--" + repo.replace("/", "--"))
+    snapshot = base / "snapshots" / revision
+    for name, data in files.items():
+        blob = base / "blobs" / hashlib.sha256(data).hexdigest()
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        blob.write_bytes(data)
+        link = snapshot / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(os.path.relpath(blob, link.parent))  # as huggingface_hub links them
+    return snapshot
+
+
+def hashes(root: Path) -> dict[str, str]:
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+            for p in sorted(root.rglob("*"))}
+
+
+def test_each_apps_models_are_found_named_as_that_app_names_them(tmp_path):
+    home = tmp_path / "home"
+    ollama = home / ".ollama" / "models"
+    qwen7 = ollama_model(ollama, "qwen2.5", "7b")
+    ollama_model(ollama, "qwen2.5", "0.5b")
+    ollama_model(ollama, "coder", "latest", namespace="someone")
+    ollama_model(ollama, "llava", "7b", projector=True)  # no model layer: not a chat model
+    studio = home / ".lmstudio" / "models"
+    gguf(studio / "lmstudio-community" / "Qwen2.5-7B-GGUF" / "Qwen2.5-7B-Q4_K_M.gguf")
+    gguf(studio / "lmstudio-community" / "Qwen2.5-7B-GGUF" / "mmproj-Qwen2.5-7B-f16.gguf")
+    gguf(studio / "x" / "Big-GGUF" / "big-00001-of-00002.gguf")
+    gguf(studio / "x" / "Big-GGUF" / "big-00002-of-00002.gguf")
+    gguf(home / ".cache" / "lm-studio" / "models" / "old" / "Repo" / "old.gguf")
+    (studio / "x" / "Big-GGUF" / "next.gguf.partial").write_bytes(b"GGUF")
+    hub = home / ".cache" / "huggingface" / "hub"
+    hf_snapshot(hub, "bartowski/SmolLM2-GGUF", "abc123",
+                {"SmolLM2-Q8_0.gguf": synthetic_gguf(1 << 12), "README.md": b"# card"})
+    gguf(home / ".cache" / "llama.cpp" / "org_Repo_model-Q4_0.gguf")
+    (home / ".cache" / "llama.cpp" / "org_Repo_other.gguf.downloadInProgress").write_bytes(b"x")
+    before = hashes(home)
+
+    found = find_models(env={}, home=home)
+    names = [(m.app, m.name) for m in found]
+    assert names == [
+        ("Ollama", "qwen2.5:0.5b"), ("Ollama", "qwen2.5:7b"), ("Ollama", "someone/coder:latest"),
+        ("LM Studio", "lmstudio-community/Qwen2.5-7B-GGUF/Qwen2.5-7B-Q4_K_M.gguf"),
+        ("LM Studio", "old/Repo/old.gguf"),
+        ("LM Studio", "x/Big-GGUF/big-00001-of-00002.gguf"),
+        ("Hugging Face cache", "bartowski/SmolLM2-GGUF/SmolLM2-Q8_0.gguf"),
+        ("llama.cpp", "org_Repo_model-Q4_0.gguf")]
+    by_name = {m.name: m for m in found}
+    assert by_name["qwen2.5:7b"].path == qwen7 and by_name["qwen2.5:7b"].reference == \
+        "ollama:qwen2.5:7b"
+    big = by_name["x/Big-GGUF/big-00001-of-00002.gguf"]
+    assert big.size == 2 * len(synthetic_gguf(1 << 12))  # both parts
+    assert hashes(home) == before  # nothing written, moved or renamed
+
+
+def test_override_variables_are_honoured_and_missing_folders_are_silent(tmp_path):
+    elsewhere = tmp_path / "disk"
+    ollama_model(elsewhere / "ollama", "gemma3", "270m")
+    hf_snapshot(elsewhere / "hf", "org/Tiny-GGUF", "r1", {"tiny.gguf": synthetic_gguf(1 << 12)})
+    gguf(elsewhere / "llama" / "m.gguf")
+    env = {"OLLAMA_MODELS": str(elsewhere / "ollama"), "HF_HUB_CACHE": str(elsewhere / "hf"),
+           "LLAMA_CACHE": str(elsewhere / "llama")}
+    found = find_models(env=env, home=tmp_path / "nobody")
+    assert [m.reference for m in found] == ["ollama:gemma3:270m", "hf:org/Tiny-GGUF/tiny.gguf",
+                                            "llamacpp:m.gguf"]
+    forget_found()
+    assert find_models(env={"HF_HOME": str(tmp_path / "none")}, home=tmp_path / "nobody") == []
+
+
+def test_the_newest_snapshot_wins_and_a_reference_resolves_to_its_file(tmp_path):
+    home = tmp_path / "home"
+    hub = home / ".cache" / "huggingface" / "hub"
+    old = hf_snapshot(hub, "org/M-GGUF", "old", {"m.gguf": synthetic_gguf(1 << 12)})
+    new = hf_snapshot(hub, "org/M-GGUF", "new", {"m.gguf": synthetic_gguf(1 << 13)})
+    os.utime(old, (1_000_000, 1_000_000))
+    ollama_model(home / ".ollama" / "models", "qwen2.5", "latest")
+    found = find_models(env={}, home=home)
+    assert [m.path for m in found if m.app == "Hugging Face cache"] == [new / "m.gguf"]
+    assert resolve_reference("hf:org/M-GGUF/m.gguf", env={}, home=home) == new / "m.gguf"
+    assert resolve_reference("ollama:qwen2.5", env={}, home=home) is not None  # :latest
+    assert resolve_reference("ollama:nothing:1b", env={}, home=home) is None
+    assert resolve_reference("qwen2.5:latest", env={}, home=home) is not None  # a bare name
+
+
+def test_an_unreadable_manifest_or_folder_never_breaks_the_list(tmp_path):
+    home = tmp_path / "home"
+    root = home / ".ollama" / "models"
+    ollama_model(root, "good", "1b")
+    bad = root / "manifests" / "registry.ollama.ai" / "library" / "bad" / "1b"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"\xff{not json")
+    odd = root / "manifests" / "registry.ollama.ai" / "library" / "odd" / "1b"
+    odd.parent.mkdir(parents=True)
+    odd.write_text(json.dumps({"layers": [{"mediaType": found_models.OLLAMA_MODEL_LAYER,
+                                           "digest": "sha256:../../../etc/passwd"}]}))
+    locked = home / ".lmstudio" / "models" / "locked"
+    gguf(locked / "r" / "m.gguf")
+    locked.chmod(0)
+    try:
+        names = [m.name for m in find_models(env={}, home=home)]
+    finally:
+        locked.chmod(0o755)
+    assert "good:1b" in names and not any(n.startswith(("bad", "odd")) for n in names)
+
+
+def test_models_list_and_chat_take_a_found_model_by_its_reference(tmp_path, monkeypatch,
+                                                                   bundled_model, capsys):
+    # The bundled model as Ollama keeps a pulled model: a manifest and a sha256 blob.
+    root = tmp_path / "ollama"
+    data = bundled_model.read_bytes()
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    (root / "blobs").mkdir(parents=True)
+    blob = root / "blobs" / digest.replace(":", "-")
+    blob.write_bytes(data)
+    manifest = root / "manifests" / "registry.ollama.ai" / "library" / "smollm2" / "135m"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text(json.dumps({"layers": [
+        {"mediaType": found_models.OLLAMA_MODEL_LAYER, "digest": digest, "size": len(data)}]}))
+    monkeypatch.setenv("OLLAMA_MODELS", str(root))
+    from draftlight.cli import main
+    assert main(["models", "list"]) == 0
+    listed = capsys.readouterr().out
+    line = next(line for line in listed.splitlines() if line.startswith("ollama:smollm2:135m"))
+    assert "Ollama" in line and "Q4_1" in line and str(blob) in line
+    assert main(["chat", "--target", "ollama:smollm2:135m", "--max-tokens", "8", "--no-color",
+                 "Say hi."]) == 0
+    assert capsys.readouterr().out.strip()
+    assert blob.read_bytes() == data
+
+
+def test_an_isolated_draftlight_looks_only_where_a_variable_points(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    ollama_model(home / ".ollama" / "models", "qwen2.5", "7b")
+    monkeypatch.setattr(Path, "home", lambda: home)
+    monkeypatch.delenv("OLLAMA_MODELS", raising=False)
+    assert os.environ.get("DRAFTLIGHT_HOME")  # every test runs isolated (conftest)
+    assert find_models() == []
+    forget_found()
+    monkeypatch.setenv("OLLAMA_MODELS", str(home / ".ollama" / "models"))
+    assert [m.reference for m in find_models()] == ["ollama:qwen2.5:7b"]
+    forget_found()
+    monkeypatch.delenv("OLLAMA_MODELS")
+    monkeypatch.delenv("DRAFTLIGHT_HOME")
+    assert [m.reference for m in find_models()] == ["ollama:qwen2.5:7b"]  # the user's own
