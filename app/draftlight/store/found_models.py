@@ -82,6 +82,17 @@ def find_models(env=None, home: Path | None = None) -> list[FoundModel]:
     return list(found)
 
 
+def every_model() -> list:
+    """Draftlight's own models (store.installed.list_installed), then the found ones as
+    InstalledModels whose name is their reference and whose source is their app."""
+    from draftlight.store.installed import InstalledModel, list_installed
+    return list_installed() + [InstalledModel(m.reference, m.path, m.app, size=m.size)
+                               for m in find_models()]
+
+
+OWN_SOURCES = ("bundled", "hub", "local", "converted")  # the rest: the app named keeps it
+
+
 def forget_found() -> None:
     """The next find_models() looks again (Refresh; a test that changed the folders)."""
     global _memo

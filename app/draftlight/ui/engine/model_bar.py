@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QWid
 
 from draftlight.modes import llama_mode
 from draftlight.store.gguf_info import vocabulary_of
-from draftlight.store.installed import list_installed
+from draftlight.store.found_models import every_model
 # The draft drop-down's data besides a file: the target's own multi-token-prediction layers on
 # llama-server (draft-mtp), n-gram lookup (no draft model), no drafting.
 from draftlight.ui.engine.engine_choice import MTP, NGRAM, NO_DRAFT as NONE
@@ -103,7 +103,7 @@ class ModelBar(QWidget):
              modes: tuple[str, ...], mtp: bool = False) -> None:
         """List the installed models, the current ones chosen; `mtp`: the target carries
         multi-token-prediction layers, which llama.cpp's server drafts with."""
-        models = [m for m in list_installed() if m.exists]
+        models = [m for m in every_model() if m.exists]  # Ollama's, LM Studio's… too
         current_target = target_path or ""
         self.target_box.blockSignals(True)
         self.target_box.clear()

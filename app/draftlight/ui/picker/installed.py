@@ -16,6 +16,7 @@ from draftlight.store.convert import ConversionCancelled
 from draftlight.store.convert_installed import OFFERED_TYPES, convert_installed
 from draftlight.store.default_model import DEFAULT_NAME
 from draftlight.store.errors import StoreError, describe_error
+from draftlight.store.found_models import OWN_SOURCES, every_model
 from draftlight.store.gguf_info import weight_type_of
 from draftlight.store.installed import (InstalledModel, add_local, list_installed, remove,
                                         take_notices)
@@ -113,7 +114,7 @@ class InstalledPanel(QWidget):
     def refresh(self) -> None:
         chosen = self.selected()
         self.list.clear()
-        for model in without_replaced_original(list_installed()):
+        for model in without_replaced_original(every_model()):
             facts, tip = self._facts(model)
             origin = (f"converted from {model.converted_from}" if model.converted_from
                       else model.repo or "")
@@ -160,10 +161,12 @@ class InstalledPanel(QWidget):
             button.setEnabled(usable)
         self.convert_button.setEnabled(usable and self.conversion is None)
         bundled = model is not None and model.source == "bundled"
-        self.delete_button.setEnabled(model is not None and not bundled)
-        self.delete_button.setToolTip("The bundled model ships with the app and stays" if bundled
-                                      else "Delete the file (a model you added is only "
-                                           "forgotten; its file stays)")
+        other_app = model is not None and model.source not in OWN_SOURCES
+        self.delete_button.setEnabled(model is not None and not bundled and not other_app)
+        self.delete_button.setToolTip(
+            "The bundled model ships with the app and stays" if bundled
+            else f"{model.source} keeps this model: remove it there" if other_app
+            else "Delete the file (a model you added is only forgotten; its file stays)")
 
     def _emit_path(self, signal) -> None:
         model = self.selected()
