@@ -196,3 +196,38 @@ def test_an_isolated_draftlight_looks_only_where_a_variable_points(tmp_path, mon
     monkeypatch.delenv("OLLAMA_MODELS")
     monkeypatch.delenv("DRAFTLIGHT_HOME")
     assert [m.reference for m in find_models()] == ["ollama:qwen2.5:7b"]  # the user's own
+
+
+
+def test_pairs_put_a_small_same_vocabulary_draft_first_and_skip_one_too_big(tmp_path,
+                                                                          monkeypatch, capsys):
+    root = tmp_path / "ollama"
+
+    def pull(name, tag, size, vocab):
+        data = synthetic_gguf(size, vocab=vocab) + f"{name}:{tag}".encode()
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        blob = root / "blobs" / digest.replace(":", "-")
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        blob.write_bytes(data)
+        manifest = root / "manifests" / "registry.ollama.ai" / "library" / name / tag
+        manifest.parent.mkdir(parents=True, exist_ok=True)
+        manifest.write_text(json.dumps({"layers": [
+            {"mediaType": found_models.OLLAMA_MODEL_LAYER, "digest": digest}]}))
+
+    pull("qwen2.5", "7b", 400_000, vocab=1000)
+    pull("qwen2.5", "0.5b", 60_000, vocab=1000)  # same vocabulary, small: first
+    pull("other", "tiny", 80_000, vocab=3000)  # another vocabulary: drafts through text
+    pull("qwen2.5", "3b", 200_000, vocab=1000)  # half the target: too big to pay
+    monkeypatch.setenv("OLLAMA_MODELS", str(root))
+    from draftlight.store.found_models import every_model
+    from draftlight.store.pairs import drafts_for
+    models = {m.name: m for m in every_model()}
+    choices = drafts_for(models["ollama:qwen2.5:7b"], list(models.values()), {})
+    assert [(c.draft.name, c.same_vocabulary) for c in choices] == [
+        ("ollama:qwen2.5:0.5b", True), ("ollama:other:tiny", False)]
+    assert "another vocabulary (3,000 tokens" in choices[1].why
+    from draftlight.cli import main
+    assert main(["models", "pairs"]) == 0
+    printed = capsys.readouterr().out
+    assert "ollama:qwen2.5:7b  +  ollama:qwen2.5:0.5b" in printed
+    assert "ollama:qwen2.5:7b  +  ollama:qwen2.5:3b" not in printed

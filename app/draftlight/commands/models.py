@@ -19,6 +19,10 @@ def add_models_parser(commands) -> None:
     listing = sub.add_parser("list", help="installed models")
     listing.set_defaults(run=_telling_notices(run_list))
 
+    pairs = sub.add_parser("pairs", help="which models here can draft for which (yours and "
+                                         "other apps')")
+    pairs.set_defaults(run=_telling_notices(run_pairs))
+
     pull = sub.add_parser("pull", help="download a GGUF file from the hub (resumes if interrupted)")
     pull.add_argument("repo_id", metavar="REPO_ID",
                       help="e.g. bartowski/Qwen2.5-0.5B-Instruct-GGUF")
@@ -106,6 +110,28 @@ def run_list(args: argparse.Namespace) -> int:
     for problem in unreadable:
         print(f"draftlight: error: {problem}", file=sys.stderr)
     return 2 if unreadable else 0  # as `ls` does: the whole list, and a status that says so
+
+
+def run_pairs(args: argparse.Namespace) -> int:
+    """For each model, the drafts it can use here, best first."""
+    from draftlight.store.found_models import every_model
+    from draftlight.store.pairs import drafts_for
+    models = [m for m in every_model() if m.exists]
+    headers: dict = {}
+    lines = []
+    for target in models:
+        for choice in drafts_for(target, models, headers)[:3]:
+            lines.append(f"{target.name}  +  {choice.draft.name}  "
+                         f"({format_bytes(target.size)} + {format_bytes(choice.draft.size)}; "
+                         f"{choice.why})")
+    if not lines:
+        print("no pairs: no model here is small enough to draft for another (a draft is at "
+              "most a third of its target's size)")
+        return 0
+    print("\n".join(lines))
+    print("use one: draftlight chat --target TARGET --draft DRAFT (same vocabulary drafts "
+          "token for token; another drafts through text)")
+    return 0
 
 
 def _weights_of(path: Path, unreadable: list[str]) -> tuple[str, str]:

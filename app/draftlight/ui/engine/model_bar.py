@@ -14,13 +14,11 @@ model: loading is the worker's.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from draftlight.modes import llama_mode
-from draftlight.store.gguf_info import vocabulary_of
+from draftlight.store.pairs import vocabulary_difference
 from draftlight.store.found_models import every_model
 # The draft drop-down's data besides a file: the target's own multi-token-prediction layers on
 # llama-server (draft-mtp), n-gram lookup (no draft model), no drafting.
@@ -29,31 +27,6 @@ from draftlight.ui.engine.engine_choice import MTP, NGRAM, NO_DRAFT as NONE
 # Settings.engine values, as the window names them
 ENGINE_LABELS = {"local": "This computer", "llama-server": "llama.cpp server",
                  "remote": "Remote server"}
-MAX_VOCAB_SIZE_DIFFERENCE = 128  # as draftlight.engine.compat (padding differs between sizes)
-
-
-def vocabulary_difference(target: str, draft: str, headers: dict) -> str | None:
-    """How `draft`'s vocabulary differs from `target`'s, from their headers; None if it looks
-    the same. The engine still compares every token when it loads the draft.
-
-    Raises:
-        OSError, StoreError: a header cannot be read."""
-    (t_type, t_size), (d_type, d_size) = _vocabulary(target, headers), _vocabulary(draft, headers)
-    if t_type != d_type:
-        return f"another tokenizer ({d_type or '?'}; the target's is {t_type or '?'})"
-    if t_size and d_size and abs(t_size - d_size) > MAX_VOCAB_SIZE_DIFFERENCE:
-        return f"another vocabulary ({d_size:,} tokens; the target has {t_size:,})"
-    return None
-
-
-def _vocabulary(path: str, cache: dict) -> tuple[str | None, int | None]:
-    """On the GUI thread: reads the header only up to the token list's length (reading the
-    whole list, 50k–250k strings in Python, froze the window for a third of a second)."""
-    file = Path(path)
-    key = (str(file), file.stat().st_mtime_ns)
-    if key not in cache:
-        cache[key] = vocabulary_of(file)
-    return cache[key]
 
 
 class ModelBar(QWidget):
