@@ -12,8 +12,8 @@ from tests.support.hub_server import synthetic_gguf
 from tests.support.scripted_engine import ScriptedFactory
 
 
-def pulled(root, name: str, tag: str):
-    data = synthetic_gguf(1 << 14) + f"{name}:{tag}".encode()
+def pulled(root, name: str, tag: str, size: int = 1 << 14, vocab: int = 1000):
+    data = synthetic_gguf(size, vocab=vocab) + f"{name}:{tag}".encode()
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
     blob = root / "blobs" / digest.replace(":", "-")
     blob.parent.mkdir(parents=True, exist_ok=True)
@@ -50,4 +50,42 @@ def test_an_ollama_model_is_a_target_in_the_window_and_in_the_picker(qtbot, open
     assert not panel.delete_button.isEnabled()
     assert "Ollama keeps this model" in panel.delete_button.toolTip()
     assert blob.exists()
+    forget_found()
+
+
+def test_a_target_that_loads_alone_is_offered_the_draft_already_here(qtbot, open_window,
+                                                                     tmp_path, monkeypatch):
+    from PySide6.QtCore import Qt
+
+    from draftlight.settings import Settings
+    root = tmp_path / "ollama"
+    target = pulled(root, "qwen2.5", "7b", size=400_000)
+    draft = pulled(root, "qwen2.5", "0.5b", size=60_000)
+    pulled(root, "other", "tiny", size=50_000, vocab=3000)  # another vocabulary: not offered
+    monkeypatch.setenv("OLLAMA_MODELS", str(root))
+    forget_found()
+    factory = ScriptedFactory()
+    window = open_window(factory, settings=Settings(target_path=str(target)))
+    banner = window.banner
+    qtbot.waitUntil(lambda: banner.isVisible(), timeout=5000)
+    assert banner.label.text().startswith("ollama:qwen2.5:0.5b can draft for ollama:qwen2.5:7b")
+    assert banner.action_button.text() == "Use it"
+    qtbot.mouseClick(banner.action_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: factory.drafts == [str(draft)], timeout=5000)
+    assert window.settings.target_path == str(target)  # the target stays
+    forget_found()
+
+
+def test_no_offer_for_the_default_model_or_without_a_fitting_draft(qtbot, open_window, tmp_path,
+                                                                   monkeypatch):
+    from draftlight.settings import Settings
+    root = tmp_path / "ollama"
+    target = pulled(root, "qwen2.5", "7b", size=400_000)
+    pulled(root, "qwen2.5", "3b", size=200_000)  # same vocabulary, but half its size
+    monkeypatch.setenv("OLLAMA_MODELS", str(root))
+    forget_found()
+    for settings in (Settings(), Settings(target_path=str(target))):
+        window = open_window(ScriptedFactory(), settings=settings)
+        qtbot.wait(100)
+        assert not window.banner.isVisible()
     forget_found()

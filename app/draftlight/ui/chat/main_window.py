@@ -22,6 +22,7 @@ from draftlight.ui.chat.session import ChatSession
 from draftlight.ui.chat.conversation_list import ConversationList
 from draftlight.launch import EngineSpec
 from draftlight.ui.engine.model_loader import ModelLoader
+from draftlight.ui.engine.draft_offer import offer_draft
 from draftlight.ui.engine.engine_choice import EngineChoice
 from draftlight.ui.engine.model_bar import ModelBar
 from draftlight.ui.engine.server_log import ServerLog, ServerLogDialog
@@ -255,6 +256,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"Draftlight — {target}")
         self.serve_switch.set_model(target.removesuffix(".gguf"), self.settings.n_ctx)
         self.model_ready.emit()
+        offer_draft(self)  # a draft model already here that fits the new target
 
     def _on_load_failed(self, message: str) -> None:
         failed = LOAD_FAILED.get(self.models.engine_kind, LOAD_FAILED["local"])
