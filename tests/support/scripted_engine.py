@@ -26,9 +26,10 @@ class ScriptedEngine:
         self.closed = False
         self.thread = threading.get_ident()
 
-    def generate(self, messages, params, mode):
+    def generate(self, messages, params, mode, prediction=None):
         assert threading.get_ident() == self.thread, "engine used off its own thread"
         self.factory.calls.append((messages, mode))
+        self.factory.predictions.append(prediction)
         script = self.factory.script(mode) if callable(self.factory.script) else (
             self.factory.script)
         stats = Stats(mode=mode)
@@ -62,6 +63,7 @@ class ScriptedFactory:
                  fail_load=False) -> None:
         self.script, self.delay, self.modes, self.fail_load = script, delay, modes, fail_load
         self.calls: list = []
+        self.predictions: list = []  # each reply's Predicted Output (None: none)
         self.loads: list = []
         self.drafts: list = []
         self.closed_on: list[int] = []

@@ -49,3 +49,23 @@ def test_footer_strip_and_stats_agree_in_every_mode_and_after_regenerate(qtbot, 
         window.regenerate()
     again = assert_agree(window.chat.messages[-1])
     assert again.mode == "auto" and again.new_tokens == seen["auto"].new_tokens
+
+
+def test_a_greedy_retry_repeats_the_answer_drafted_by_it(qtbot, bundled_model, real_window):
+    # issue 40, part 2, on the real model: Regenerate's new answer is the old one (greedy), and
+    # the old one, sent as the Predicted Output, drafts most of it; the numbers still agree.
+    window = real_window(Settings(max_tokens=48, mode="ngram"))
+    wait_until(qtbot, lambda: window.ready, "the model to load", 60_000,
+               lambda: window_state(window))
+    first = send_and_wait_real(qtbot, window, "Name three rivers in Europe and one fact about "
+                                              "each.")
+    text = first.text
+    with qtbot.waitSignal(window.session.reply_finished, timeout=120_000):
+        window.regenerate()
+    again = window.chat.messages[-1]
+    assert again.text == text
+    stats = assert_agree(again)
+    assert stats.prediction_accepted >= 0.6 * stats.new_tokens, stats
+    assert f"{stats.prediction_accepted} from the earlier answer" in again.footer.text()
+    kinds = {(again.run_origins.origin(i) or {}).get("kind") for i in range(len(again.runs))}
+    assert "prediction" in kinds

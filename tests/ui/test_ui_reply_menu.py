@@ -62,3 +62,19 @@ def test_a_comparison_stays_with_the_reply_it_compared(qtbot, open_window):
     window.session.open_conversation(conversation)
     again = window.chat.messages[-1]
     assert again.footer.text().splitlines()[-1] == line
+
+
+def test_regenerate_sends_the_replaced_answer_as_the_prediction(qtbot, open_window):
+    # issue 40, part 2: the earlier answer drafts the new one; with speculation off it does not
+    factory = ScriptedFactory()
+    window = open_window(factory)
+    window.set_mode("ngram")
+    reply = send_and_wait(qtbot, window, "hello")
+    assert factory.predictions == [None]
+    with qtbot.waitSignal(window.session.reply_finished, timeout=10_000):
+        window.regenerate()
+    assert factory.predictions[-1] == reply.text
+    window.set_mode("off")
+    with qtbot.waitSignal(window.session.reply_finished, timeout=10_000):
+        window.regenerate()
+    assert factory.predictions[-1] is None

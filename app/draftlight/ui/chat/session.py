@@ -205,11 +205,15 @@ class ChatSession(QObject):
         if not self.can_regenerate():
             return False
         last = self.chat.messages[-1]
+        earlier = None
         if last.role == "assistant":
+            earlier = last.text if last.text.strip() else None
             if last.message_id is not None:
                 self._save(self.writes.delete_message, last.message_id)
             self.chat.remove_message(last)
-        self._start_reply(mode)
+        # The answer being replaced drafts the new one (a Predicted Output: the target never
+        # sees it): an unchanged greedy retry repeats it, and flashes in where it still holds.
+        self._start_reply(mode, prediction=earlier if mode != "off" else None)
         return True
 
     def engine_messages(self) -> list[dict[str, str]]:
@@ -231,7 +235,7 @@ class ChatSession(QObject):
             messages.pop()
         return messages
 
-    def _start_reply(self, mode: str) -> None:
+    def _start_reply(self, mode: str, prediction: str | None = None) -> None:
         sent = self._sent_messages()
         messages = [message for message, _at in sent]
         self.chat.system_prompt = self.settings.system_prompt.strip()
@@ -241,7 +245,8 @@ class ChatSession(QObject):
             message_id = self._save(self.writes.add_message, self.conversation, "assistant", "",
                                     runs=[], status=INTERRUPTED, mode=mode)
         view.message_id = message_id
-        request_id = self.engine.generate(messages, self.settings.sampling_params(), mode)
+        request_id = self.engine.generate(messages, self.settings.sampling_params(), mode,
+                                          prediction)
         self.stream = Stream(request_id, mode, view, message_id,
                              sent=[(m["role"], at) for m, at in sent])
         self._dirty = False

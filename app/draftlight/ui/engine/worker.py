@@ -174,8 +174,9 @@ class EngineWorker(QObject):
             return
         self.draft_changed.emit(spec.draft_name)
 
-    @Slot(int, object, object, str)
-    def generate(self, request_id: int, messages: list, params, mode: str) -> None:
+    @Slot(int, object, object, str, object)
+    def generate(self, request_id: int, messages: list, params, mode: str,
+                 prediction: str | None = None) -> None:
         if self.stop_upto >= request_id:
             self.stopped.emit(request_id)
             return
@@ -184,7 +185,8 @@ class EngineWorker(QObject):
             return
         events = None
         try:
-            events = self.engine.generate(messages, params, mode)
+            events = (self.engine.generate(messages, params, mode, prediction=prediction)
+                      if prediction else self.engine.generate(messages, params, mode))
             for event in events:
                 if self.stop_upto >= request_id:
                     events.close()
@@ -266,7 +268,7 @@ class EngineThread(QObject):
 
     _load = Signal(object)
     _change_draft = Signal(object)
-    _generate = Signal(int, object, object, str)
+    _generate = Signal(int, object, object, str, object)
     _compare = Signal(int, object, object, str)
     _serve = Signal(object, str)
     _shutdown = Signal()
@@ -292,9 +294,11 @@ class EngineThread(QObject):
     def change_draft(self, spec: EngineSpec) -> None:
         self._change_draft.emit(spec)
 
-    def generate(self, messages: list, params, mode: str) -> int:
+    def generate(self, messages: list, params, mode: str, prediction: str | None = None) -> int:
+        """`prediction`: text the reply is expected to resemble (Predicted Outputs), which
+        drafts first: the earlier answer, when a reply is regenerated."""
         self._next_request += 1
-        self._generate.emit(self._next_request, messages, params, mode)
+        self._generate.emit(self._next_request, messages, params, mode, prediction)
         return self._next_request
 
     def compare(self, messages: list, params, mode: str) -> int:

@@ -72,7 +72,7 @@ def describe(origin: dict | None, source: Source | None) -> str:
     if kind == "template":
         return "copied from the chat template"
     if kind == "prediction":
-        return "copied from the predicted output"
+        return "copied from the earlier answer (the one Regenerate replaced)"
     if kind == "reply":
         where = place("reply")
     elif kind == "message":

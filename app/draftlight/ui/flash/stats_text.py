@@ -52,6 +52,8 @@ def footer_line(stats: Stats, live: bool = False) -> str:
                      f"({100 * stats.acceptance_rate:.0f}%)")
     else:
         parts.append("nothing drafted")
+    if stats.prediction_drafted:  # in the window: the answer Regenerate replaced
+        parts.append(f"{stats.prediction_accepted} from the earlier answer")
     parts.append(f"{stats.mean_accepted_length:.2f} tokens/pass")
     parts.append(f"draft {stats.draft_seconds:.2f} s / verify {stats.verify_seconds:.2f} s")
     if not live:
