@@ -126,6 +126,7 @@ class MainWindow(QMainWindow):
         menus = build_menus(self, self.toolbar, self.serve_switch.action)
         self.models_action, self.quit_action = menus.models, menus.quit
         self.server_log_action, self.stop_action = menus.server_log, menus.stop
+        self.export_action, self.import_action = menus.export, menus.import_
         self._tooltips = {action: action.toolTip()
                           for action in (self.toolbar.compare_action, self.serve_switch.action)}
         self._fill_modes()

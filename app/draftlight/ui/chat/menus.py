@@ -19,6 +19,8 @@ class Menus:
     server_log: QAction
     stop: QAction  # Esc stops the reply
     about: QAction  # Help ▸ About Draftlight
+    export: QAction  # File ▸ Export conversation…
+    import_: QAction  # File ▸ Import conversation…
 
 
 def build_menus(window: QMainWindow, toolbar, serve_action: QAction) -> Menus:
@@ -28,6 +30,14 @@ def build_menus(window: QMainWindow, toolbar, serve_action: QAction) -> Menus:
     file_menu = window.menuBar().addMenu("&File")
     for action in (toolbar.new_action, toolbar.settings_action, models, serve_action):
         file_menu.addAction(action)
+    file_menu.addSeparator()
+    export = QAction("Export conversation…", window)
+    export.setToolTip("The conversation shown, as Markdown or as JSON to import again")
+    export.triggered.connect(lambda: _exports().export_conversation(window))
+    import_ = QAction("Import conversation…", window)
+    import_.triggered.connect(lambda: _exports().import_conversation_file(window))
+    file_menu.addAction(export)
+    file_menu.addAction(import_)
     file_menu.addSeparator()
     file_menu.addAction(quit_)
 
@@ -44,7 +54,13 @@ def build_menus(window: QMainWindow, toolbar, serve_action: QAction) -> Menus:
     about = QAction("About Draftlight", window)
     about.triggered.connect(lambda: show_about(window))
     help_menu.addAction(about)
-    return Menus(models=models, quit=quit_, server_log=server_log, stop=stop, about=about)
+    return Menus(models=models, quit=quit_, server_log=server_log, stop=stop, about=about,
+                 export=export, import_=import_)
+
+
+def _exports():
+    from draftlight.ui.chat import export_actions  # loaded when first used
+    return export_actions
 
 
 ABOUT = """<h3>Draftlight {version}</h3>
