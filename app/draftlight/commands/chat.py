@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
 from draftlight.modes import mode_argument
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError, note
+from draftlight.store.attachments import with_attachments
 from draftlight.store.found_models import model_argument
 
 DRAFT_COLOUR = "\x1b[1;36m"  # bold cyan: tokens a draft guessed and the target accepted
@@ -42,6 +44,9 @@ def add_chat_parser(commands) -> None:
     chat.add_argument("--draft", type=model_argument,
                       help="draft GGUF: one sharing the target's vocabulary, or another one "
                            "(cross-vocabulary: it drafts through text)")
+    chat.add_argument("--attach", action="append", default=[], metavar="FILE",
+                      help="a text file (prose, Markdown, code) to ask about: it goes into the "
+                           "first message under a header naming it; repeatable")
     chat.add_argument("--temp", type=float, default=0.0, help="temperature; 0 = greedy (default)")
     chat.add_argument("--seed", type=int, help="random seed for a reproducible sampled run")
     chat.add_argument("--max-tokens", type=int, default=512, help="new tokens at most (512)")
@@ -73,6 +78,7 @@ def run_chat(args: argparse.Namespace) -> int:
     question = sys.stdin.read() if args.question == "-" else args.question
     if question is not None and not question.strip():
         raise UserError("the message is empty")
+    attachments = read_attachments(args.attach)
     colour = not args.no_color and not args.json and sys.stdout.isatty()
     if spec.engine != "remote":
         spec = with_target(spec, default_target_in_terminal(args.target))
@@ -90,9 +96,15 @@ def run_chat(args: argparse.Namespace) -> int:
         system = settings.system_prompt.strip()
         messages = [{"role": "system", "content": system}] if system else []
         if question is not None:
-            messages.append({"role": "user", "content": question.strip()})
+            messages.append({"role": "user",
+                             "content": with_attachments(question.strip(), attachments)})
             answer(messages, engine, params, spec.mode, printer)
             return 0
+        if attachments:  # an interactive chat: the files open it, as a message of their own
+            messages.append({"role": "user", "content": with_attachments(
+                "Here are the files I want to ask about.", attachments)})
+            messages.append({"role": "assistant",
+                             "content": answer(messages, engine, params, spec.mode, printer)})
         return interactive(engine, params, spec.mode, printer, messages)
     finally:
         engine.close()
@@ -192,3 +204,18 @@ class JsonPrinter:
 
     def done(self, done) -> None:
         self._emit({"type": "done", "text": done.text, "stats": done.stats.to_dict()})
+
+
+def read_attachments(paths: list[str]) -> list:
+    """--attach's files, each read whole before anything loads; one that cannot be attached
+    stops the command with the line that says why."""
+    from draftlight.store.attachments import AttachmentError, read_attachment
+    attachments = []
+    for path in paths:
+        try:
+            attachment = read_attachment(Path(path))
+        except AttachmentError as exc:
+            raise UserError(f"cannot attach {exc}") from None
+        if attachment.sha256 not in {a.sha256 for a in attachments}:
+            attachments.append(attachment)
+    return attachments

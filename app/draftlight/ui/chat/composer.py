@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 class Composer(QPlainTextEdit):
     submitted = Signal(str)
+    files_dropped = Signal(list)  # paths of files dropped on the box: to attach
     empty_submitted = Signal()  # Enter or Send with nothing (or only spaces) typed
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -17,6 +18,17 @@ class Composer(QPlainTextEdit):
         self.setObjectName("composer")
         self.setMaximumHeight(96)
         self.can_send = True  # False while a reply streams or no model is loaded
+
+    def canInsertFromMimeData(self, source) -> bool:
+        return source.hasUrls() or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source) -> None:
+        """Files dropped (or pasted as files) are attached, not typed in as their paths."""
+        files = [url.toLocalFile() for url in source.urls() if url.isLocalFile()]
+        if files:
+            self.files_dropped.emit(files)
+            return
+        super().insertFromMimeData(source)
 
     def keyPressEvent(self, event) -> None:
         enter = event.key() in (Qt.Key_Return, Qt.Key_Enter)

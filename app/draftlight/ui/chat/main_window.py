@@ -14,6 +14,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 
 from draftlight.settings import Settings, save_settings
+from draftlight.store.attachments import with_attachments
 from draftlight.store.history import History
 from draftlight.ui.chat.look import STYLE
 from draftlight.ui.chat.window_place import remember_place, restore_place
@@ -25,7 +26,7 @@ from draftlight.ui.engine.model_loader import ModelLoader
 from draftlight.ui.engine.draft_offer import offer_draft
 from draftlight.ui.engine.engine_choice import EngineChoice
 from draftlight.ui.engine.model_bar import ModelBar
-from draftlight.ui.engine.server_log import ServerLog, ServerLogDialog
+from draftlight.ui.engine.server_log import ServerLog, open_server_log
 from draftlight.ui.chat.main_toolbar import MainToolbar, model_toolbar
 from draftlight.ui.chat.menus import build_menus
 from draftlight.ui.flash.palette import scheme_named
@@ -98,6 +99,7 @@ class MainWindow(QMainWindow):
         right = ChatPane(self.settings)
         self.banner, self.chat, self.composer = right.banner, right.chat, right.composer
         self.send_button, self.stop_button = right.send_button, right.stop_button
+        self.attachments = right.attachments  # files for the next message
         self.regenerate_button = right.regenerate_button
 
         splitter = QSplitter()
@@ -169,7 +171,7 @@ class MainWindow(QMainWindow):
         self.toolbar.new_action.triggered.connect(self.new_conversation)
         self.toolbar.settings_action.triggered.connect(self.open_settings)
         self.models_action.triggered.connect(self.open_models)
-        self.server_log_action.triggered.connect(self.open_server_log)
+        self.server_log_action.triggered.connect(lambda: open_server_log(self))
         self.quit_action.triggered.connect(self.close)
         self.toolbar.highlight_action.toggled.connect(self.set_highlights_visible)
         self.toolbar.mode_box.currentIndexChanged.connect(self._on_mode_chosen)
@@ -267,6 +269,7 @@ class MainWindow(QMainWindow):
 
     def send(self, text: str) -> None:
         if self.ready and not self.loading:
+            text = with_attachments(text, self.attachments.take())
             self.session.send(text, self.current_mode())
 
     def regenerate(self) -> None:
@@ -343,12 +346,6 @@ class MainWindow(QMainWindow):
         dialog.draft_chosen.connect(self.choose_draft)
         dialog.installed_changed.connect(self._fill_model_bar)
         dialog.exec()
-
-    def open_server_log(self) -> None:
-        if self.server_log_dialog is None:
-            self.server_log_dialog = ServerLogDialog(self.server_log, self)
-        self.server_log_dialog.show()
-        self.server_log_dialog.raise_()
 
     def show_status(self, text: str) -> None:
         self.statusBar().showMessage(text, 5000)

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 from draftlight.settings import Settings
 from draftlight.ui.widgets.banner import Banner
 from draftlight.ui.chat.view import ChatView
+from draftlight.ui.chat.attachment_tray import AttachmentTray
 from draftlight.ui.chat.composer import Composer
 from draftlight.ui.flash.palette import scheme_named
 
@@ -24,8 +25,12 @@ class ChatPane(QWidget):
         self.chat.flash = settings.flash_drafts
         self.chat.scheme = scheme_named(settings.palette)
         column.addWidget(self.chat, 1)
+        self.attachments = AttachmentTray()  # files for the next message, as chips
+        self.attachments.problem.connect(self.banner.show_message)
+        column.addWidget(self.attachments)
         row = QHBoxLayout()
         self.composer = Composer()
+        self.composer.files_dropped.connect(self.attachments.add_paths)
         row.addWidget(self.composer, 1)
         buttons = QVBoxLayout()
         self.send_button = QPushButton("Send")
@@ -33,7 +38,12 @@ class ChatPane(QWidget):
         self.stop_button = QPushButton("Stop")
         self.regenerate_button = QPushButton("Regenerate")
         self.stop_button.setToolTip("Stop the reply (Esc)")
-        for button in (self.send_button, self.stop_button, self.regenerate_button):
+        self.attach_button = QPushButton("Attach…")
+        self.attach_button.setToolTip("Text, Markdown or code files to ask about (or drop them "
+                                      "on the message box): sent with your next message")
+        self.attach_button.clicked.connect(self.attachments.ask)
+        for button in (self.send_button, self.stop_button, self.regenerate_button,
+                       self.attach_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
         row.addLayout(buttons)

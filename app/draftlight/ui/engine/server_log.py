@@ -60,3 +60,11 @@ class ServerLogDialog(QDialog):
     def showEvent(self, event) -> None:
         super().showEvent(event)
         self.text.verticalScrollBar().setValue(self.text.verticalScrollBar().maximum())
+
+
+def open_server_log(window) -> None:
+    """View ▸ Server log on a MainWindow: one dialog, raised when asked again."""
+    if window.server_log_dialog is None:
+        window.server_log_dialog = ServerLogDialog(window.server_log, window)
+    window.server_log_dialog.show()
+    window.server_log_dialog.raise_()

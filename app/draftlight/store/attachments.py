@@ -1,0 +1,122 @@
+"""Files brought into a conversation: a text file (prose, Markdown, source code, any text by its
+content) read with its encoding found, and put into the message under a header that names it, so
+the reply can quote it and the drafts can copy from it.
+
+What is not text gets one line that says what it is and nothing is read whole: a file over
+MAX_BYTES is refused before reading, a binary file (an image, an archive, a PDF, a program) by
+its first bytes. The text goes to the model as text: a chat template's control tokens in it are
+tokenized as plain text by the engine (draftlight.engine.control_text), as any message's are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from draftlight.store.errors import StoreError
+
+MAX_BYTES = 2 << 20  # about 500k tokens of text: far more than any context here holds
+SNIFF = 8192  # the bytes looked at to tell text from binary
+# What the first bytes of common non-text files are, for the line that refuses them
+SIGNATURES = ((b"%PDF", "a PDF (only text files can be attached so far)"),
+              (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+              (b"GIF8", "a GIF image"), (b"PK\x03\x04", "a ZIP archive (or a DOCX/XLSX file)"),
+              (b"\x7fELF", "a program"), (b"MZ", "a Windows program"),
+              (b"GGUF", "a GGUF model (use it as a target or draft instead)"),
+              (b"SQLite format 3", "a SQLite database"))
+ENCODINGS = ("utf-8-sig", "utf-16", "cp1252")  # utf-16 only with its BOM (checked first)
+
+
+class AttachmentError(StoreError):
+    """A file that cannot be attached, and why (one line)."""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    name: str  # the file's name, as the header shows it
+    text: str
+    encoding: str
+    sha256: str  # of the bytes read: the same file attached twice is one attachment
+
+    @property
+    def lines(self) -> int:
+        return self.text.count("\n") + (0 if self.text.endswith("\n") or not self.text else 1)
+
+    def describe(self) -> str:
+        """"notes.md · 120 lines" (a chip's words)."""
+        return f"{self.name} · {self.lines} line{'s' if self.lines != 1 else ''}"
+
+
+def read_attachment(path: Path) -> Attachment:
+    """The text file at `path`.
+
+    Raises:
+        AttachmentError: missing, a folder, too large, empty, or not text."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise AttachmentError(f"{path.name}: the file is no longer there") from None
+    except OSError as exc:
+        raise AttachmentError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
+    if path.is_dir():
+        raise AttachmentError(f"{path.name} is a folder: attach the files in it")
+    if size > MAX_BYTES:
+        raise AttachmentError(f"{path.name} is {size / (1 << 20):.1f} MB: attachments are "
+                              f"at most {MAX_BYTES >> 20} MB of text")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise AttachmentError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
+    if not data.strip():
+        raise AttachmentError(f"{path.name} is empty")
+    text, encoding = decoded(data, path.name)
+    return Attachment(path.name, text.replace("\r\n", "\n").replace("\r", "\n"), encoding,
+                      hashlib.sha256(data).hexdigest())
+
+
+def decoded(data: bytes, name: str) -> tuple[str, str]:
+    """(text, encoding) of a file's bytes, or an AttachmentError naming what it is instead."""
+    for signature, what in SIGNATURES:
+        if data.startswith(signature):
+            raise AttachmentError(f"{name} is {what}, not text")
+    head = data[:SNIFF]
+    utf16 = head.startswith((b"\xff\xfe", b"\xfe\xff"))
+    if b"\0" in head and not utf16:
+        raise AttachmentError(f"{name} is not text (binary data)")
+    for encoding in ENCODINGS:
+        if encoding == "utf-16" and not utf16:
+            continue
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if _mostly_printable(text[:SNIFF]):
+            return text, encoding
+    raise AttachmentError(f"{name} is not text (no text encoding reads it)")
+
+
+def _mostly_printable(text: str) -> bool:
+    control = sum(1 for c in text if ord(c) < 32 and c not in "\n\r\t\f")
+    return control <= len(text) // 100
+
+
+def with_attachments(message: str, attachments: list[Attachment]) -> str:
+    """The message as the model gets it: each file under a header that names it, then the
+    message (a fence longer than any backtick run inside keeps code intact)."""
+    parts = []
+    for attachment in attachments:
+        fence = "`" * max(3, _longest_backtick_run(attachment.text) + 1)
+        parts.append(f"Attached file: {attachment.name}\n{fence}\n{attachment.text.rstrip()}\n"
+                     f"{fence}")
+    parts.append(message)
+    return "\n\n".join(p for p in parts if p)
+
+
+def _longest_backtick_run(text: str) -> int:
+    longest = run = 0
+    for c in text:
+        run = run + 1 if c == "`" else 0
+        longest = max(longest, run)
+    return longest
