@@ -27,7 +27,9 @@ def add_bench_parser(commands) -> None:
                     "report.png.")
     bench.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS,
                        help="Spec-Bench style JSON lines (default: the project's own set)")
-    bench.add_argument("--target", type=model_argument, help="target GGUF (default: the bundled model)")
+    bench.add_argument("--target", type=model_argument,
+                       help="target GGUF, or a found model (ollama:NAME:TAG); default: the "
+                            "bundled model")
     bench.add_argument("--draft", type=model_argument,
                        help="draft GGUF, of the target's vocabulary or another one (cross-"
                             "vocabulary); default: the target drafts for itself")

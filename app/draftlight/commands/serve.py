@@ -31,7 +31,9 @@ def add_serve_parser(commands) -> None:
                        help="address to listen on (default: %(default)s, this machine only)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT,
                        help="port (default: %(default)s; 0 = any free one)")
-    serve.add_argument("--target", type=model_argument, help="target GGUF (default: the bundled model)")
+    serve.add_argument("--target", type=model_argument,
+                       help="target GGUF, or a found model (ollama:NAME:TAG); default: the "
+                            "bundled model")
     serve.add_argument("--draft", type=model_argument, help="draft GGUF (as for `draftlight chat`)")
     serve.add_argument("--mode", type=mode_argument, default="auto", metavar="MODE",
                        help="speculation when a request has no prediction: auto (default), "

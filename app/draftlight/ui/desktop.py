@@ -113,7 +113,8 @@ def dark_palette() -> QPalette:
                          (QPalette.Text, "#e6e6e6"), (QPalette.Button, "#353535"),
                          (QPalette.ButtonText, "#e6e6e6"), (QPalette.ToolTipBase, "#333333"),
                          (QPalette.ToolTipText, "#e6e6e6"), (QPalette.PlaceholderText, "#8c8c8c"),
-                         (QPalette.Mid, "#9a9a9a"), (QPalette.Midlight, "#3d3d3d"), (QPalette.Link, "#6cb4ff"),
+                         (QPalette.Mid, "#9a9a9a"), (QPalette.Midlight, "#3d3d3d"),
+                         (QPalette.Link, "#6cb4ff"),
                          (QPalette.Highlight, "#2f65ca"), (QPalette.HighlightedText, "#ffffff")):
         palette.setColor(role, QColor(colour))
     for role in (QPalette.Text, QPalette.WindowText, QPalette.ButtonText):

@@ -56,7 +56,8 @@ def place(source_role: str, number: int = 0) -> str:
 
 
 def describe(origin: dict | None, source: Source | None) -> str:
-    """One line: "copied from your message 2: '…context…'", "guessed by X, which gave these tokens probabilities 0.93, 0.88"."""
+    """One line: "copied from your message 2: '…context…'", "guessed by X, which gave these
+    tokens probabilities 0.93, 0.88"."""
     if not isinstance(origin, dict):
         return ""
     kind = origin.get("kind")
