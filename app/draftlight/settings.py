@@ -60,6 +60,8 @@ class Settings:
     # size) and the conversation it showed (0 = a new one)
     window_geometry: str = ""
     last_conversation: int = 0
+    # Folders of GGUF files to list besides other apps' (one per line; `models add-folder`)
+    model_folders: str = ""
 
     def effective_mode(self) -> str:
         return self.mode or "auto"

@@ -195,7 +195,7 @@ def test_an_isolated_draftlight_looks_only_where_a_variable_points(tmp_path, mon
     forget_found()
     monkeypatch.delenv("OLLAMA_MODELS")
     monkeypatch.delenv("DRAFTLIGHT_HOME")
-    assert [m.reference for m in find_models()] == ["ollama:qwen2.5:7b"]  # the user's own
+    assert [m.reference for m in find_models(folders=[])] == ["ollama:qwen2.5:7b"]  # the user's
 
 
 
@@ -231,3 +231,26 @@ def test_pairs_put_a_small_same_vocabulary_draft_first_and_skip_one_too_big(tmp_
     printed = capsys.readouterr().out
     assert "ollama:qwen2.5:7b  +  ollama:qwen2.5:0.5b" in printed
     assert "ollama:qwen2.5:7b  +  ollama:qwen2.5:3b" not in printed
+
+
+def test_a_folder_you_add_is_listed_and_taken_by_reference(tmp_path, capsys):
+    from draftlight.cli import main
+    shelf = tmp_path / "my models"
+    gguf(shelf / "qwen" / "Qwen2.5-0.5B-Q8_0.gguf")
+    gguf(shelf / "notes.gguf.partial")
+    before = hashes(shelf)
+    assert main(["models", "add-folder", str(shelf)]) == 0
+    assert "1 GGUF model " in capsys.readouterr().out
+    assert main(["models", "add-folder", str(shelf)]) == 0  # twice: listed once
+    capsys.readouterr()
+    forget_found()
+    found = [m for m in find_models() if m.app == "a folder you added"]
+    assert [m.reference for m in found] == ["folder:my models/qwen/Qwen2.5-0.5B-Q8_0.gguf"]
+    assert resolve_reference(found[0].reference) == found[0].path
+    assert main(["models", "remove-folder", str(shelf)]) == 0
+    forget_found()
+    assert not [m for m in find_models() if m.app == "a folder you added"]
+    assert main(["models", "remove-folder", str(shelf)]) == 2
+    assert "was not added" in capsys.readouterr().err
+    assert main(["models", "add-folder", str(tmp_path / "nowhere")]) == 2
+    assert hashes(shelf) == before

@@ -23,6 +23,14 @@ def add_models_parser(commands) -> None:
                                          "other apps')")
     pairs.set_defaults(run=_telling_notices(run_pairs))
 
+    folder = sub.add_parser("add-folder", help="list the GGUF files of a folder too (they stay "
+                                               "where they are)")
+    folder.add_argument("path", type=Path, metavar="FOLDER")
+    folder.set_defaults(run=run_add_folder)
+    unfolder = sub.add_parser("remove-folder", help="stop listing a folder added with add-folder")
+    unfolder.add_argument("path", type=Path, metavar="FOLDER")
+    unfolder.set_defaults(run=run_remove_folder)
+
     pull = sub.add_parser("pull", help="download a GGUF file from the hub (resumes if interrupted)")
     pull.add_argument("repo_id", metavar="REPO_ID",
                       help="e.g. bartowski/Qwen2.5-0.5B-Instruct-GGUF")
@@ -110,6 +118,45 @@ def run_list(args: argparse.Namespace) -> int:
     for problem in unreadable:
         print(f"draftlight: error: {problem}", file=sys.stderr)
     return 2 if unreadable else 0  # as `ls` does: the whole list, and a status that says so
+
+
+def run_add_folder(args: argparse.Namespace) -> int:
+    from draftlight.store.found_models import find_models, forget_found
+    folder = args.path.expanduser().resolve()
+    if not folder.is_dir():
+        raise UserError(f"{args.path} is not a folder")
+    folders = _folders()
+    if folder not in folders:
+        _save_folders(folders + [folder])
+    forget_found()
+    found = [m for m in find_models() if m.app == "a folder you added"
+             and folder in m.path.parents]
+    print(f"{folder}: {len(found)} GGUF model{'s' if len(found) != 1 else ''} "
+          f"(`draftlight models list` shows them)")
+    return 0
+
+
+def run_remove_folder(args: argparse.Namespace) -> int:
+    folder = args.path.expanduser().resolve()
+    folders = _folders()
+    if folder not in folders:
+        raise UserError(f"{args.path} was not added ({len(folders)} folder"
+                        f"{'s' if len(folders) != 1 else ''} are)")
+    _save_folders([f for f in folders if f != folder])
+    print(f"{folder} is no longer listed (its files are untouched)")
+    return 0
+
+
+def _folders() -> list[Path]:
+    from draftlight.store.found_models import user_folders
+    return [f.resolve() for f in user_folders()]
+
+
+def _save_folders(folders: list[Path]) -> None:
+    from dataclasses import replace
+    from draftlight.settings import load_settings, save_settings
+    settings = load_settings()[0]
+    save_settings(replace(settings, model_folders="\n".join(str(f) for f in folders)))
 
 
 def run_pairs(args: argparse.Namespace) -> int:

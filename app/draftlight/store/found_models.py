@@ -33,7 +33,7 @@ OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 PARTIAL_SUFFIXES = (".partial", ".incomplete", ".downloading", ".part", ".tmp")
 # Schemes of a found model's reference, as --target and --draft take it ("ollama:qwen2.5:7b")
 SCHEMES = {"ollama": "Ollama", "lmstudio": "LM Studio", "hf": "Hugging Face cache",
-           "llamacpp": "llama.cpp"}
+           "llamacpp": "llama.cpp", "folder": "a folder you added"}
 _MEMO_SECONDS = 10.0  # a list asked for again within this is the one found last
 _memo: tuple[float, tuple, list] | None = None
 
@@ -52,7 +52,8 @@ class FoundModel:
         return f"{scheme}:{self.name}"
 
 
-def find_models(env=None, home: Path | None = None) -> list[FoundModel]:
+def find_models(env=None, home: Path | None = None,
+                folders: list[Path] | None = None) -> list[FoundModel]:
     """Every model found, app by app, each app's in name order. With DRAFTLIGHT_HOME set and
     no `home` given, only the folders the apps' variables name are looked at."""
     global _memo
@@ -63,14 +64,17 @@ def find_models(env=None, home: Path | None = None) -> list[FoundModel]:
         home = None
     else:
         home = Path(home) if home is not None else Path.home()
-    key = (id(env), str(home), tuple(env.get(k, "") for k in (
+    folders = user_folders() if folders is None else list(folders)
+    key = (id(env), str(home), tuple(map(str, folders)), tuple(env.get(k, "") for k in (
         "OLLAMA_MODELS", "HF_HUB_CACHE", "HF_HOME", "LLAMA_CACHE", "XDG_CACHE_HOME")))
     if _memo is not None and _memo[1] == key and time.monotonic() - _memo[0] < _MEMO_SECONDS:
         return list(_memo[2])
     found: list[FoundModel] = []
     seen: set[Path] = set()
-    for app, scan in (("Ollama", _ollama), ("LM Studio", _lm_studio),
-                      ("Hugging Face cache", _hugging_face), ("llama.cpp", _llama_cpp)):
+    scans = (("Ollama", _ollama), ("LM Studio", _lm_studio),
+             ("Hugging Face cache", _hugging_face), ("llama.cpp", _llama_cpp),
+             ("a folder you added", lambda _env, _home: _added(folders)))
+    for app, scan in scans:
         models = []
         for name, path, size in scan(env, home):
             real = _resolved(path)
@@ -202,6 +206,20 @@ def _model_layer(manifest: Path) -> str | None:
             if isinstance(digest, str) and digest.startswith("sha256:") and "/" not in digest:
                 return digest
     return None
+
+
+def user_folders() -> list[Path]:
+    """The folders Settings name (model_folders, one per line)."""
+    from draftlight.settings import load_settings
+    text = load_settings()[0].model_folders
+    return [Path(line.strip()).expanduser() for line in text.splitlines() if line.strip()]
+
+
+def _added(folders: list[Path]):
+    for root in folders:
+        for path in _ggufs_under(root, depth=3):
+            yield f"{root.name}/{'/'.join(path.relative_to(root).parts)}", path, \
+                _model_size(path)
 
 
 def _lm_studio(env, home: Path):
