@@ -110,9 +110,10 @@ def run_chat(args: argparse.Namespace) -> int:
         engine.close()
 
 
-def answer(messages, engine, params, mode, printer) -> str:
+def answer(messages, engine, params, mode, printer, prediction: str | None = None) -> str:
     from draftlight.engine.events import Done, Notice, TextPiece
-    events = engine.generate(messages, params, mode)
+    events = (engine.generate(messages, params, mode, prediction=prediction) if prediction
+              else engine.generate(messages, params, mode))
     try:
         for event in events:
             if isinstance(event, TextPiece):
@@ -129,8 +130,9 @@ def answer(messages, engine, params, mode, printer) -> str:
 
 def interactive(engine, params, mode, printer, start: list[dict[str, str]] | None = None) -> int:
     from draftlight.engine.errors import EngineError
-    print(f"Draftlight chat. /mode {'|'.join(engine.modes)} switches speculation, /reset starts "
-          f"over, Ctrl-D quits.", file=sys.stderr)
+    print(f"Draftlight chat. /mode {'|'.join(engine.modes)} switches speculation, /retry answers "
+          f"the last question again (drafted by the earlier answer), /edit TEXT replaces it, "
+          f"/reset starts over, Ctrl-D quits.", file=sys.stderr)
     messages: list[dict[str, str]] = list(start or [])
     while True:
         try:
@@ -152,9 +154,23 @@ def interactive(engine, params, mode, printer, start: list[dict[str, str]] | Non
         if line == "/reset":
             messages = list(start or [])
             continue
+        earlier = None
+        if line == "/retry" or line.startswith("/edit"):
+            if len(messages) < 2 or messages[-1]["role"] != "assistant":
+                print("draftlight: nothing to answer again yet", file=sys.stderr)
+                continue
+            earlier = messages.pop()["content"]  # drafts the new answer, never shown to it
+            question = messages.pop()["content"]
+            line = line.removeprefix("/edit").strip() if line.startswith("/edit") else question
+            if not line:
+                messages += [{"role": "user", "content": question},
+                             {"role": "assistant", "content": earlier}]
+                print("draftlight: /edit needs the new question: /edit TEXT", file=sys.stderr)
+                continue
         messages.append({"role": "user", "content": line})
         try:
-            reply = answer(messages, engine, params, mode, printer)
+            reply = answer(messages, engine, params, mode, printer,
+                           earlier if mode != "off" else None)
         except KeyboardInterrupt:
             print("\n(stopped)", file=sys.stderr)
             messages.pop()
