@@ -11,6 +11,7 @@ tokenized as plain text by the engine (draftlight.engine.control_text), as any m
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,3 +121,19 @@ def _longest_backtick_run(text: str) -> int:
         run = run + 1 if c == "`" else 0
         longest = max(longest, run)
     return longest
+
+
+_BLOCK = re.compile(r"Attached file: (?P<name>[^\n]+)\n(?P<fence>`{3,})\n")
+
+
+def attachment_at(message: str, position: int) -> tuple[str, int] | None:
+    """(file name, line number from 1) of the attached file whose text holds character
+    `position` of a message made by with_attachments; None outside every file."""
+    for match in _BLOCK.finditer(message):
+        start = match.end()
+        end = message.find("\n" + match.group("fence"), start)
+        if end < 0:
+            end = len(message)
+        if start <= position < end:
+            return match.group("name"), message.count("\n", start, position) + 1
+    return None

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from draftlight.store.attachments import attachment_at
+
 EXCERPT = 60  # characters of the source shown around a copied span, at most
 MAX_P = 8  # probabilities listed for a run, at most
 
@@ -84,6 +86,10 @@ def describe(origin: dict | None, source: Source | None) -> str:
     if (source is None or not isinstance(start, int) or not isinstance(end, int)
             or not 0 <= start <= end <= len(source.text)):
         return f"copied from {where}"
+    attached = attachment_at(source.text, start) if kind == "message" else None
+    if attached is not None:  # inside a file attached to that message: the file, the line
+        name, line = attached
+        where = f"{name}, line {line} (attached to {where})"
     return f"copied from {where}: '{excerpt(source.text, start, end)}'"
 
 
