@@ -222,3 +222,9 @@ def test_the_bundled_model_is_one_row_once_its_default_copy_exists(panel, bundle
     panel.refresh()
     names = [m.name for m in panel.models_shown()]
     assert DEFAULT_NAME in names and BUNDLED_NAME not in names
+
+
+def test_an_empty_selection_leaves_the_buttons_off(panel):
+    panel.list.setCurrentRow(-1)
+    panel._update_buttons()
+    assert not panel.delete_button.isEnabled() and not panel.target_button.isEnabled()

@@ -166,7 +166,7 @@ class InstalledPanel(QWidget):
         self.delete_button.setToolTip(
             "The bundled model ships with the app and stays" if bundled
             else "In a folder you added: Draftlight lists it and never deletes it"
-            if model.source == "a folder you added"
+            if other_app and model.source == "a folder you added"
             else f"{model.source} keeps this model: remove it there" if other_app
             else "Delete the file (a model you added is only forgotten; its file stays)")
 
