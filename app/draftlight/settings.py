@@ -63,6 +63,11 @@ class Settings:
     # Folders of GGUF files to list besides other apps' (one per line; `models add-folder`)
     model_folders: str = ""
 
+    def added_model_folders(self) -> list[Path]:
+        """model_folders as paths (`draftlight models add-folder`)."""
+        return [Path(line.strip()).expanduser() for line in self.model_folders.splitlines()
+                if line.strip()]
+
     def effective_mode(self) -> str:
         return self.mode or "auto"
 
@@ -168,3 +173,9 @@ def save_settings(settings: Settings, path: Path | None = None) -> None:
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)
         raise
+
+
+def added_model_folders() -> list[Path]:
+    """The folders of GGUF files the user added, from the saved settings (none if they cannot
+    be read: the settings' own problem is reported where they are loaded)."""
+    return load_settings()[0].added_model_folders()

@@ -244,12 +244,16 @@ def test_a_folder_you_add_is_listed_and_taken_by_reference(tmp_path, capsys):
     assert main(["models", "add-folder", str(shelf)]) == 0  # twice: listed once
     capsys.readouterr()
     forget_found()
-    found = [m for m in find_models() if m.app == "a folder you added"]
+    from draftlight.commands.model_paths import model_argument
+    from draftlight.settings import added_model_folders
+    found = [m for m in find_models(folders=added_model_folders())
+             if m.app == "a folder you added"]
     assert [m.reference for m in found] == ["folder:my models/qwen/Qwen2.5-0.5B-Q8_0.gguf"]
-    assert resolve_reference(found[0].reference) == found[0].path
+    assert model_argument(found[0].reference) == found[0].path
     assert main(["models", "remove-folder", str(shelf)]) == 0
     forget_found()
-    assert not [m for m in find_models() if m.app == "a folder you added"]
+    assert not [m for m in find_models(folders=added_model_folders())
+                if m.app == "a folder you added"]
     assert main(["models", "remove-folder", str(shelf)]) == 2
     assert "was not added" in capsys.readouterr().err
     assert main(["models", "add-folder", str(tmp_path / "nowhere")]) == 2

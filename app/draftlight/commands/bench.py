@@ -16,7 +16,7 @@ from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
 from draftlight.modes import Mode, ModeError, is_llama_server_mode
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError
-from draftlight.store.found_models import model_argument
+from draftlight.commands.model_paths import model_argument
 
 
 def add_bench_parser(commands) -> None:

@@ -12,7 +12,7 @@ from draftlight.modes import mode_argument
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError, note
 from draftlight.store.attachments import with_attachments
-from draftlight.store.found_models import model_argument
+from draftlight.commands.model_paths import model_argument
 
 DRAFT_COLOUR = "\x1b[1;36m"  # bold cyan: tokens a draft guessed and the target accepted
 RESET = "\x1b[0m"

@@ -94,10 +94,11 @@ def _telling_notices(run):
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from draftlight.settings import added_model_folders
     from draftlight.store.found_models import find_models
     from draftlight.store.installed import list_installed
     models = list_installed()
-    found = find_models()
+    found = find_models(folders=added_model_folders())
     if not models and not found:
         print("no models installed")
         return 0
@@ -129,7 +130,7 @@ def run_add_folder(args: argparse.Namespace) -> int:
     if folder not in folders:
         _save_folders(folders + [folder])
     forget_found()
-    found = [m for m in find_models() if m.app == "a folder you added"
+    found = [m for m in find_models(folders=_folders()) if m.app == "a folder you added"
              and folder in m.path.parents]
     print(f"{folder}: {len(found)} GGUF model{'s' if len(found) != 1 else ''} "
           f"(`draftlight models list` shows them)")
@@ -148,8 +149,8 @@ def run_remove_folder(args: argparse.Namespace) -> int:
 
 
 def _folders() -> list[Path]:
-    from draftlight.store.found_models import user_folders
-    return [f.resolve() for f in user_folders()]
+    from draftlight.settings import added_model_folders
+    return [f.resolve() for f in added_model_folders()]
 
 
 def _save_folders(folders: list[Path]) -> None:
@@ -161,9 +162,10 @@ def _save_folders(folders: list[Path]) -> None:
 
 def run_pairs(args: argparse.Namespace) -> int:
     """For each model, the drafts it can use here, best first."""
+    from draftlight.settings import added_model_folders
     from draftlight.store.found_models import every_model
     from draftlight.store.pairs import drafts_for
-    models = [m for m in every_model() if m.exists]
+    models = [m for m in every_model(added_model_folders()) if m.exists]
     headers: dict = {}
     lines = []
     for target in models:

@@ -14,7 +14,7 @@ from draftlight.serve.guard import access_for, is_loopback
 from draftlight.serve.worker import DEFAULT_TIME_LIMIT
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError, note
-from draftlight.store.found_models import model_argument
+from draftlight.commands.model_paths import model_argument
 
 DEFAULT_PORT = 8080
 DEFAULT_QUEUE = 8

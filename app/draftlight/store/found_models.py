@@ -64,7 +64,7 @@ def find_models(env=None, home: Path | None = None,
         home = None
     else:
         home = Path(home) if home is not None else Path.home()
-    folders = user_folders() if folders is None else list(folders)
+    folders = list(folders or ())
     key = (id(env), str(home), tuple(map(str, folders)), tuple(env.get(k, "") for k in (
         "OLLAMA_MODELS", "HF_HUB_CACHE", "HF_HOME", "LLAMA_CACHE", "XDG_CACHE_HOME")))
     if _memo is not None and _memo[1] == key and time.monotonic() - _memo[0] < _MEMO_SECONDS:
@@ -86,12 +86,13 @@ def find_models(env=None, home: Path | None = None,
     return list(found)
 
 
-def every_model() -> list:
-    """Draftlight's own models (store.installed.list_installed), then the found ones as
-    InstalledModels whose name is their reference and whose source is their app."""
+def every_model(folders=()) -> list:
+    """Draftlight's own models (store.installed.list_installed), then the found ones (and those
+    of `folders`, the ones the user added: settings.added_model_folders) as InstalledModels
+    whose name is their reference and whose source is their app."""
     from draftlight.store.installed import InstalledModel, list_installed
     return list_installed() + [InstalledModel(m.reference, m.path, m.app, size=m.size)
-                               for m in find_models()]
+                               for m in find_models(folders=folders)]
 
 
 OWN_SOURCES = ("bundled", "hub", "local", "converted")  # the rest: the app named keeps it
@@ -103,11 +104,12 @@ def forget_found() -> None:
     _memo = None
 
 
-def resolve_reference(text: str, env=None, home: Path | None = None) -> Path | None:
+def resolve_reference(text: str, env=None, home: Path | None = None,
+                      folders=()) -> Path | None:
     """The file of "ollama:qwen2.5:7b" (any of SCHEMES, or a found model's bare name when it is
     unique); None when `text` names no found model."""
     scheme, _, name = text.partition(":")
-    models = find_models(env, home)
+    models = find_models(env, home, folders)
     if scheme in SCHEMES and name:
         matches = [m for m in models if m.app == SCHEMES[scheme] and m.name == name]
         if not matches and scheme == "ollama" and ":" not in name:
@@ -115,17 +117,6 @@ def resolve_reference(text: str, env=None, home: Path | None = None) -> Path | N
     else:
         matches = [m for m in models if m.name == text]
     return matches[0].path if len(matches) == 1 else None
-
-
-def model_argument(text: str) -> Path:
-    """--target and --draft: a path, or a found model by its reference ("ollama:qwen2.5:7b",
-    as `draftlight models list` shows it); what names neither stays a path, and the load says
-    the file is missing."""
-    path = Path(text).expanduser()
-    if path.exists():
-        return path
-    found = resolve_reference(text)
-    return found if found is not None else path
 
 
 # --- each app's folders ------------------------------------------------------------------------
@@ -206,13 +197,6 @@ def _model_layer(manifest: Path) -> str | None:
             if isinstance(digest, str) and digest.startswith("sha256:") and "/" not in digest:
                 return digest
     return None
-
-
-def user_folders() -> list[Path]:
-    """The folders Settings name (model_folders, one per line)."""
-    from draftlight.settings import load_settings
-    text = load_settings()[0].model_folders
-    return [Path(line.strip()).expanduser() for line in text.splitlines() if line.strip()]
 
 
 def _added(folders: list[Path]):

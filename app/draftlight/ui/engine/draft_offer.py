@@ -4,6 +4,7 @@ is small enough to pay. One click in the banner loads it; the target stays."""
 
 from __future__ import annotations
 
+from draftlight.settings import added_model_folders
 from draftlight.store.found_models import every_model
 from draftlight.store.pairs import drafts_for
 
@@ -11,7 +12,7 @@ from draftlight.store.pairs import drafts_for
 def draft_offer(target_path: str) -> tuple[str, str] | None:
     """(the banner's line, the draft's path) for the target at `target_path`; None when no
     model here drafts for it token for token."""
-    models = [m for m in every_model() if m.exists]
+    models = [m for m in every_model(added_model_folders()) if m.exists]
     target = next((m for m in models if str(m.path) == target_path), None)
     if target is None:
         return None

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QWid
 
 from draftlight.modes import llama_mode
 from draftlight.store.pairs import vocabulary_difference
+from draftlight.settings import added_model_folders
 from draftlight.store.found_models import every_model
 # The draft drop-down's data besides a file: the target's own multi-token-prediction layers on
 # llama-server (draft-mtp), n-gram lookup (no draft model), no drafting.
@@ -76,7 +77,8 @@ class ModelBar(QWidget):
              modes: tuple[str, ...], mtp: bool = False) -> None:
         """List the installed models, the current ones chosen; `mtp`: the target carries
         multi-token-prediction layers, which llama.cpp's server drafts with."""
-        models = [m for m in every_model() if m.exists]  # Ollama's, LM Studio's… too
+        # Draftlight's own models, then Ollama's, LM Studio's… and the folders added
+        models = [m for m in every_model(added_model_folders()) if m.exists]
         current_target = target_path or ""
         self.target_box.blockSignals(True)
         self.target_box.clear()

@@ -16,6 +16,7 @@ from draftlight.store.convert import ConversionCancelled
 from draftlight.store.convert_installed import OFFERED_TYPES, convert_installed
 from draftlight.store.default_model import DEFAULT_NAME
 from draftlight.store.errors import StoreError, describe_error
+from draftlight.settings import added_model_folders
 from draftlight.store.found_models import OWN_SOURCES, every_model
 from draftlight.store.gguf_info import weight_type_of
 from draftlight.store.installed import (InstalledModel, add_local, list_installed, remove,
@@ -114,7 +115,7 @@ class InstalledPanel(QWidget):
     def refresh(self) -> None:
         chosen = self.selected()
         self.list.clear()
-        for model in without_replaced_original(every_model()):
+        for model in without_replaced_original(every_model(added_model_folders())):
             facts, tip = self._facts(model)
             origin = (f"converted from {model.converted_from}" if model.converted_from
                       else model.repo or "")
