@@ -13,6 +13,7 @@ import pytest
 from draftlight.store import found_models
 from draftlight.store.found_models import find_models, forget_found, resolve_reference
 from tests.support.hub_server import synthetic_gguf
+from tests.support.other_apps import ollama_pull
 
 
 @pytest.fixture(autouse=True)
@@ -30,25 +31,7 @@ def gguf(path: Path, size: int = 1 << 12) -> Path:
 
 def ollama_model(root: Path, name: str, tag: str, namespace: str = "library",
                  projector: bool = False) -> Path:
-    blob_bytes = synthetic_gguf(1 << 12) + f"{namespace}/{name}:{tag}".encode()  # one blob each
-    digest = "sha256:" + hashlib.sha256(blob_bytes).hexdigest()
-    blob = root / "blobs" / digest.replace(":", "-")
-    blob.parent.mkdir(parents=True, exist_ok=True)
-    blob.write_bytes(blob_bytes)
-    config = root / "blobs" / ("sha256-" + "0" * 64)
-    config.write_text("{}")
-    layers = [{"mediaType": "application/vnd.ollama.image.model", "digest": digest,
-               "size": len(blob_bytes)},
-              {"mediaType": "application/vnd.ollama.image.template",
-               "digest": "sha256:" + "1" * 64, "size": 10}]
-    if projector:
-        layers[0]["mediaType"] = "application/vnd.ollama.image.projector"
-    manifest = root / "manifests" / "registry.ollama.ai" / namespace / name / tag
-    manifest.parent.mkdir(parents=True, exist_ok=True)
-    manifest.write_text(json.dumps({"schemaVersion": 2, "config": {
-        "mediaType": "application/vnd.docker.container.image.v1+json",
-        "digest": "sha256:" + "0" * 64}, "layers": layers}))
-    return blob
+    return ollama_pull(root, name, tag, namespace=namespace, projector=projector)
 
 
 def hf_snapshot(hub: Path, repo: str, revision: str, files: dict[str, bytes]) -> Path:
@@ -162,14 +145,7 @@ def test_models_list_and_chat_take_a_found_model_by_its_reference(tmp_path, monk
     # The bundled model as Ollama keeps a pulled model: a manifest and a sha256 blob.
     root = tmp_path / "ollama"
     data = bundled_model.read_bytes()
-    digest = "sha256:" + hashlib.sha256(data).hexdigest()
-    (root / "blobs").mkdir(parents=True)
-    blob = root / "blobs" / digest.replace(":", "-")
-    blob.write_bytes(data)
-    manifest = root / "manifests" / "registry.ollama.ai" / "library" / "smollm2" / "135m"
-    manifest.parent.mkdir(parents=True)
-    manifest.write_text(json.dumps({"layers": [
-        {"mediaType": found_models.OLLAMA_MODEL_LAYER, "digest": digest, "size": len(data)}]}))
+    blob = ollama_pull(root, "smollm2", "135m", data=data)
     monkeypatch.setenv("OLLAMA_MODELS", str(root))
     from draftlight.cli import main
     assert main(["models", "list"]) == 0
@@ -204,15 +180,7 @@ def test_pairs_put_a_small_same_vocabulary_draft_first_and_skip_one_too_big(tmp_
     root = tmp_path / "ollama"
 
     def pull(name, tag, size, vocab):
-        data = synthetic_gguf(size, vocab=vocab) + f"{name}:{tag}".encode()
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        blob = root / "blobs" / digest.replace(":", "-")
-        blob.parent.mkdir(parents=True, exist_ok=True)
-        blob.write_bytes(data)
-        manifest = root / "manifests" / "registry.ollama.ai" / "library" / name / tag
-        manifest.parent.mkdir(parents=True, exist_ok=True)
-        manifest.write_text(json.dumps({"layers": [
-            {"mediaType": found_models.OLLAMA_MODEL_LAYER, "digest": digest}]}))
+        ollama_pull(root, name, tag, size=size, vocab=vocab)
 
     pull("qwen2.5", "7b", 400_000, vocab=1000)
     pull("qwen2.5", "0.5b", 60_000, vocab=1000)  # same vocabulary, small: first

@@ -4,25 +4,13 @@ from here."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-
-from draftlight.store.found_models import OLLAMA_MODEL_LAYER, forget_found
-from tests.support.hub_server import synthetic_gguf
+from draftlight.store.found_models import forget_found
+from tests.support.other_apps import ollama_pull
 from tests.support.scripted_engine import ScriptedFactory
 
 
 def pulled(root, name: str, tag: str, size: int = 1 << 14, vocab: int = 1000):
-    data = synthetic_gguf(size, vocab=vocab) + f"{name}:{tag}".encode()
-    digest = "sha256:" + hashlib.sha256(data).hexdigest()
-    blob = root / "blobs" / digest.replace(":", "-")
-    blob.parent.mkdir(parents=True, exist_ok=True)
-    blob.write_bytes(data)
-    manifest = root / "manifests" / "registry.ollama.ai" / "library" / name / tag
-    manifest.parent.mkdir(parents=True, exist_ok=True)
-    manifest.write_text(json.dumps({"layers": [{"mediaType": OLLAMA_MODEL_LAYER,
-                                                "digest": digest, "size": len(data)}]}))
-    return blob
+    return ollama_pull(root, name, tag, size=size, vocab=vocab)
 
 
 def test_an_ollama_model_is_a_target_in_the_window_and_in_the_picker(qtbot, open_window,

@@ -39,7 +39,7 @@ def script(messages, tail: str = "") -> list[tuple[str, str, int, dict | None]]:
 
 
 class OriginEngine(ScriptedEngine):
-    def generate(self, messages, params, mode):
+    def generate(self, messages, params, mode, prediction=None):
         self.factory.calls.append((messages, mode))
         pieces = self.factory.script(messages)
         stats = Stats(mode=mode, new_tokens=len(pieces), target_passes=pieces[-1][2] + 1)

@@ -14,7 +14,7 @@ PLAIN_TOKEN_SECONDS = 0.04  # plain decoding: 25 tokens/s
 
 
 class TimedEngine(ScriptedEngine):
-    def generate(self, messages, params, mode):
+    def generate(self, messages, params, mode, prediction=None):
         # as the in-process engine's stats once auto has timed a one-token pass
         stats = Stats(mode=mode, plain_token_seconds=PLAIN_TOKEN_SECONDS)
         for index in range(150):

@@ -18,7 +18,7 @@ class DraftingEngine(ScriptedEngine):
     """Like the engine: a pass's pieces, then its Progress. A pass that accepted k draft tokens
     had drafted k + 1 (its last one was rejected)."""
 
-    def generate(self, messages, params, mode):
+    def generate(self, messages, params, mode, prediction=None):
         stats = Stats(mode=mode)
         script = self.factory.script
         for index, (piece_text, source, step) in enumerate(script):

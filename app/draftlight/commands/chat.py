@@ -112,8 +112,7 @@ def run_chat(args: argparse.Namespace) -> int:
 
 def answer(messages, engine, params, mode, printer, prediction: str | None = None) -> str:
     from draftlight.engine.events import Done, Notice, TextPiece
-    events = (engine.generate(messages, params, mode, prediction=prediction) if prediction
-              else engine.generate(messages, params, mode))
+    events = engine.generate(messages, params, mode, prediction=prediction)
     try:
         for event in events:
             if isinstance(event, TextPiece):

@@ -26,7 +26,8 @@ SIGNATURES = ((b"%PDF", "a PDF (only text files can be attached so far)"),
               (b"\x7fELF", "a program"), (b"MZ", "a Windows program"),
               (b"GGUF", "a GGUF model (use it as a target or draft instead)"),
               (b"SQLite format 3", "a SQLite database"))
-ENCODINGS = ("utf-8-sig", "utf-16", "cp1252")  # utf-16 only with its BOM (checked first)
+ENCODINGS = ("utf-8-sig", "utf-16", "cp1252")
+HEADER = "Attached file: "  # before each file's name in the message; attachment_at reads it  # utf-16 only with its BOM (checked first)
 
 
 class AttachmentError(StoreError):
@@ -109,7 +110,7 @@ def with_attachments(message: str, attachments: list[Attachment]) -> str:
     parts = []
     for attachment in attachments:
         fence = "`" * max(3, _longest_backtick_run(attachment.text) + 1)
-        parts.append(f"Attached file: {attachment.name}\n{fence}\n{attachment.text.rstrip()}\n"
+        parts.append(f"{HEADER}{attachment.name}\n{fence}\n{attachment.text.rstrip()}\n"
                      f"{fence}")
     parts.append(message)
     return "\n\n".join(p for p in parts if p)
@@ -123,7 +124,7 @@ def _longest_backtick_run(text: str) -> int:
     return longest
 
 
-_BLOCK = re.compile(r"Attached file: (?P<name>[^\n]+)\n(?P<fence>`{3,})\n")
+_BLOCK = re.compile(re.escape(HEADER) + r"(?P<name>[^\n]+)\n(?P<fence>`{3,})\n")
 
 
 def attachment_at(message: str, position: int) -> tuple[str, int] | None:

@@ -24,8 +24,8 @@ class ConversationRow(QStyledItemDelegate):
 
     def sizeHint(self, option, index) -> QSize:
         title = QFontMetrics(option.font)
-        return QSize(option.rect.width(), title.height() + _small(option.font).height()
-                     + 2 * self.PAD + 1)
+        small = QFontMetrics(_small_font(option.font))
+        return QSize(option.rect.width(), title.height() + small.height() + 2 * self.PAD + 1)
 
     def paint(self, painter, option, index) -> None:
         self.initStyleOption(option, index)
@@ -41,9 +41,8 @@ class ConversationRow(QStyledItemDelegate):
         painter.setPen(palette.color(QPalette.HighlightedText if selected else QPalette.Text))
         painter.drawText(area.x(), area.y() + title.ascent(),
                          title.elidedText(text, Qt.ElideRight, area.width()))
-        small = _small(option.font)
-        font = QFont(option.font)
-        font.setPointSizeF(font.pointSizeF() * SMALL)
+        font = _small_font(option.font)
+        small = QFontMetrics(font)
         painter.setFont(font)
         painter.setPen(palette.color(QPalette.HighlightedText if selected else QPalette.Mid))
         painter.drawText(area.x(), area.y() + title.height() + small.ascent(),
@@ -54,10 +53,10 @@ class ConversationRow(QStyledItemDelegate):
 SMALL = 0.85  # the time's size, of the title's
 
 
-def _small(font: QFont) -> QFontMetrics:
+def _small_font(font: QFont) -> QFont:
     small = QFont(font)
     small.setPointSizeF(font.pointSizeF() * SMALL)
-    return QFontMetrics(small)
+    return small
 
 
 class ConversationList(QWidget):

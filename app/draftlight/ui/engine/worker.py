@@ -185,8 +185,7 @@ class EngineWorker(QObject):
             return
         events = None
         try:
-            events = (self.engine.generate(messages, params, mode, prediction=prediction)
-                      if prediction else self.engine.generate(messages, params, mode))
+            events = self.engine.generate(messages, params, mode, prediction=prediction)
             for event in events:
                 if self.stop_upto >= request_id:
                     events.close()
