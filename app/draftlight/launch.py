@@ -156,13 +156,15 @@ def open_engine(spec: EngineSpec, *, report: Report | None = None,
     return _open_in_process(spec, should_cancel)
 
 
-def open_draft(spec: EngineSpec):
-    """The draft model alone, to attach to an in-process engine already loaded."""
+def open_draft(spec: EngineSpec, should_cancel: Callable[[], bool] | None = None):
+    """The draft model alone, to attach to an in-process engine already loaded; True from
+    `should_cancel` stops its load."""
     from draftlight.engine.llama_backend import LlamaBackend
     from draftlight.store.memory import check_models_fit
     if spec.target_gpu_layers == 0 and spec.draft_gpu_layers == 0:
         check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
-    return LlamaBackend(spec.draft_path, load_options(spec, draft=True))
+    return LlamaBackend(spec.draft_path, load_options(spec, draft=True),
+                        should_cancel=should_cancel)
 
 
 def load_options(spec: EngineSpec, *, draft: bool = False):
@@ -180,7 +182,8 @@ def _open_in_process(spec: EngineSpec, should_cancel: Callable[[], bool]):
                          load_options(spec, draft=True), should_cancel=should_cancel)
     try:
         if spec.time_auto:
-            engine.prepare_auto()  # times the models (once per machine, cached) while loading
+            # times the models (once per machine, cached) while loading
+            engine.prepare_auto(should_cancel)
     except BaseException:
         engine.close()
         raise

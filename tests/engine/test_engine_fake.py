@@ -175,6 +175,21 @@ def test_auto_measures_its_costs_inside_a_small_context():
     assert done.text == MOTTO[:8].decode()
 
 
+def test_timing_for_auto_stops_when_the_load_is_cancelled():
+    """Auto times its models while they load (issue 37, item 2): a window closing then asks
+    the timing to stop, and it does before its next pass, with one ModelLoadError."""
+    from draftlight.engine.costs import measure, token_seconds
+    from draftlight.engine.errors import ModelLoadError
+    model = FakeChatModel(lambda c: MOTTO)
+    engine = Engine(model, cost_source=lambda m, p, role: (measure(m, p), token_seconds(m, p)))
+    passes = []
+    with pytest.raises(ModelLoadError, match="cancelled"):
+        engine.prepare_auto(should_cancel=lambda: (passes.append(1), len(passes) > 3)[1])
+    assert len(passes) == 4 and engine.costs is None
+    engine.prepare_auto()  # asked again, not cancelled: it is timed
+    assert engine.costs.v[1] == 1.0
+
+
 # --- the load-time check of batched vs one-token logits ---------------------------------------
 
 def test_the_load_time_check_finds_bit_identical_logits_exact():

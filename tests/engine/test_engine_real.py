@@ -239,3 +239,12 @@ def test_a_load_stops_when_asked_and_a_later_one_works(bundled_model):
         assert backend.tokenize("Hello", add_bos=False)
     finally:
         backend.close()
+
+
+def test_a_draft_load_stops_when_asked(bundled_model):
+    """The draft model the window loads after its target (launch.open_draft) stops as the
+    target's load does; before, it was given no way to stop and a closing window waited."""
+    from draftlight.launch import EngineSpec, open_draft
+    spec = EngineSpec(target_path=str(bundled_model), draft_path=str(bundled_model), n_ctx=256)
+    with pytest.raises(ModelLoadError, match="was cancelled"):
+        open_draft(spec, should_cancel=lambda: True)

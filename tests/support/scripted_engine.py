@@ -47,7 +47,7 @@ class ScriptedEngine:
         stats.seconds = 0.5
         yield Done("".join(text), stats)
 
-    def attach_draft(self, draft) -> None:
+    def attach_draft(self, draft, *, should_cancel=None) -> None:
         self.draft = draft
 
     def detach_draft(self) -> None:
@@ -86,7 +86,7 @@ class ScriptedFactory:
         self.engines.append(engine)
         return engine
 
-    def open_draft(self, spec):
+    def open_draft(self, spec, *, should_cancel):
         self.drafts.append(spec.draft_path)
         return spec.draft_path
 
@@ -104,6 +104,25 @@ class HeldLoadFactory(ScriptedFactory):
 
     def release(self) -> None:
         self.gate.set()
+
+
+class CancelledDraftFactory(ScriptedFactory):
+    """A ScriptedFactory whose draft loads until the load is cancelled (at most 60 s), as a
+    large draft model loads for minutes; `cancelled` is set when it was."""
+
+    def __init__(self, **options) -> None:
+        super().__init__(**options)
+        self.loading_draft, self.cancelled = threading.Event(), threading.Event()
+
+    def open_draft(self, spec, *, should_cancel):
+        self.loading_draft.set()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if should_cancel():
+                self.cancelled.set()
+                raise ModelLoadError(f"loading {spec.draft_path} was cancelled")
+            time.sleep(0.01)
+        return super().open_draft(spec, should_cancel=should_cancel)
 
 
 class HeldScript:

@@ -26,6 +26,7 @@ import numpy as np
 
 from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
 from draftlight.engine.backend import LanguageModel, sync_cache
+from draftlight.engine.cancellable import cancellable
 from draftlight.engine.chat_template import ChatTemplate
 from draftlight.engine.control_text import ControlText
 from draftlight.engine.compat import Compatibility, check_compatible
@@ -117,17 +118,19 @@ class Engine:
             engine = cls(target)
             if draft_path is not None:
                 engine.attach_draft(LlamaBackend(draft_path, draft_options or options,
-                                                 should_cancel=should_cancel))
+                                                 should_cancel=should_cancel),
+                                    should_cancel=should_cancel)
         except BaseException:
             target.close()
             raise
         return engine
 
-    def attach_draft(self, draft: LanguageModel) -> None:
+    def attach_draft(self, draft: LanguageModel, *,
+                     should_cancel: Callable[[], bool] | None = None) -> None:
         """Use `draft` as the draft model, after checking its vocabulary. Closes it if refused.
         A draft of another vocabulary drafts through text (cross_vocab.py); `compatibility`
         says which. If auto mode was ready it is made ready again now, timing the new draft
-        while it loads rather than at the first message."""
+        while it loads rather than at the first message (`should_cancel`: prepare_auto's)."""
         try:
             compatibility = check_compatible(self.target, draft)
         except EngineError:
@@ -142,7 +145,7 @@ class Engine:
         else:
             self.model_drafter = CrossVocabDrafter(draft, self.target, compatibility.vocab_map)
         if auto_was_ready:
-            self.prepare_auto()
+            self.prepare_auto(should_cancel)
 
     def detach_draft(self) -> None:
         """Close the draft model; auto mode is rebuilt for the next one (what it learnt about
@@ -155,13 +158,16 @@ class Engine:
         self.compatibility = None
         self._auto = None
 
-    def prepare_auto(self) -> AdaptiveDrafter:
-        """Measure (or load from the cache) the cost curve and build auto mode's drafter."""
+    def prepare_auto(self, should_cancel: Callable[[], bool] | None = None) -> AdaptiveDrafter:
+        """Measure (or load from the cache) the cost curve and build auto mode's drafter.
+        `should_cancel` returning True stops the timing (ModelLoadError): it runs while a model
+        loads, and a window that closes then does not wait for it."""
         if self._auto is not None:
             return self._auto
         probe = self._probe_tokens()
         if self.costs is None:
-            self.costs, _ = self.cost_source(self.target, probe, "target")
+            self.costs, _ = self.cost_source(cancellable(self.target, should_cancel), probe,
+                                             "target")
         candidates = [Candidate(self.ngram, 0.0, self.config.auto_max_tokens)]
         learnt = self._learnt_key()
         saved = load_cached(learnt) if learnt else None
@@ -170,7 +176,8 @@ class Engine:
         if self.draft is not None:
             # The draft is timed on its own tokens (another vocabulary's ids would be others).
             draft_probe = self.draft.tokenize(PROBE_TEXT * 8, add_bos=False)
-            _, draft_seconds = self.cost_source(self.draft, draft_probe, "draft")
+            _, draft_seconds = self.cost_source(cancellable(self.draft, should_cancel),
+                                                draft_probe, "draft")
             self.draft_cost = draft_seconds / self.costs.token_seconds
             cost = self.draft_cost
             if isinstance(self.model_drafter, CrossVocabDrafter):

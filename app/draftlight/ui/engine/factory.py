@@ -44,8 +44,8 @@ class LlamaEngineFactory:
     def load_engine(self, spec: EngineSpec, *, should_cancel: Callable[[], bool] = lambda: False):
         return open_engine(spec, should_cancel=should_cancel)
 
-    def open_draft(self, spec: EngineSpec):
-        return open_draft(spec)
+    def open_draft(self, spec: EngineSpec, *, should_cancel: Callable[[], bool]):
+        return open_draft(spec, should_cancel)
 
     def open_llama_server(self, spec: EngineSpec, *, report: Callable[[str, int], None],
                           on_log: Callable[[str], None], should_cancel: Callable[[], bool]):

@@ -117,7 +117,9 @@ class EngineWorker(QObject):
         elif spec.draft_path:
             try:
                 self.loading.emit(f"Loading draft {spec.draft_name}…")
-                self.engine.attach_draft(self.factory.open_draft(spec))
+                self.engine.attach_draft(
+                    self.factory.open_draft(spec, should_cancel=self._closing),
+                    should_cancel=self._closing)
                 loaded = replace(loaded, draft=spec.draft_name)
             except Exception as exc:  # noqa: BLE001
                 loaded = replace(loaded, draft_error=one_line(exc))
@@ -166,7 +168,9 @@ class EngineWorker(QObject):
         try:
             if spec.draft_path:
                 self.loading.emit(f"Loading draft {spec.draft_name}…")
-                self.engine.attach_draft(self.factory.open_draft(spec))
+                self.engine.attach_draft(
+                    self.factory.open_draft(spec, should_cancel=self._closing),
+                    should_cancel=self._closing)
             else:
                 self.engine.detach_draft()
         except Exception as exc:  # noqa: BLE001
