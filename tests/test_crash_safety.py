@@ -187,3 +187,23 @@ def test_sigkill_during_a_build_stops_cmake_and_its_children_and_a_restart_remov
     assert list(servers.glob("*/build-*"))  # what the kill left: a half-finished build
     start_again(env)
     assert [p.name for p in servers.rglob("*")] == [next(servers.iterdir()).name]  # its folder
+
+
+def test_sigkill_during_an_rpc_server_session_leaves_no_rpc_server(llama_server_binary):
+    """`draftlight engine rpc-server` lends this machine until it is stopped, however that
+    happens: a SIGKILL of the command stops the rpc-server it started (issue 37, item 6)."""
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    def listening() -> bool:
+        with socket.socket() as client:
+            client.settimeout(0.5)
+            return client.connect_ex(("127.0.0.1", port)) == 0
+
+    app = start_app("engine", "rpc-server", "--port", str(port))
+    wait_for(listening, app, timeout=120)
+    assert any("rpc-server" in command for command in descendants(app.pid).values())
+    assert outlive(app) == []
+    assert not listening()

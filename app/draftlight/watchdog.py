@@ -12,6 +12,7 @@ command; it loads no model code.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -60,13 +61,30 @@ def watch(app_pid: int, app_started: float, helper_pid: int, helper_started: flo
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is for the app
     while (helper := _alive(helper_pid, helper_started)) is not None:
         if _alive(app_pid, app_started) is None:
-            try:
-                helper.kill()
-            except psutil.Error:  # it ended meanwhile
-                pass
+            _kill_tree(helper)
             return 0
         time.sleep(POLL_SECONDS)
     return 0
+
+
+def _kill_tree(helper: psutil.Process) -> None:
+    """Kill the helper and every process it started (cmake's make and compilers, say): those
+    are listed before the helper dies, as they are then no longer its children; on macOS its
+    process group (popen_tied starts it in a session of its own) goes too."""
+    try:
+        descendants = helper.children(recursive=True)
+    except psutil.Error:
+        descendants = []
+    for process in (helper, *descendants):
+        try:
+            process.kill()
+        except psutil.Error:  # it ended meanwhile
+            pass
+    if hasattr(os, "killpg"):
+        try:
+            os.killpg(helper.pid, signal.SIGKILL)  # its group: what started after the list
+        except OSError:  # no such group left
+            pass
 
 
 def main(argv: list[str]) -> int:

@@ -40,6 +40,42 @@ def test_a_helper_stops_when_the_app_is_killed_without_a_death_signal():
             helper.kill()
 
 
+GROUP_APP = """
+import subprocess, sys, time
+import psutil  # noqa: F401
+from draftlight.lifetimes import popen_tied
+sys.platform = "darwin"
+# as cmake starts make and the compilers: a helper with a child of its own
+helper = popen_tied([sys.executable, "-c",
+                     "import subprocess, sys, time; "
+                     "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); "
+                     "print(c.pid, flush=True); time.sleep(120)"], stdout=subprocess.PIPE, text=True)
+print(helper.pid, helper.stdout.readline().strip(), flush=True)
+time.sleep(120)
+"""
+
+
+def test_what_a_helper_started_stops_with_it_when_the_app_is_killed():
+    """A build's cmake starts make and compilers: on macOS and Windows the watchdog stops
+    those too (before, it killed the helper alone and its children ran on)."""
+    app = subprocess.Popen([sys.executable, "-P", "-c", GROUP_APP], stdout=subprocess.PIPE,
+                           text=True)
+    started = []
+    try:
+        started = [psutil.Process(int(pid)) for pid in app.stdout.readline().split()]
+        app.kill()
+        app.wait(timeout=10)
+        _, alive = psutil.wait_procs(started, timeout=15)
+        assert not alive, f"still running after the app died: {alive}"
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait()
+        for process in started:
+            if process.is_running():
+                process.kill()
+
+
 def test_a_pid_reused_by_another_process_counts_as_the_app_gone():
     """The frozen app's hidden command: the app is named by pid and start time, so a pid that
     now belongs to another process (this one, started at another time) is not the app."""
