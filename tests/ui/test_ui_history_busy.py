@@ -86,3 +86,25 @@ def test_a_new_conversation_started_while_locked_appears_once_saved(
         ("user", "and went on"), ("assistant", "Hello world! Bye.")]
     assert window.session.conversation_id is not None
     assert window.conversations.current_id == window.session.conversation_id
+
+
+def test_a_history_that_cannot_be_read_gives_one_line_in_rename_delete_and_export(
+        qtbot, open_window, monkeypatch):
+    """Reads fail too (an I/O error, a file damaged while the app runs): Rename, Delete and
+    Export say so in the banner, and nothing escapes the slot (issue 37, item 7)."""
+    from draftlight.store.history import HistoryUnavailable
+    from draftlight.ui.chat.export_actions import export_conversation
+    window = open_window()
+    send_and_wait(qtbot, window, "first")
+    window.conversations.list.setCurrentRow(0)
+
+    def unreadable(*_args):
+        raise HistoryUnavailable("the history could not be read: disk I/O error")
+
+    monkeypatch.setattr(window.history, "conversation", unreadable)
+    for action in (window.conversations.rename_current, window.conversations.delete_current,
+                   lambda: export_conversation(window)):
+        window.banner.hide()
+        action()  # before the fix: HistoryUnavailable escaped here
+        assert window.banner.isVisible(), window_state(window)
+        assert "disk I/O error" in window.banner.label.text()

@@ -134,8 +134,7 @@ class ConversationList(QWidget):
         return item.data(Qt.UserRole) if item else None
 
     def rename_current(self) -> None:
-        conversation_id = self._selected_id()
-        conversation = self.history.conversation(conversation_id) if conversation_id else None
+        conversation_id, conversation = self._selected_conversation()
         if conversation is None:
             return
         title, ok = QInputDialog.getText(self, "Rename conversation", "Title:",
@@ -144,8 +143,7 @@ class ConversationList(QWidget):
             self._write(lambda: self.history.rename(conversation_id, title.strip()))
 
     def delete_current(self) -> None:
-        conversation_id = self._selected_id()
-        conversation = self.history.conversation(conversation_id) if conversation_id else None
+        conversation_id, conversation = self._selected_conversation()
         if conversation is None:
             return
         answer = QMessageBox.question(self, "Delete conversation",
@@ -167,6 +165,17 @@ class ConversationList(QWidget):
         menu.addAction("Delete…", self.delete_current).setEnabled(writable)
         menu.popup(self.list.viewport().mapToGlobal(point))
         self.menu = menu  # kept for tests; replaced by the next right-click
+
+    def _selected_conversation(self):
+        """(id, Conversation) of the selected row; (id, None) when there is none or the history
+        cannot be read (said in one line through `failed`)."""
+        conversation_id = self._selected_id()
+        try:
+            return conversation_id, (self.history.conversation(conversation_id)
+                                     if conversation_id else None)
+        except HistoryError as exc:
+            self.failed.emit(str(exc))
+            return conversation_id, None
 
     def _write(self, change) -> bool:
         try:

@@ -22,7 +22,12 @@ def export_conversation(window) -> Path | None:
     if conversation_id is None:
         window.show_status("Nothing to export: this conversation has no messages yet")
         return None
-    title = window.history.conversation(conversation_id).title or "conversation"
+    try:
+        conversation = window.history.conversation(conversation_id)
+    except HistoryError as exc:
+        window.banner.show_message(f"Could not export: {describe_error(exc)}")
+        return None
+    title = (conversation.title if conversation else "") or "conversation"
     suggested = "".join(c if c.isalnum() or c in " -_" else "_" for c in title)[:60].strip()
     path, chosen = QFileDialog.getSaveFileName(window, "Export conversation",
                                                f"{suggested or 'conversation'}.md", FILTERS)

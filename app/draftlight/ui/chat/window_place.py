@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QByteArray
 
+from draftlight.store.history import HistoryError
+
 
 def restore_place(window) -> None:
     """The size, position and conversation of the last session (a MainWindow's Settings)."""
@@ -12,7 +14,11 @@ def restore_place(window) -> None:
     if settings.window_geometry:
         window.restoreGeometry(QByteArray.fromBase64(settings.window_geometry.encode()))
     last = settings.last_conversation
-    if last and window.history.conversation(last) is not None:
+    try:
+        shown = bool(last) and window.history.conversation(last) is not None
+    except HistoryError:  # the history says why where it is shown; the window opens empty
+        shown = False
+    if shown:
         window.session.open_conversation(last)
 
 
