@@ -71,6 +71,11 @@ def test_each_apps_models_are_found_named_as_that_app_names_them(tmp_path):
                 {"SmolLM2-Q8_0.gguf": synthetic_gguf(1 << 12), "README.md": b"# card"})
     gguf(home / ".cache" / "llama.cpp" / "org_Repo_model-Q4_0.gguf")
     (home / ".cache" / "llama.cpp" / "org_Repo_other.gguf.downloadInProgress").write_bytes(b"x")
+    jan = home / ".config" / "Jan" / "data" / "models"
+    gguf(jan / "llamacpp" / "qwen3-4b" / "model.gguf")
+    gguf(jan / "llamacpp" / "llava-7b" / "mmproj.gguf")  # its vision projector
+    gguf(home / "jan" / "models" / "huggingface.co" / "org" / "Repo" / "old-Q4_0.gguf")
+    gguf(home / ".local" / "share" / "nomic.ai" / "GPT4All" / "Llama-3.2-1B-Q4_0.gguf")
     before = hashes(home)
 
     found = find_models(env={}, home=home)
@@ -81,8 +86,11 @@ def test_each_apps_models_are_found_named_as_that_app_names_them(tmp_path):
         ("LM Studio", "old/Repo/old.gguf"),
         ("LM Studio", "x/Big-GGUF/big-00001-of-00002.gguf"),
         ("Hugging Face cache", "bartowski/SmolLM2-GGUF/SmolLM2-Q8_0.gguf"),
-        ("llama.cpp", "org_Repo_model-Q4_0.gguf")]
+        ("llama.cpp", "org_Repo_model-Q4_0.gguf"),
+        ("Jan", "huggingface.co/org/Repo/old-Q4_0.gguf"), ("Jan", "qwen3-4b"),
+        ("GPT4All", "Llama-3.2-1B-Q4_0.gguf")]
     by_name = {m.name: m for m in found}
+    assert by_name["qwen3-4b"].reference == "jan:qwen3-4b"
     assert by_name["qwen2.5:7b"].path == qwen7 and by_name["qwen2.5:7b"].reference == \
         "ollama:qwen2.5:7b"
     big = by_name["x/Big-GGUF/big-00001-of-00002.gguf"]

@@ -11,6 +11,13 @@ and used in place: nothing is copied, moved, renamed or written next to them.
                  models--ORG--REPO/snapshots/REV/FILE (symlinks into blobs/), newest snapshot.
     llama.cpp    $LLAMA_CACHE, else its cache folder ($XDG_CACHE_HOME or ~/.cache, on macOS
                  ~/Library/Caches, on Windows %LOCALAPPDATA%, then llama.cpp/): files of -hf.
+    Jan          its data folder's models/ (models/llamacpp/<model>/*.gguf in newer versions):
+                 ~/.config/Jan/data ($XDG_CONFIG_HOME/Jan/data), ~/.local/share/Jan/data, the
+                 older ~/jan; macOS ~/Library/Application Support/Jan/data; Windows
+                 %APPDATA%/Jan/data.
+    GPT4All      its download folder: ~/.local/share/nomic.ai/GPT4All ($XDG_DATA_HOME); macOS
+                 ~/Library/Application Support/nomic.ai/GPT4All; Windows
+                 %LOCALAPPDATA%/nomic.ai/GPT4All; its Python package's ~/.cache/gpt4all.
 
 docs/models.md says where each layout was read. Only listing and stat() here (no header is
 read): the lists that show these call it on the GUI thread. Parts of a split model after the
@@ -33,7 +40,8 @@ OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 PARTIAL_SUFFIXES = (".partial", ".incomplete", ".downloading", ".part", ".tmp")
 # Schemes of a found model's reference, as --target and --draft take it ("ollama:qwen2.5:7b")
 SCHEMES = {"ollama": "Ollama", "lmstudio": "LM Studio", "hf": "Hugging Face cache",
-           "llamacpp": "llama.cpp", "folder": "a folder you added"}
+           "llamacpp": "llama.cpp", "jan": "Jan", "gpt4all": "GPT4All",
+           "folder": "a folder you added"}
 _MEMO_SECONDS = 10.0  # a list asked for again within this is the one found last
 _memo: tuple[float, tuple, list] | None = None
 
@@ -42,7 +50,7 @@ _memo: tuple[float, tuple, list] | None = None
 class FoundModel:
     name: str  # as the app that keeps it names it: "qwen2.5:7b", "org/Repo/file.gguf"
     path: Path  # the GGUF (the first part of a split model)
-    app: str  # "Ollama", "LM Studio", "Hugging Face cache", "llama.cpp"
+    app: str  # one of SCHEMES' values: "Ollama", "LM Studio", "Hugging Face cache", …
     size: int  # bytes, every part of a split model
 
     @property
@@ -66,13 +74,15 @@ def find_models(env=None, home: Path | None = None,
         home = Path(home) if home is not None else Path.home()
     folders = list(folders or ())
     key = (id(env), str(home), tuple(map(str, folders)), tuple(env.get(k, "") for k in (
-        "OLLAMA_MODELS", "HF_HUB_CACHE", "HF_HOME", "LLAMA_CACHE", "XDG_CACHE_HOME")))
+        "OLLAMA_MODELS", "HF_HUB_CACHE", "HF_HOME", "LLAMA_CACHE", "XDG_CACHE_HOME",
+        "XDG_CONFIG_HOME", "XDG_DATA_HOME", "APPDATA", "LOCALAPPDATA")))
     if _memo is not None and _memo[1] == key and time.monotonic() - _memo[0] < _MEMO_SECONDS:
         return list(_memo[2])
     found: list[FoundModel] = []
     seen: set[Path] = set()
     scans = (("Ollama", _ollama), ("LM Studio", _lm_studio),
              ("Hugging Face cache", _hugging_face), ("llama.cpp", _llama_cpp),
+             ("Jan", _jan), ("GPT4All", _gpt4all),
              ("a folder you added", lambda _env, _home: _added(folders)))
     for app, scan in scans:
         models = []
@@ -163,6 +173,36 @@ def llama_cpp_roots(env, home: Path | None) -> list[Path]:
     return [(Path(cache) if cache else home / ".cache") / "llama.cpp"]
 
 
+def jan_roots(env, home: Path | None) -> list[Path]:
+    """Jan's models folders, newest layout first (Jan moves its data folder between versions;
+    its own setting, when changed, is not read)."""
+    if home is None:
+        return []
+    if sys.platform == "darwin":
+        data = [home / "Library" / "Application Support" / "Jan" / "data"]
+    elif sys.platform == "win32":
+        data = [Path(env["APPDATA"]) / "Jan" / "data"] if env.get("APPDATA") else []
+    else:
+        config = env.get("XDG_CONFIG_HOME")
+        data = [(Path(config) if config else home / ".config") / "Jan" / "data",
+                home / ".local" / "share" / "Jan" / "data"]
+    return [folder / "models" for folder in data] + [home / "jan" / "models"]
+
+
+def gpt4all_roots(env, home: Path | None) -> list[Path]:
+    if home is None:
+        return []
+    if sys.platform == "darwin":
+        app = home / "Library" / "Application Support" / "nomic.ai" / "GPT4All"
+    elif sys.platform == "win32":
+        local = env.get("LOCALAPPDATA")
+        app = Path(local) / "nomic.ai" / "GPT4All" if local else None
+    else:
+        data = env.get("XDG_DATA_HOME")
+        app = (Path(data) if data else home / ".local" / "share") / "nomic.ai" / "GPT4All"
+    return ([app] if app is not None else []) + [home / ".cache" / "gpt4all"]
+
+
 # --- scanning ------------------------------------------------------------------------------------
 
 def _ollama(env, home: Path):
@@ -232,6 +272,23 @@ def _llama_cpp(env, home: Path):
     for root in llama_cpp_roots(env, home):
         for path in _ggufs_under(root, depth=2):
             yield "/".join(path.relative_to(root).parts), path, _model_size(path)
+
+
+def _jan(env, home: Path):
+    for root in jan_roots(env, home):
+        for path in _ggufs_under(root, depth=4):
+            parts = path.relative_to(root).parts
+            if parts[0] == "llamacpp":  # the engine's folder in newer versions: not a name
+                parts = parts[1:]
+            if len(parts) > 1 and path.stem == "model":  # …/<model>/model.gguf
+                parts = parts[:-1]
+            yield "/".join(parts), path, _model_size(path)
+
+
+def _gpt4all(env, home: Path):
+    for root in gpt4all_roots(env, home):
+        for path in _ggufs_under(root, depth=1):
+            yield path.name, path, _model_size(path)
 
 
 def _ggufs_under(root: Path, depth: int):
