@@ -12,6 +12,7 @@ import pytest
 
 from draftlight.store import found_models
 from draftlight.store.found_models import find_models, forget_found, resolve_reference
+from draftlight.store.model_facts import FactsCache
 from tests.support.hub_server import synthetic_gguf
 from tests.support.other_apps import ollama_pull
 
@@ -198,7 +199,7 @@ def test_pairs_put_a_small_same_vocabulary_draft_first_and_skip_one_too_big(tmp_
     from draftlight.store.found_models import every_model
     from draftlight.store.pairs import drafts_for
     models = {m.name: m for m in every_model()}
-    choices = drafts_for(models["ollama:qwen2.5:7b"], list(models.values()), {})
+    choices = drafts_for(models["ollama:qwen2.5:7b"], list(models.values()), FactsCache())
     assert [(c.draft.name, c.same_vocabulary) for c in choices] == [
         ("ollama:qwen2.5:0.5b", True), ("ollama:other:tiny", False)]
     assert "another vocabulary (3,000 tokens" in choices[1].why

@@ -39,8 +39,9 @@ def deterministic_bytes(size: int, *, seed: int = 0) -> bytes:
 
 
 def synthetic_gguf(size: int, *, seed: int = 0, arch: str = "llama", vocab: int = 1000,
-                   file_type: int = 15) -> bytes:
-    """A valid GGUF v3 of about `size` bytes: a real header, one F32 tensor of random bytes."""
+                   file_type: int = 15, token_prefix: str = "t") -> bytes:
+    """A valid GGUF v3 of about `size` bytes: a real header (tokens `token_prefix` + number),
+    one F32 tensor of random bytes."""
     def string(text: str) -> bytes:
         raw = text.encode()
         return struct.pack("<Q", len(raw)) + raw
@@ -48,7 +49,7 @@ def synthetic_gguf(size: int, *, seed: int = 0, arch: str = "llama", vocab: int 
     def kv(key: str, value_type: int, payload: bytes) -> bytes:
         return string(key) + struct.pack("<I", value_type) + payload
 
-    tokens = b"".join(string(f"t{i}") for i in range(vocab))
+    tokens = b"".join(string(f"{token_prefix}{i}") for i in range(vocab))
     kvs = [kv("general.architecture", 8, string(arch)), kv("general.name", 8, string("Synthetic")),
            kv("general.file_type", 4, struct.pack("<I", file_type)),
            kv(f"{arch}.context_length", 4, struct.pack("<I", 2048)),

@@ -4,9 +4,13 @@ from here."""
 
 from __future__ import annotations
 
+import hashlib
+
 from draftlight.store.found_models import forget_found
 from tests.support.other_apps import ollama_pull
+from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.support.scripted_engine import ScriptedFactory
+from tests.support.window import send_and_wait, wait_ready
 
 
 def pulled(root, name: str, tag: str, size: int = 1 << 14, vocab: int = 1000):
@@ -23,6 +27,7 @@ def test_an_ollama_model_is_a_target_in_the_window_and_in_the_picker(qtbot, open
     forget_found()
     factory = ScriptedFactory()
     window = open_window(factory)
+    qtbot.waitUntil(lambda: window.model_scan.scanned, timeout=10_000)  # found off the GUI thread
     box = window.model_bar.target_box
     index = box.findText("ollama:qwen2.5:7b")
     assert index > 0 and box.itemData(index) == str(blob)
@@ -74,6 +79,101 @@ def test_no_offer_for_the_default_model_or_without_a_fitting_draft(qtbot, open_w
     forget_found()
     for settings in (Settings(), Settings(target_path=str(target))):
         window = open_window(ScriptedFactory(), settings=settings)
+        qtbot.waitUntil(lambda: window.model_scan.scanned, timeout=10_000)
         qtbot.wait(100)
         assert not window.banner.isVisible()
+    forget_found()
+
+
+def test_a_pair_found_in_ollama_is_used_in_one_click_and_drafts_a_real_reply(
+        qtbot, real_window, bundled_model, tmp_path_factory, tmp_path, monkeypatch):
+    """Issue 38's window check, on llama.cpp: Ollama holds the bundled SmolLM2 and a tiny model
+    of its vocabulary (random weights, ~9 MB); the window offers the tiny one as the draft, one
+    click loads it, and the reply is drafted by it; neither file changes."""
+    from PySide6.QtCore import Qt
+
+    from draftlight.settings import Settings
+    from tests.support.synthetic_models import cached_model
+    tiny = cached_model("qwen3", "small", tmp_path_factory.mktemp("tiny-draft"))
+    root = tmp_path / "ollama"
+    target = ollama_pull(root, "smollm2", "135m", data=bundled_model.read_bytes())
+    draft = ollama_pull(root, "tiny-drafter", "latest", data=tiny.read_bytes())
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (target, draft)}
+    monkeypatch.setenv("OLLAMA_MODELS", str(root))
+    forget_found()
+    window = real_window(Settings(target_path=str(target), n_ctx=512, n_threads=1,
+                                  max_tokens=12, temperature=0.0))
+    wait_ready(qtbot, window)
+    banner = window.banner
+    qtbot.waitUntil(banner.isVisible, timeout=30_000)
+    assert banner.label.text().startswith(
+        "ollama:tiny-drafter:latest can draft for ollama:smollm2:135m"), banner.label.text()
+    qtbot.mouseClick(banner.action_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: window.draft_name is not None and not window.loading,
+                    timeout=60_000)
+    window.set_mode("draft")
+    view = send_and_wait(qtbot, window, "Say hello.", timeout=120_000)
+    assert view.text.strip() and view.stats["drafted"] > 0, view.stats
+    assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in before} == before
+    forget_found()
+
+
+def test_a_model_pulled_while_the_window_is_open_shows_up_on_return_and_on_refresh(
+        qtbot, open_window, tmp_path, monkeypatch, make_dialog, closed_port_url):
+    """Found off the GUI thread (issue 38, part 5): a model pulled in Ollama while Draftlight
+    runs is listed when the window comes back to the front, and at once by the picker's
+    Refresh; a models folder that is missing is silent."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QGuiApplication
+
+    from draftlight.ui.chat import model_scan
+    root = tmp_path / "ollama"
+    pulled(root, "qwen2.5", "7b")
+    monkeypatch.setenv("OLLAMA_MODELS", str(root))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "not-mounted"))
+    monkeypatch.setattr(model_scan, "RESCAN_SECONDS", 0.0)
+    forget_found()
+    window = open_window()
+    qtbot.waitUntil(lambda: window.model_scan.scanned, timeout=10_000)
+    box = window.model_bar.target_box
+    assert box.findText("ollama:qwen2.5:7b") > 0 and box.findText("ollama:gemma3:1b") < 0
+    pulled(root, "gemma3", "1b")  # `ollama pull gemma3:1b` in a terminal meanwhile
+    QGuiApplication.instance().applicationStateChanged.emit(Qt.ApplicationActive)
+    qtbot.waitUntil(lambda: box.findText("ollama:gemma3:1b") > 0, timeout=10_000)
+    assert not window.banner.isVisible()
+
+    dialog = make_dialog(closed_port_url)
+    panel = dialog.installed_panel
+    pulled(root, "llama3.2", "1b")
+    assert "ollama:llama3.2:1b" not in [m.name for m in panel.models_shown()]
+    qtbot.mouseClick(panel.refresh_button, Qt.LeftButton)
+    assert "ollama:llama3.2:1b" in [m.name for m in panel.models_shown()]
+    forget_found()
+
+
+def test_a_folder_added_in_settings_is_listed_and_removed_again(qtbot, open_window, tmp_path):
+    """Settings ▸ Models ▸ Model folders (issue 38, part 1): the folder's GGUF files join the
+    model bar's lists when the settings are applied, and leave with the folder."""
+    from draftlight.ui.chat.settings_dialog import SettingsDialog
+    from tests.support.hub_server import synthetic_gguf
+    folder = tmp_path / "my-models"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "mine-Q4_0.gguf").write_bytes(synthetic_gguf(1 << 12))
+    window = open_window()
+    qtbot.waitUntil(lambda: window.model_scan.scanned, timeout=10_000)
+    box = window.model_bar.target_box
+    name = "folder:my-models/sub/mine-Q4_0.gguf"
+    assert box.findText(name) < 0
+    dialog = SettingsDialog(window.settings, gpu_offload=False, parent=window)
+    assert dialog.model_folders.add(folder) and not dialog.model_folders.add(folder)
+    window.apply_settings(dialog.result_settings())
+    assert window.settings.added_model_folders() == [folder]
+    qtbot.waitUntil(lambda: box.findText(name) > 0, timeout=10_000)
+
+    dialog = SettingsDialog(window.settings, gpu_offload=False, parent=window)
+    dialog.model_folders.list.setCurrentRow(0)
+    dialog.model_folders.remove_selected()
+    window.apply_settings(dialog.result_settings())
+    qtbot.waitUntil(lambda: box.findText(name) < 0, timeout=10_000)
+    assert (folder / "sub" / "mine-Q4_0.gguf").exists()
     forget_found()

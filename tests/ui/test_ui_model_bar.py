@@ -44,6 +44,7 @@ def test_draft_choices_list_the_other_vocabulary_as_cross_vocabulary(qtbot, open
                                                                      installed):
     same, other = installed
     window = open_window(ScriptedFactory(modes=("off", "draft", "ngram", "auto")))
+    qtbot.waitUntil(lambda: window.model_scan.scanned, timeout=10_000)  # headers read off-thread
     bar = window.model_bar
     targets = [data for _, data, _ in items(bar.target_box)]
     assert "" in targets and str(same.path) in targets and str(other.path) in targets

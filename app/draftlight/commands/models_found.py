@@ -54,15 +54,17 @@ def run_pairs(args: argparse.Namespace) -> int:
     """For each model, the drafts it can use here, best first."""
     from draftlight.settings import added_model_folders
     from draftlight.store.found_models import every_model
+    from draftlight.store.model_facts import shared_facts
     from draftlight.store.pairs import drafts_for
     models = [m for m in every_model(added_model_folders()) if m.exists]
-    headers: dict = {}
+    facts = shared_facts()  # headers read once, kept for the window's lists too
     lines = []
     for target in models:
-        for choice in drafts_for(target, models, headers)[:3]:
+        for choice in drafts_for(target, models, facts)[:3]:
             lines.append(f"{target.name}  +  {choice.draft.name}  "
                          f"({format_bytes(target.size)} + {format_bytes(choice.draft.size)}; "
                          f"{choice.why})")
+    facts.save()
     if not lines:
         print("no pairs: no model here is small enough to draft for another (a draft is at "
               "most a third of its target's size)")

@@ -1,14 +1,13 @@
 """Which models can draft for which: for a target, the smaller models on this computer (its
 own and other apps', store.found_models) that share its vocabulary, then those that draft
-through text (cross-vocabulary), judged from the GGUF headers. The engine still compares every
-token when it loads a draft."""
+through text (cross-vocabulary), judged from the GGUF headers (store.model_facts, cached).
+The engine still compares every token when it loads a draft."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-from draftlight.store.gguf_info import vocabulary_of
+from draftlight.store.model_facts import DIGEST_TOKENS, FactsCache
 
 MAX_VOCAB_SIZE_DIFFERENCE = 128  # as draftlight.engine.compat (padding differs between sizes)
 # A draft at most this share of the target's size: a larger one costs too much of a target
@@ -23,45 +22,53 @@ class DraftChoice:
     why: str  # "same vocabulary (gpt2, 151,936 tokens)", or how it differs
 
 
-def vocabulary_difference(target: str, draft: str, headers: dict) -> str | None:
-    """How `draft`'s vocabulary differs from `target`'s, from their headers; None if it looks
-    the same. `headers` caches what was read, by path and modification time.
+def vocabulary_difference(target: str, draft: str, facts: FactsCache, *,
+                          read: bool = True) -> str | None:
+    """How `draft`'s vocabulary differs from `target`'s, from their headers (tokenizer, token
+    count and a digest of the first tokens, store.model_facts); None if it looks the same, or,
+    with `read` False (the GUI thread), if either header has not been read yet.
 
     Raises:
-        OSError, StoreError: a header cannot be read."""
-    (t_type, t_size), (d_type, d_size) = _vocabulary(target, headers), _vocabulary(draft, headers)
-    if t_type != d_type:
-        return f"another tokenizer ({d_type or '?'}; the target's is {t_type or '?'})"
-    if t_size and d_size and abs(t_size - d_size) > MAX_VOCAB_SIZE_DIFFERENCE:
-        return f"another vocabulary ({d_size:,} tokens; the target has {t_size:,})"
+        OSError: a header cannot be read (its one-line reason)."""
+    t, d = facts.get(target, read=read), facts.get(draft, read=read)
+    if t is None or d is None:
+        return None
+    for known in (d, t):
+        if known.error:
+            raise OSError(known.error)
+    if t.tokenizer != d.tokenizer:
+        return f"another tokenizer ({d.tokenizer or '?'}; the target's is {t.tokenizer or '?'})"
+    if t.vocab_size and d.vocab_size and abs(t.vocab_size - d.vocab_size) > \
+            MAX_VOCAB_SIZE_DIFFERENCE:
+        return f"another vocabulary ({d.vocab_size:,} tokens; the target has {t.vocab_size:,})"
+    hashed = [min(v.vocab_size or 0, DIGEST_TOKENS) for v in (t, d)]
+    if (t.vocab_digest and d.vocab_digest and hashed[0] == hashed[1]
+            and t.vocab_digest != d.vocab_digest):
+        return "another token list (the same tokenizer and size, other tokens)"
     return None
 
 
-def drafts_for(target, models: list, headers: dict) -> list[DraftChoice]:
+def drafts_for(target, models: list, facts: FactsCache, *, read: bool = True
+               ) -> list[DraftChoice]:
     """The drafts `target` can use among `models` (InstalledModels), best first: the same
     vocabulary before cross-vocabulary, then the larger (it guesses better) of those small
-    enough (MAX_DRAFT_SHARE). A model whose header cannot be read is left out."""
+    enough (MAX_DRAFT_SHARE). A model whose header cannot be read is left out, and with `read`
+    False so is one whose header has not been read yet."""
     choices = []
     for model in models:
         if (model.path == target.path or not model.size or not target.size
                 or model.size > MAX_DRAFT_SHARE * target.size):
             continue
-        try:
-            difference = vocabulary_difference(str(target.path), str(model.path), headers)
-            kind, size = _vocabulary(str(model.path), headers)
-        except (OSError, ValueError):
+        known = facts.get(model.path, read=read)
+        if known is None or facts.get(target.path, read=read) is None:
             continue
-        why = difference or f"same vocabulary ({kind or '?'}, {size or 0:,} tokens)"
+        try:
+            difference = vocabulary_difference(str(target.path), str(model.path), facts,
+                                               read=read)
+        except OSError:
+            continue
+        why = difference or (f"same vocabulary ({known.tokenizer or '?'}, "
+                             f"{known.vocab_size or 0:,} tokens)")
         choices.append(DraftChoice(model, difference is None, why))
     choices.sort(key=lambda c: (not c.same_vocabulary, -c.draft.size))
     return choices
-
-
-def _vocabulary(path: str, cache: dict) -> tuple[str | None, int | None]:
-    """Reads the header only up to the token list's length (reading the whole list, 50k–250k
-    strings in Python, froze the window for a third of a second)."""
-    file = Path(path)
-    key = (str(file), file.stat().st_mtime_ns)
-    if key not in cache:
-        cache[key] = vocabulary_of(file)
-    return cache[key]

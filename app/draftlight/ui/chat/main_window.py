@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import sys
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 
 from draftlight.settings import Settings, save_settings
 from draftlight.store.attachments import with_attachments
 from draftlight.store.history import History
 from draftlight.ui.chat.look import STYLE
+from draftlight.ui.chat.model_scan import ModelScan
 from draftlight.ui.chat.window_place import remember_place, restore_place
 from draftlight.ui.chat.pane import ChatPane
 from draftlight.ui.chat.session import ChatSession
@@ -40,6 +42,9 @@ LOAD_FAILED = {"local": "Could not load the model", "llama-server": "Could not s
                "remote": "Could not use the remote server"}
 
 
+SCAN_AFTER_MS = 250  # the other apps' models are looked for this long after the window opens
+
+
 class MainWindow(QMainWindow):
     model_ready = Signal()  # the models are loaded and a message can be sent
 
@@ -61,6 +66,9 @@ class MainWindow(QMainWindow):
         self.models = ModelLoader(self.engine, EngineSpec.from_settings(settings),
                                   (settings.effective_mode(),), self)
         self.choice = EngineChoice(self.models, settings)  # what engine and mode choices mean
+        # the models on this computer, found off this thread
+        self.model_scan = ModelScan(self, folders=lambda: self.settings.added_model_folders())
+        self.draft_offered = ""  # the target a draft was last offered for (draft_offer.py)
         self._step_timer = QTimer(self)  # a load's steps, shown each second while it runs
         self._step_timer.timeout.connect(self._show_steps)
         self.setWindowTitle("Draftlight")
@@ -78,6 +86,8 @@ class MainWindow(QMainWindow):
                                      self.session.start_fresh_history)
         self._update_actions()
         self.models.load()
+        # after the first paint: the scan's thread would hold the GIL while the window is built
+        QTimer.singleShot(SCAN_AFTER_MS, self.model_scan.refresh)
 
     @property
     def ready(self) -> bool:
@@ -139,6 +149,9 @@ class MainWindow(QMainWindow):
         models.status.connect(self._on_model_status)
         models.percent.connect(self.model_bar.show_percent)  # a conversion's progress
         models.loaded.connect(self._on_loaded)
+        self.model_scan.updated.connect(self._on_models_found)
+        self.model_scan.failed.connect(self.show_status)
+        QGuiApplication.instance().applicationStateChanged.connect(self._on_app_state)
         models.failed.connect(self._on_load_failed)
         models.problem.connect(self.banner.show_message)
         models.about_to_change.connect(self.session.stop)
@@ -220,6 +233,7 @@ class MainWindow(QMainWindow):
     def _fill_model_bar(self) -> None:
         self.model_bar.fill(self.settings.target_path, self.draft_name and
                             self.models.spec.draft_path, self.current_mode(), self.models.modes,
+                            self.model_scan.models, self.model_scan.facts,
                             mtp=self.models.target_mtp)
         self.model_bar.show_engine(self.models.engine_kind, self.settings.server_url)
 
@@ -260,6 +274,15 @@ class MainWindow(QMainWindow):
         self.serve_switch.set_model(target.removesuffix(".gguf"), self.settings.n_ctx)
         self.model_ready.emit()
         offer_draft(self)  # a draft model already here that fits the new target
+
+    def _on_models_found(self) -> None:
+        """The scan answered (at start, on the window's return to the front, Refresh)."""
+        self._fill_model_bar()
+        offer_draft(self)
+
+    def _on_app_state(self, state) -> None:
+        if state == Qt.ApplicationActive and not self._closed:
+            self.model_scan.refresh_if_stale()  # a model pulled in another app meanwhile
 
     def _on_load_failed(self, message: str) -> None:
         failed = LOAD_FAILED.get(self.models.engine_kind, LOAD_FAILED["local"])
@@ -308,6 +331,7 @@ class MainWindow(QMainWindow):
         except ValueError as exc:
             self.banner.show_message(f"Settings not applied: {exc}")
             return
+        folders_changed = new.model_folders != self.settings.model_folders
         self.settings = new
         self.session.settings = new
         self.chat.set_flash(new.flash_drafts)
@@ -316,6 +340,8 @@ class MainWindow(QMainWindow):
         self.serve_switch.allow_origins = tuple(new.serve_origins.split())
         self.serve_switch.set_api_key(new.serve_api_key)  # at once: restarts a running server
         self._save_settings()
+        if folders_changed:
+            self.model_scan.refresh()  # their models join (or leave) the lists
         self.models.apply(EngineSpec.from_settings(new))
         if (mode := self.choice.mode_after(new)) is not None:
             self.set_mode(mode)  # llama-server restarts with it at the next reply
@@ -344,7 +370,7 @@ class MainWindow(QMainWindow):
         dialog = PickerDialog(self, n_ctx=self.settings.n_ctx, gpu_offload=self.models.gpu_offload)
         dialog.target_chosen.connect(self.choose_target)  # its role buttons load a model here
         dialog.draft_chosen.connect(self.choose_draft)
-        dialog.installed_changed.connect(self._fill_model_bar)
+        dialog.installed_changed.connect(self.model_scan.refresh)
         dialog.exec()
 
     def show_status(self, text: str) -> None:
@@ -382,6 +408,7 @@ class MainWindow(QMainWindow):
         if self._closed:
             return
         self._closed = True
+        self.model_scan.close()
         self.session.save_partial()
         self.serve_switch.shutdown()  # its requests end before the engine closes
         self.engine.shutdown()

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 
 from draftlight.settings import Settings
 from draftlight.ui.chat.engine_section import EngineSection
+from draftlight.ui.chat.folder_list import FolderList
 from draftlight.ui.chat.path_field import PathField
 from draftlight.ui.chat.serve_key_field import ServeKeyField
 from draftlight.ui.flash.palette import SCHEMES
@@ -57,6 +58,8 @@ class SettingsDialog(QDialog):
         self.draft.edit.textChanged.connect(
             lambda: self.engine_section.offer_spec_types(self.draft.value() is not None))
         form.addRow("Draft model:", self.draft)
+        self.model_folders = FolderList(settings.added_model_folders())
+        form.addRow("Model folders:", self.model_folders)
         self.n_ctx = _spin(256, 1 << 20, settings.n_ctx)
         self.n_ctx.setSingleStep(1024)
         form.addRow("Context size (tokens):", self.n_ctx)
@@ -157,8 +160,8 @@ class SettingsDialog(QDialog):
         """A remote server chooses its own model, context and hardware: the fields for files,
         threads and GPU layers are hidden while it is the engine."""
         local = self.engine_section.engine.currentData() != "remote"
-        for widget in (self.target, self.draft, self.n_ctx, self.n_threads, self.target_gpu,
-                       self.draft_gpu):
+        for widget in (self.target, self.draft, self.model_folders, self.n_ctx, self.n_threads,
+                       self.target_gpu, self.draft_gpu):
             self.models_form.setRowVisible(widget, local)
         note = self.findChild(QLabel, "gpu-note")
         if note is not None:
@@ -175,6 +178,7 @@ class SettingsDialog(QDialog):
         return dataclasses.replace(
             self._original,
             target_path=self.target.value(), draft_path=self.draft.value(),
+            model_folders=self.model_folders.value(),
             n_ctx=self.n_ctx.value(), n_threads=self.n_threads.value(),
             target_gpu_layers=self.target_gpu.value(), draft_gpu_layers=self.draft_gpu.value(),
             temperature=self.temperature.value(), top_k=self.top_k.value(),

@@ -1,22 +1,21 @@
 """When a target loads without a draft, the window offers the best draft model already on this
 computer (its own or another app's, store.pairs): one that shares the target's vocabulary and
-is small enough to pay. One click in the banner loads it; the target stays."""
+is small enough to pay. One click in the banner loads it; the target stays. Offered once per
+target, from what the window's scan has read (no header is read on the GUI thread): when the
+scan answers after the load, the offer comes then."""
 
 from __future__ import annotations
 
-from draftlight.settings import added_model_folders
-from draftlight.store.found_models import every_model
 from draftlight.store.pairs import drafts_for
 
 
-def draft_offer(target_path: str) -> tuple[str, str] | None:
-    """(the banner's line, the draft's path) for the target at `target_path`; None when no
-    model here drafts for it token for token."""
-    models = [m for m in every_model(added_model_folders()) if m.exists]
+def draft_offer(target_path: str, models: list, facts) -> tuple[str, str] | None:
+    """(the banner's line, the draft's path) for the target at `target_path` among `models`,
+    from their `facts` as far as read; None when no model here drafts for it token for token."""
     target = next((m for m in models if str(m.path) == target_path), None)
     if target is None:
         return None
-    choices = [c for c in drafts_for(target, models, {}) if c.same_vocabulary]
+    choices = [c for c in drafts_for(target, models, facts, read=False) if c.same_vocabulary]
     if not choices:
         return None
     draft = choices[0].draft
@@ -26,15 +25,14 @@ def draft_offer(target_path: str) -> tuple[str, str] | None:
 
 
 def offer_draft(window) -> None:
-    """On a MainWindow whose own target (not the default model) loaded with no draft, on this
-    computer's engine."""
-    if (window.draft_name or not window.settings.target_path
-            or not window.models.runs_locally):
+    """On a MainWindow whose own target (not the default model) is loaded with no draft, on
+    this computer's engine; at most once per target."""
+    target = window.settings.target_path
+    if (window.draft_name or not target or not window.models.runs_locally
+            or not window.ready or window.draft_offered == target):
         return
-    try:
-        offer = draft_offer(window.settings.target_path)
-    except OSError:  # a folder went away while it was read: no offer, nothing else
-        return
+    offer = draft_offer(target, window.model_scan.models, window.model_scan.facts)
     if offer is not None:
+        window.draft_offered = target
         line, path = offer
         window.banner.show_message(line, "Use it", lambda: window.choose_draft(path))

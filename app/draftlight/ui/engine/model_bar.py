@@ -8,8 +8,8 @@ A draft of another vocabulary drafts through the tokens the two share (cross-voc
 app/draftlight/engine/cross_vocab.py): such drafts are listed as "cross-vocabulary", from the GGUF headers
 (tokenizer type, vocabulary size, as draftlight.engine.compat compares them); the engine measures the
 overlap, and refuses a pair that shares too little, when it loads the draft. A file whose header
-cannot be read is listed but disabled, with the reason. Only headers are read here, never a
-model: loading is the worker's.
+cannot be read is listed but disabled, with the reason. Nothing is read here: the headers
+were read off the GUI thread (ui/chat/model_scan.py), and loading is the worker's.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QWid
 
 from draftlight.modes import llama_mode
 from draftlight.store.pairs import vocabulary_difference
-from draftlight.settings import added_model_folders
-from draftlight.store.found_models import every_model
 # The draft drop-down's data besides a file: the target's own multi-token-prediction layers on
 # llama-server (draft-mtp), n-gram lookup (no draft model), no drafting.
 from draftlight.ui.engine.engine_choice import MTP, NGRAM, NO_DRAFT as NONE
@@ -40,7 +38,6 @@ class ModelBar(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._headers: dict = {}
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 0, 4, 0)
         layout.addWidget(QLabel("Engine:"))
@@ -74,11 +71,11 @@ class ModelBar(QWidget):
             lambda i: self.draft_chosen.emit(self.draft_box.itemData(i)))
 
     def fill(self, target_path: str | None, draft_path: str | None, mode: str,
-             modes: tuple[str, ...], mtp: bool = False) -> None:
-        """List the installed models, the current ones chosen; `mtp`: the target carries
-        multi-token-prediction layers, which llama.cpp's server drafts with."""
-        # Draftlight's own models, then Ollama's, LM Studio's… and the folders added
-        models = [m for m in every_model(added_model_folders()) if m.exists]
+             modes: tuple[str, ...], models: list, facts, mtp: bool = False) -> None:
+        """List `models` (Draftlight's own, then Ollama's, LM Studio's… as the window's
+        ModelScan found them), the current ones chosen; `facts`: their headers as far as read
+        (store.model_facts; none is read here); `mtp`: the target carries multi-token-prediction
+        layers, which llama.cpp's server drafts with."""
         current_target = target_path or ""
         self.target_box.blockSignals(True)
         self.target_box.clear()
@@ -108,8 +105,8 @@ class ModelBar(QWidget):
             self.draft_box.addItem(model.name, str(model.path))
             item = self.draft_box.model().item(self.draft_box.count() - 1)
             try:
-                difference = (vocabulary_difference(resolved_target, str(model.path),
-                                                    self._headers) if resolved_target else None)
+                difference = (vocabulary_difference(resolved_target, str(model.path), facts,
+                                                    read=False) if resolved_target else None)
             except Exception as exc:  # noqa: BLE001 - an unreadable file is a reason too
                 item.setEnabled(False)
                 item.setText(f"{model.name} — unreadable")

@@ -23,7 +23,7 @@ from draftlight.store.installed import list_installed
 from draftlight.store.memory import assess
 from draftlight.store.pair_download import PairDownload
 from draftlight.ui.widgets.banner import Banner
-from draftlight.ui.picker.latest_request import LatestRequests
+from draftlight.ui.widgets.latest_request import LatestRequests
 from draftlight.ui.picker.drafts import DraftsPanel
 from draftlight.ui.picker.downloads import DownloadsPanel
 from draftlight.ui.picker.files import FilesPanel

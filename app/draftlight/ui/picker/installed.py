@@ -17,8 +17,8 @@ from draftlight.store.convert_installed import OFFERED_TYPES, convert_installed
 from draftlight.store.default_model import DEFAULT_NAME
 from draftlight.store.errors import StoreError, describe_error
 from draftlight.settings import added_model_folders
-from draftlight.store.found_models import OWN_SOURCES, every_model
-from draftlight.store.gguf_info import weight_type_of
+from draftlight.store.found_models import OWN_SOURCES, every_model, forget_found
+from draftlight.store.model_facts import shared_facts
 from draftlight.store.installed import (InstalledModel, add_local, list_installed, remove,
                                         take_notices)
 from draftlight.ui.picker.rows import PAYLOAD_ROLE, chip, row_item, row_list
@@ -83,6 +83,10 @@ class InstalledPanel(QWidget):
         self.add_button.setToolTip("A GGUF file already on this computer: listed here, used "
                                    "where it is (nothing is copied)")
         self.add_button.clicked.connect(self.ask_add)
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.setToolTip("Look again for models: Draftlight's, other apps' "
+                                       "(Ollama, LM Studio, …) and the folders you added")
+        self.refresh_button.clicked.connect(self.rescan)
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
         self.progress.hide()
@@ -100,6 +104,7 @@ class InstalledPanel(QWidget):
                        self.convert_button):
             buttons.addWidget(button)
         buttons.addStretch()
+        buttons.addWidget(self.refresh_button)
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.delete_button)
         converting = QHBoxLayout()
@@ -131,16 +136,25 @@ class InstalledPanel(QWidget):
         self._update_buttons()
         self.listed.emit(self.list.count())
 
+    def rescan(self) -> None:
+        """Refresh: other apps' folders are listed again (not only every 10 s), and the
+        window's lists follow (`changed`)."""
+        forget_found()
+        self.refresh()
+        self.changed.emit()
+
     def _facts(self, model: InstalledModel) -> tuple[list[str | None], str]:
         """(size, weight type, verify speed, path), and the verify speed in words; a file whose
         header cannot be read is still listed, with the one line that says why."""
         size = format_bytes(model.size) if model.size else None
         if not model.exists:
             return [size, f"file missing: {model.path}"], verify_speed(None).describe()
-        try:
-            quant = weight_type_of(model.path)
-        except OSError as exc:  # GGUFError (with the byte offset), PermissionError
-            return [size, str(model.path), f"unreadable: {describe_error(exc)}"], ""
+        facts = shared_facts().get(model.path)  # read once per file (store/model_facts.py)
+        if facts is None:
+            return [size, f"file missing: {model.path}"], verify_speed(None).describe()
+        if facts.error:  # GGUFError (with the byte offset), PermissionError
+            return [size, str(model.path), f"unreadable: {facts.error}"], ""
+        quant = facts.weight_type
         speed = verify_speed(quant, model.path, on_gpu=self.gpu_offload)
         return [size, quant, speed.label, str(model.path)], speed.describe()
 
@@ -243,10 +257,8 @@ class InstalledPanel(QWidget):
         have = set()
         for other in [model] + [m for m in self.models_shown() + list_installed()
                                 if m.converted_from == model.name and m.exists]:
-            try:
-                have.add((weight_type_of(other.path) or "").upper())
-            except OSError:
-                pass
+            facts = shared_facts().get(other.path)
+            have.add(((facts.weight_type if facts else None) or "").upper())
         return [t for t in OFFERED_TYPES if t.upper() not in have]
 
     def convert(self, model: InstalledModel, type_name: str) -> Conversion:

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QVBoxLa
 
 from draftlight.store.catalog import Catalog, CuratedPair
 from draftlight.store.hub import HubRepo
-from draftlight.ui.picker.latest_request import LatestRequests
+from draftlight.ui.widgets.latest_request import LatestRequests
 from draftlight.ui.picker.rows import PAYLOAD_ROLE, chip, row_item, row_list
 from draftlight.units import format_age, format_bytes, format_count
 
