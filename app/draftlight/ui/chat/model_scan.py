@@ -44,9 +44,13 @@ class ModelScan(QObject):
             self.models = []
         self._requests = LatestRequests(self, workers=1, thread_name_prefix="model-scan")
         self._started = -math.inf
+        self._closed = False
 
     def refresh(self) -> None:
-        """Scan again now, on the worker; `updated` follows when it answers."""
+        """Scan again now, on the worker; `updated` follows when it answers. Nothing once
+        closed (a window closed before its first scan started)."""
+        if self._closed:
+            return
         self._started = time.monotonic()
         folders, facts = self.folders(), self.facts
 
@@ -74,4 +78,5 @@ class ModelScan(QObject):
             self.updated.emit()
 
     def close(self) -> None:
+        self._closed = True
         self._requests.shutdown()
