@@ -24,6 +24,7 @@ class DraftsPanel(QWidget):
         heading = QLabel("<b>Drafts for this target</b>")
         self.hint = QLabel("A small model that guesses tokens for the target to check")
         self.hint.setStyleSheet("color: palette(mid);")
+        self.hint.setWordWrap(True)  # beside the heading: the picker must fit an 800-px screen
         self.list = row_list()
         self.list.setMinimumHeight(120)
         self.pair_button = QPushButton("Download pair")
