@@ -34,7 +34,7 @@ class EngineSpec:
 
     target_path: str = ""  # "" = the default model (the window prepares it first)
     draft_path: str | None = None
-    n_ctx: int = 4096
+    n_ctx: int = 4096  # 0 = automatic: resolve_context picks what fits
     n_threads: int = 0  # 0 = default_threads()
     target_gpu_layers: int = 0
     draft_gpu_layers: int = 0
@@ -95,7 +95,7 @@ class EngineSpec:
         from draftlight.engine.server.rpc import rpc_addresses
         if self.engine not in ENGINES:
             raise SpecError(f"engine must be one of {', '.join(ENGINES)}")
-        if self.n_ctx < 256:
+        if self.n_ctx != 0 and self.n_ctx < 256:
             raise SpecError("--ctx (the context window) must be at least 256 tokens")
         if self.n_threads < 0:
             raise SpecError("threads must be 0 (automatic) or more")
@@ -146,6 +146,7 @@ def open_engine(spec: EngineSpec, *, report: Report | None = None,
         SpecError: a bad option. EngineError (ModelLoadError, ServerError, ServerBuildError,
         ServerStartError, InsufficientMemoryError): the engine could not be opened."""
     spec.validate()
+    spec, _ = resolve_context(spec)
     if spec.engine == "remote":
         from draftlight.engine.server.client import Endpoint
         from draftlight.engine.server.engine import ServerEngine
@@ -156,11 +157,23 @@ def open_engine(spec: EngineSpec, *, report: Report | None = None,
     return _open_in_process(spec, should_cancel)
 
 
+def resolve_context(spec: EngineSpec) -> tuple[EngineSpec, str]:
+    """`spec` with an automatic context (n_ctx 0) replaced by what fits in free memory with its
+    draft, capped by the model's trained context (store.memory.fitting_context), and why, in a
+    few words; a spec with a context of its own, or a remote one, as it is (and "")."""
+    if spec.n_ctx != 0 or spec.engine == "remote" or not spec.target_path:
+        return spec, ""
+    from draftlight.store.memory import fitting_context
+    choice = fitting_context(spec.target_path, spec.draft_path)
+    return replace(spec, n_ctx=choice.n_ctx), choice.why
+
+
 def open_draft(spec: EngineSpec, should_cancel: Callable[[], bool] | None = None):
     """The draft model alone, to attach to an in-process engine already loaded; True from
     `should_cancel` stops its load."""
     from draftlight.engine.llama_backend import LlamaBackend
     from draftlight.store.memory import check_models_fit
+    spec, _ = resolve_context(spec)  # the worker passes the target's; a caller may not
     if spec.target_gpu_layers == 0 and spec.draft_gpu_layers == 0:
         check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
     return LlamaBackend(spec.draft_path, load_options(spec, draft=True),

@@ -26,7 +26,7 @@ ENGINES = ("local", "llama-server", "remote")
 class Settings:
     target_path: str | None = None  # target GGUF; None = the bundled SmolLM2-135M
     draft_path: str | None = None  # draft GGUF sharing the target's vocabulary; None = none
-    n_ctx: int = 4096  # context window in tokens
+    n_ctx: int = 0  # context window in tokens; 0 = what fits (store.memory.fitting_context)
     n_threads: int = 0  # CPU threads; 0 = automatic
     target_gpu_layers: int = 0  # layers offloaded to the GPU (-1 = all); CPU builds ignore it
     draft_gpu_layers: int = 0
@@ -73,8 +73,8 @@ class Settings:
 
     def check(self) -> None:
         """Raise ValueError, in plain words, if a value is out of range."""
-        if self.n_ctx < 256:
-            raise ValueError("n_ctx must be at least 256")
+        if self.n_ctx != 0 and self.n_ctx < 256:
+            raise ValueError("n_ctx must be 0 (automatic: what fits) or at least 256")
         if self.n_threads < 0:
             raise ValueError("n_threads must be >= 0")
         if self.target_gpu_layers < -1 or self.draft_gpu_layers < -1:

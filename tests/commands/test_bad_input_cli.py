@@ -41,7 +41,8 @@ def test_empty_message(question):
 def test_a_200000_character_paste_is_refused_with_its_size():
     paste = "All work and no play makes Jack a dull boy. " * 4546  # 200,024 characters
     proc = chat("--max-tokens", "8", "-", stdin=paste)
-    assert_one_line_error(proc, "tokens long", "does not fit the 4,096-token context")
+    # the automatic context: SmolLM2's trained 8,192 tokens, which fit in this machine's memory
+    assert_one_line_error(proc, "tokens long", "does not fit the 8,192-token context")
 
 
 def test_interactive_chat_drops_the_oldest_turns_and_says_so():
@@ -92,7 +93,8 @@ def test_a_pair_that_does_not_fit_in_memory_is_refused_before_loading(
                         lambda: memory.MemoryInfo(total=200 << 20, available=100 << 20))
     loads = []
     monkeypatch.setattr("draftlight.engine.generator.Engine.load", lambda *a, **k: loads.append(a))
-    code = main(["chat", "--target", str(bundled_model), "--draft", str(bundled_model), "hi"])
+    code = main(["chat", "--target", str(bundled_model), "--draft", str(bundled_model),
+                 "--ctx", "4096", "hi"])
     assert code == 2 and loads == []
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("draftlight: error: not enough memory for "

@@ -78,7 +78,7 @@ def test_a_pair_too_big_for_memory_is_refused_with_the_numbers(
         qtbot, real_window, monkeypatch, bundled_model):
     monkeypatch.setattr(memory, "system_memory",
                         lambda: memory.MemoryInfo(total=200 << 20, available=100 << 20))
-    window = real_window(Settings(target_path=str(bundled_model)))
+    window = real_window(Settings(target_path=str(bundled_model), n_ctx=4096))
     text = banner_text(qtbot, window)
     assert "Could not load the model: not enough memory for SmolLM2-135M-Instruct.Q4_1.gguf" in text
     assert "needs about 463.1 MB" in text and "209.7 MB of RAM (104.9 MB available)" in text

@@ -53,7 +53,7 @@ def add_chat_parser(commands) -> None:
     chat.add_argument("--stats", action="store_true", help="print one line of statistics")
     chat.add_argument("--json", action="store_true", help="print JSON lines instead of text")
     chat.add_argument("--no-color", action="store_true", help="no ANSI colour")
-    chat.add_argument("--ctx", type=int, help="context window in tokens (default: settings, 4096)")
+    chat.add_argument("--ctx", type=int, help="context window in tokens (default: settings; automatic there: what fits in free memory, up to the model's trained context)")
     chat.add_argument("question", nargs="?",
                       help="answer this and exit ('-' reads it from stdin); omit for a chat")
     chat.set_defaults(run=run_chat)

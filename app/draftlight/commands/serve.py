@@ -53,7 +53,7 @@ def add_serve_parser(commands) -> None:
     serve.add_argument("--allow-origin", action="append", default=[], metavar="URL",
                        help="let web pages from this origin (as in http://localhost:3000) call "
                             "the API, CORS preflight included (repeatable); other pages get 403")
-    serve.add_argument("--ctx", type=int, help="context window in tokens (default: settings, 4096)")
+    serve.add_argument("--ctx", type=int, help="context window in tokens (default: settings; automatic there: what fits in free memory, up to the model's trained context)")
     serve.add_argument("--queue-size", type=int, default=DEFAULT_QUEUE, metavar="N",
                        help="requests that may wait while one runs; more get 429 (default: "
                             "%(default)s)")

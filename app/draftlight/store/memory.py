@@ -116,3 +116,55 @@ def check_models_fit(target: str | Path, draft: str | Path | None = None, *,
         f"overhead {format_bytes(OVERHEAD_BYTES)}) but this machine has "
         f"{format_bytes(memory.total)} of RAM ({format_bytes(memory.available)} available); "
         f"choose a smaller model or context")
+
+
+MIN_AUTO_CONTEXT = 2048  # an automatic context is never smaller (unless the model's is)
+MAX_AUTO_CONTEXT = 32768  # … nor larger: a KV cache beyond it costs memory few chats use
+AUTO_SHARE = 0.8  # of the memory available, what a model, its draft and their caches may take
+DEFAULT_CONTEXT = 4096  # where the header or the memory cannot be read
+
+
+@dataclass(frozen=True)
+class ContextChoice:
+    n_ctx: int
+    why: str  # "what fits in free memory with the draft (trained for 32,768)"; "" unread
+
+
+def fitting_context(target: str | Path, draft: str | Path | None = None, *,
+                    memory: MemoryInfo | None = None) -> ContextChoice:
+    """The context an automatic setting loads `target` (and `draft`) with: the largest of the
+    model's trained context, MAX_AUTO_CONTEXT, and their halvings down to MIN_AUTO_CONTEXT
+    whose weights, KV caches (from the headers, as the picker's badge counts them) and overhead
+    fit in AUTO_SHARE of the memory available now. Never raises: a header or memory that
+    cannot be read gives DEFAULT_CONTEXT (the loader then says what is wrong with the file)."""
+    from draftlight.store.gguf_info import read_gguf_info
+    try:
+        infos = [read_gguf_info(p) for p in (target, draft) if p]
+    except (OSError, StoreError):
+        return ContextChoice(DEFAULT_CONTEXT, "")  # the loader says what is wrong with it
+    trained = infos[0].context_length or DEFAULT_CONTEXT
+    memory = memory or system_memory()
+    if memory is None:
+        n = min(trained, DEFAULT_CONTEXT)
+        return ContextChoice(n, "the default (this machine's free memory is unknown)")
+    weights = sum(info.file_size for info in infos)
+
+    def needed(n: int) -> int:
+        kv = sum(info.kv_cache_bytes(n) or estimate_kv_cache(info.file_size, n)
+                 for info in infos)
+        return weights + kv + OVERHEAD_BYTES
+
+    n = min(trained, MAX_AUTO_CONTEXT)
+    smallest = min(trained, MIN_AUTO_CONTEXT)
+    while n > smallest and needed(n) > AUTO_SHARE * memory.available:
+        n = max(n // 2, smallest)
+    with_draft = " with the draft" if draft else ""
+    if n == trained:
+        why = f"the model's trained context, which fits in free memory{with_draft}"
+    elif n == MAX_AUTO_CONTEXT:
+        why = f"the automatic maximum (trained for {trained:,})"
+    elif needed(n) > AUTO_SHARE * memory.available:
+        why = f"the smallest automatic context; free memory is short (trained for {trained:,})"
+    else:
+        why = f"what fits in free memory{with_draft} (trained for {trained:,})"
+    return ContextChoice(n, why)

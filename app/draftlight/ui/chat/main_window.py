@@ -271,7 +271,7 @@ class MainWindow(QMainWindow):
     def _on_loaded(self, target: str) -> None:
         self.session.plain_rate = 0.0  # a new target: its plain speed is not known yet
         self.setWindowTitle(f"Draftlight — {target}")
-        self.serve_switch.set_model(target.removesuffix(".gguf"), self.settings.n_ctx)
+        self.serve_switch.set_model(target.removesuffix(".gguf"), self.models.n_ctx or 4096)
         self.model_ready.emit()
         offer_draft(self)  # a draft model already here that fits the new target
 
@@ -367,7 +367,8 @@ class MainWindow(QMainWindow):
 
     def open_models(self) -> None:
         from draftlight.ui.picker.dialog import PickerDialog  # the action is hidden without it
-        dialog = PickerDialog(self, n_ctx=self.settings.n_ctx, gpu_offload=self.models.gpu_offload)
+        dialog = PickerDialog(self, n_ctx=self.settings.n_ctx or self.models.n_ctx or 4096,
+                              gpu_offload=self.models.gpu_offload)
         dialog.target_chosen.connect(self.choose_target)  # its role buttons load a model here
         dialog.draft_chosen.connect(self.choose_draft)
         dialog.installed_changed.connect(self.model_scan.refresh)

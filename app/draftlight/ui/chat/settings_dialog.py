@@ -60,8 +60,10 @@ class SettingsDialog(QDialog):
         form.addRow("Draft model:", self.draft)
         self.model_folders = FolderList(settings.added_model_folders())
         form.addRow("Model folders:", self.model_folders)
-        self.n_ctx = _spin(256, 1 << 20, settings.n_ctx)
+        self.n_ctx = _spin(0, 1 << 20, settings.n_ctx, "automatic: what fits")
         self.n_ctx.setSingleStep(1024)
+        self.n_ctx.setToolTip("Automatic: the model's trained context, or less so that it and "
+                              "its draft fit in free memory (the status bar says which)")
         form.addRow("Context size (tokens):", self.n_ctx)
         self.n_threads = _spin(0, 512, settings.n_threads, "automatic")
         form.addRow("CPU threads:", self.n_threads)

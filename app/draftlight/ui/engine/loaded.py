@@ -25,3 +25,5 @@ class Loaded:
     modes: tuple[str, ...] | None = None  # a server engine's own; None: the in-process ones
     placement: str = ""  # a model split over machines: what went where (rpc.placement)
     mtp_layers: int = 0  # the target's multi-token-prediction blocks (llama-server draft-mtp)
+    n_ctx: int = 0  # the context loaded, in tokens (0: a remote server's own)
+    context_note: str = ""  # why, when it was chosen automatically (launch.resolve_context)

@@ -41,6 +41,8 @@ class ModelLoader(QObject):
         self.draft_name: str | None = None  # the draft really loaded, not just asked for
         self.target_name = spec.target_name  # the target file really loaded, once ready
         self.placement = ""  # llama-server over other machines: what went where (rpc.placement)
+        self.n_ctx = 0  # the loaded target's context in tokens (0: a remote server's own)
+        self.context_note = ""  # why, when Settings left it automatic
         self.steps = LoadSteps()  # the latest load's steps, with their times
         worker = engine.worker
         worker.capabilities.connect(self._on_capabilities)
@@ -86,7 +88,10 @@ class ModelLoader(QObject):
     def _ready_line(self, target: str) -> str:
         line = f"Ready: {target}" + (f" + draft {self.draft_name}" if self.draft_name else "")
         line += " on llama-server" if self.engine_kind == "llama-server" else ""
-        return line + (f", split: {self.placement}" if self.placement else "")
+        line += f", split: {self.placement}" if self.placement else ""
+        if self.context_note:  # chosen automatically: say what and why
+            line += f" · context {self.n_ctx:,} tokens: {self.context_note}"
+        return line
 
     def _on_capabilities(self, caps: Capabilities) -> None:
         self.local_modes = tuple(caps.modes)
@@ -117,6 +122,7 @@ class ModelLoader(QObject):
         self.target_name = loaded.target
         self.placement = loaded.placement
         self.target_mtp = loaded.mtp_layers > 0  # the target can draft for itself
+        self.n_ctx, self.context_note = loaded.n_ctx, loaded.context_note
         self.modes = tuple(loaded.modes or self.local_modes)
         self.changed.emit()
         self.status.emit(self._ready_line(loaded.target))

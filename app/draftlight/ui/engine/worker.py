@@ -22,7 +22,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 from draftlight.engine.events import Done
 from draftlight.engine.server.process import HEALTH_TIMEOUT
 from draftlight.engine.server.rpc import placement
-from draftlight.launch import EngineSpec
+from draftlight.launch import EngineSpec, resolve_context
 from draftlight.ui.engine.factory import LlamaEngineFactory
 from draftlight.ui.engine.loaded import Loaded
 
@@ -69,6 +69,7 @@ class EngineWorker(QObject):
         self.factory = factory or LlamaEngineFactory()
         self.engine = None
         self.engine_kind = "local"  # Settings.engine of the loaded engine
+        self.n_ctx = 0  # the loaded target's context (an automatic one resolved)
         self._capabilities_sent = False
         # Requests up to this id are to stop. Written by the GUI thread, read here between
         # tokens; a plain int assignment is atomic, so no lock is needed.
@@ -92,9 +93,11 @@ class EngineWorker(QObject):
                 self.capabilities.emit(self.factory.capabilities())
                 self._capabilities_sent = True
             self._close_engine()
-            notices = []
+            notices, context_note = [], ""
             if spec.engine != "remote":
                 spec, notices = self._resolve_target(spec)
+                spec, context_note = resolve_context(spec)  # automatic: what fits
+            self.n_ctx = spec.n_ctx
             if spec.engine == "local":
                 self.loading.emit(f"Loading {spec.target_name}…")
                 self.engine = self.factory.load_engine(replace(spec, draft_path=None),
@@ -108,7 +111,9 @@ class EngineWorker(QObject):
             self.load_failed.emit(one_line(exc))
             return
         loaded = Loaded(spec.target_name, notices=tuple(notices + self._notices(spec)),
-                        mtp_layers=mtp_layers(spec.target_path) if spec.engine != "remote" else 0)
+                        mtp_layers=mtp_layers(spec.target_path) if spec.engine != "remote" else 0,
+                        n_ctx=spec.n_ctx if spec.engine != "remote" else 0,
+                        context_note=context_note)
         if spec.engine != "local":
             # the server's own modes; it is given its draft model on its command line
             loaded = replace(loaded, modes=tuple(self.engine.modes),
@@ -165,6 +170,8 @@ class EngineWorker(QObject):
         if self.engine_kind != "local":
             self.draft_failed.emit("a server engine takes its draft model when it starts")
             return
+        if spec.n_ctx == 0:  # automatic: the context the target was loaded with
+            spec = replace(spec, n_ctx=self.n_ctx)
         try:
             if spec.draft_path:
                 self.loading.emit(f"Loading draft {spec.draft_name}…")
