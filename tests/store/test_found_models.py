@@ -167,6 +167,28 @@ def test_models_list_and_chat_take_a_found_model_by_its_reference(tmp_path, monk
     assert blob.read_bytes() == data
 
 
+def test_a_hostile_header_in_another_apps_folder_is_one_row_with_its_reason(
+        tmp_path, monkeypatch, capsys):
+    """A file another app keeps can be anything: a header nested thousands deep is listed with
+    its one-line reason, the other models still are, and `models list` exits 2."""
+    from draftlight.cli import main
+    from tests.support.hostile_gguf import hostile_files
+    root = tmp_path / "ollama"
+    ollama_pull(root, "good", "1b")
+    ollama_pull(root, "evil", "1b", data=hostile_files()["nested-arrays"].data)
+    monkeypatch.setenv("OLLAMA_MODELS", str(root))
+    before = hashes(root)
+    assert main(["models", "list"]) == 2
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert any(line.startswith("ollama:good:1b") for line in lines)
+    [evil] = [line for line in lines if line.startswith("ollama:evil:1b")]
+    assert "header unreadable" in evil
+    [reason] = err.strip().splitlines()
+    assert "nested more than 3 deep" in reason, reason
+    assert hashes(root) == before
+
+
 def test_an_isolated_draftlight_looks_only_where_a_variable_points(tmp_path, monkeypatch):
     home = tmp_path / "home"
     ollama_model(home / ".ollama" / "models", "qwen2.5", "7b")
