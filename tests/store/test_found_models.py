@@ -225,6 +225,14 @@ def test_pairs_put_a_small_same_vocabulary_draft_first_and_skip_one_too_big(tmp_
     assert [(c.draft.name, c.same_vocabulary) for c in choices] == [
         ("ollama:qwen2.5:0.5b", True), ("ollama:other:tiny", False)]
     assert "another vocabulary (3,000 tokens" in choices[1].why
+    assert "costs about 15% of a target pass" in choices[0].why  # 60 kB of 400 kB
+    # the picker's Drafts list, for a 7B on the hub, offers the one Ollama already has
+    from draftlight.store.draft_options import draft_options
+    offered = {o.name: o for o in draft_options("Qwen/Qwen2.5-7B-Instruct-GGUF",
+                                                 target_size=4_000_000_000, catalog=None,
+                                                 installed=list(models.values()))}
+    assert offered["ollama:qwen2.5:0.5b"].kind == "same tokenizer"
+    assert offered["ollama:qwen2.5:0.5b"].installed
     from draftlight.cli import main
     assert main(["models", "pairs"]) == 0
     printed = capsys.readouterr().out

@@ -40,6 +40,9 @@ def test_an_ollama_model_is_a_target_in_the_window_and_in_the_picker(qtbot, open
     panel = dialog.installed_panel
     panel.select("ollama:qwen2.5:7b")
     assert panel.selected().source == "Ollama" and panel.target_button.isEnabled()
+    from draftlight.ui.picker.rows import CHIPS_ROLE
+    chips = [text for text, _ in panel.list.currentItem().data(CHIPS_ROLE)]
+    assert chips == ["Ollama", "fits"]  # a 16 kB model fits anywhere
     assert not panel.delete_button.isEnabled()
     assert "Ollama keeps this model" in panel.delete_button.toolTip()
     assert blob.exists()

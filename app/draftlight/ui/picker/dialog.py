@@ -19,6 +19,8 @@ from draftlight.store.draft_options import DraftOption, draft_options
 from draftlight.store.errors import StoreError, describe_error
 from draftlight.store.file_choice import pick_draft_file
 from draftlight.store.hub import HubClient, HubFile, HubRepo
+from draftlight.settings import added_model_folders
+from draftlight.store.found_models import every_model
 from draftlight.store.installed import list_installed
 from draftlight.store.memory import assess
 from draftlight.store.pair_download import PairDownload
@@ -223,7 +225,9 @@ class PickerDialog(QDialog):
         target = self.files_panel.selected_file()
         options = draft_options(self.current_repo,
                                 target_size=target.size if target else None,
-                                catalog=self.catalog, installed=list_installed(),
+                                # Draftlight's and other apps' models (Ollama's, …)
+                                catalog=self.catalog,
+                                installed=every_model(added_model_folders()),
                                 hub_repos=self._hub_drafts)
         keep = self._preferred.draft.name if self._preferred else None
         self.drafts_panel.show_options(options, keep=keep)

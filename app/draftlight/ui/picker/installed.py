@@ -21,7 +21,8 @@ from draftlight.store.found_models import OWN_SOURCES, every_model, forget_found
 from draftlight.store.model_facts import shared_facts
 from draftlight.store.installed import (InstalledModel, add_local, list_installed, remove,
                                         take_notices)
-from draftlight.ui.picker.rows import PAYLOAD_ROLE, chip, row_item, row_list
+from draftlight.store.memory import assess, system_memory
+from draftlight.ui.picker.rows import PAYLOAD_ROLE, chip, fit_chip, row_item, row_list
 from draftlight.units import format_bytes
 
 
@@ -120,12 +121,15 @@ class InstalledPanel(QWidget):
     def refresh(self) -> None:
         chosen = self.selected()
         self.list.clear()
+        memory = system_memory()  # once for the list: each row's fits / tight / too big
         for model in without_replaced_original(every_model(added_model_folders())):
             facts, tip = self._facts(model)
             origin = (f"converted from {model.converted_from}" if model.converted_from
                       else model.repo or "")
+            fit = assess(model.size, memory=memory) if model.size and memory else None
+            chips = [chip(model.source)] + ([fit_chip(fit.fit)] if fit else [])
             self.list.addItem(row_item(model.name, "  ·  ".join(x for x in facts if x),
-                                       [chip(model.source)], model,
+                                       chips, model,
                                        "\n".join(x for x in (origin, tip) if x)))
             if chosen is not None and model.name == chosen.name:
                 self.list.setCurrentRow(self.list.count() - 1)

@@ -110,3 +110,11 @@ def row_item(title: str, secondary: str = "", chips: list[tuple[str, str]] = (),
 
 def chip(text: str) -> tuple[str, str]:
     return text, CHIP_COLOURS.get(text, "#546e7a")
+
+
+FIT_COLOURS = {"fits": "#2e7d32", "tight": "#ef6c00", "too big": "#c62828"}
+
+
+def fit_chip(fit) -> tuple[str, str]:
+    """A store.memory.Fit as a chip: the weights and a 4k context's KV cache against RAM."""
+    return fit.value, FIT_COLOURS[fit.value]
