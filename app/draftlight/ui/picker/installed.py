@@ -126,7 +126,9 @@ class InstalledPanel(QWidget):
             facts, tip = self._facts(model)
             origin = (f"converted from {model.converted_from}" if model.converted_from
                       else model.repo or "")
-            fit = assess(model.size, memory=memory) if model.size and memory else None
+            readable = model.exists and not any(f and f.startswith("unreadable") for f in facts)
+            fit = assess(model.size, memory=memory) if readable and model.size and memory \
+                else None
             chips = [chip(model.source)] + ([fit_chip(fit.fit)] if fit else [])
             self.list.addItem(row_item(model.name, "  ·  ".join(x for x in facts if x),
                                        chips, model,
@@ -156,8 +158,9 @@ class InstalledPanel(QWidget):
         facts = shared_facts().get(model.path)  # read once per file (store/model_facts.py)
         if facts is None:
             return [size, f"file missing: {model.path}"], verify_speed(None).describe()
-        if facts.error:  # GGUFError (with the byte offset), PermissionError
-            return [size, str(model.path), f"unreadable: {facts.error}"], ""
+        if facts.error:  # GGUFError (with the byte offset), PermissionError: before the path,
+            return ([size, f"unreadable: {facts.error}", str(model.path)],  # which is long
+                    f"Its header cannot be read: {facts.error}")
         quant = facts.weight_type
         speed = verify_speed(quant, model.path, on_gpu=self.gpu_offload)
         return [size, quant, speed.label, str(model.path)], speed.describe()
