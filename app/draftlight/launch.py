@@ -157,6 +157,26 @@ def open_engine(spec: EngineSpec, *, report: Report | None = None,
     return _open_in_process(spec, should_cancel)
 
 
+def model_file(text: str) -> str:
+    """A path that exists, else the file of the model found on this computer that `text`
+    names ("ollama:qwen2.5:7b", as `draftlight models list` shows it); what names neither is
+    returned as it is, and the load says the file is missing."""
+    if not text or Path(text).expanduser().exists():
+        return text
+    from draftlight.settings import added_model_folders
+    from draftlight.store.found_models import resolve_reference
+    found = resolve_reference(text, folders=added_model_folders())
+    return str(found) if found is not None else text
+
+
+def with_model_files(spec: EngineSpec) -> EngineSpec:
+    """`spec` with found models' references (Settings may hold one) as their files."""
+    if spec.engine == "remote":
+        return spec
+    return replace(spec, target_path=model_file(spec.target_path),
+                   draft_path=model_file(spec.draft_path) if spec.draft_path else None)
+
+
 def resolve_context(spec: EngineSpec) -> tuple[EngineSpec, str]:
     """`spec` with an automatic context (n_ctx 0) replaced by what fits in free memory with its
     draft, capped by the model's trained context (store.memory.fitting_context), and why, in a

@@ -180,3 +180,19 @@ def test_a_folder_added_in_settings_is_listed_and_removed_again(qtbot, open_wind
     qtbot.waitUntil(lambda: box.findText(name) < 0, timeout=10_000)
     assert (folder / "sub" / "mine-Q4_0.gguf").exists()
     forget_found()
+
+
+def test_settings_take_a_found_model_by_its_name(qtbot, open_window, tmp_path, monkeypatch):
+    """A reference typed in Settings (as `models list` shows it) loads that model's file."""
+    from draftlight.settings import Settings
+    root = tmp_path / "ollama"
+    target = pulled(root, "qwen2.5", "7b", size=400_000)
+    draft = pulled(root, "qwen2.5", "0.5b", size=60_000)
+    monkeypatch.setenv("OLLAMA_MODELS", str(root))
+    forget_found()
+    factory = ScriptedFactory()
+    open_window(factory, settings=Settings(target_path="ollama:qwen2.5:7b",
+                                           draft_path="ollama:qwen2.5:0.5b"))
+    assert factory.loads[-1].target_path == str(target)
+    assert factory.drafts == [str(draft)]
+    forget_found()

@@ -5,15 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from draftlight.settings import added_model_folders
-from draftlight.store.found_models import resolve_reference
+from draftlight.launch import model_file
 
 
 def model_argument(text: str) -> Path:
-    """A path that exists, else the found model `text` names; what names neither stays a
-    path, and the load says the file is missing."""
-    path = Path(text).expanduser()
-    if path.exists():
-        return path
-    found = resolve_reference(text, folders=added_model_folders())
-    return found if found is not None else path
+    """A path that exists, else the found model `text` names (launch.model_file); what names
+    neither stays a path, and the load says the file is missing."""
+    return Path(model_file(text)).expanduser()

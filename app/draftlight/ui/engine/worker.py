@@ -22,7 +22,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 from draftlight.engine.events import Done
 from draftlight.engine.server.process import HEALTH_TIMEOUT
 from draftlight.engine.server.rpc import placement
-from draftlight.launch import EngineSpec, resolve_context
+from draftlight.launch import EngineSpec, resolve_context, with_model_files
 from draftlight.ui.engine.factory import LlamaEngineFactory
 from draftlight.ui.engine.loaded import Loaded
 
@@ -95,6 +95,7 @@ class EngineWorker(QObject):
             self._close_engine()
             notices, context_note = [], ""
             if spec.engine != "remote":
+                spec = with_model_files(spec)  # "ollama:qwen2.5:7b" typed in Settings
                 spec, notices = self._resolve_target(spec)
                 spec, context_note = resolve_context(spec)  # automatic: what fits
             self.n_ctx = spec.n_ctx
@@ -172,6 +173,7 @@ class EngineWorker(QObject):
             return
         if spec.n_ctx == 0:  # automatic: the context the target was loaded with
             spec = replace(spec, n_ctx=self.n_ctx)
+        spec = with_model_files(spec)
         try:
             if spec.draft_path:
                 self.loading.emit(f"Loading draft {spec.draft_name}…")
