@@ -36,9 +36,10 @@ def test_a_fence_inside_the_file_does_not_end_its_block(tmp_path):
 
 
 @pytest.mark.parametrize("name, data, says", [
-    ("scan.pdf", b"%PDF-1.7\n...", "is a PDF"),
+    ("broken.pdf", b"%PDF-1.7\n...", "is a PDF that cannot be read"),
     ("photo.png", b"\x89PNG\r\n\x1a\n\0\0", "is a PNG image"),
-    ("report.docx", b"PK\x03\x04rest", "ZIP archive"),
+    ("report.docx", b"PK\x03\x04rest", "Word document that cannot be read"),
+    ("bundle.zip", b"PK\x03\x04rest", "is a ZIP archive, not text"),
     ("blob.bin", b"abc\0\0\0def", r"not text \(binary data\)"),
     ("model.gguf", b"GGUF\3\0\0\0", "GGUF model"),
     ("empty.txt", b"  \n", "is empty"),
@@ -85,8 +86,8 @@ def test_a_position_inside_an_attached_file_names_the_file_and_its_line(tmp_path
     files = [Attachment("a.py", "x = 1\ny = 2\nz = 3\n", "utf-8", "1"),
              Attachment("b.md", "Run:\n```\nmake\n```\n", "utf-8", "2")]
     message = with_attachments("What is z?", files)
-    assert attachment_at(message, message.index("z = 3")) == ("a.py", 3)
-    assert attachment_at(message, message.index("make")) == ("b.md", 3)
+    assert attachment_at(message, message.index("z = 3")) == ("a.py", 3, None)
+    assert attachment_at(message, message.index("make")) == ("b.md", 3, None)
     assert attachment_at(message, message.index("What is z")) is None
     start = message.index("y = 2")
     words = describe({"kind": "message", "role": "user", "at": 0, "start": start,

@@ -112,6 +112,7 @@ def run_chat(args: argparse.Namespace) -> int:
 
 def answer(messages, engine, params, mode, printer, prediction: str | None = None) -> str:
     from draftlight.engine.events import Done, Notice, TextPiece
+    printer.messages = messages  # where origins point (an attached file's name and page)
     events = engine.generate(messages, params, mode, prediction=prediction)
     try:
         for event in events:
@@ -203,6 +204,8 @@ class TextPrinter:
 
 
 class JsonPrinter:
+    messages: list = []  # the conversation being answered (answer() sets it)
+
     def _emit(self, obj) -> None:
         sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
         sys.stdout.flush()
@@ -211,7 +214,8 @@ class JsonPrinter:
         if piece.text:
             line = {"type": "token", "text": piece.text, "source": piece.source}
             if piece.origin is not None:  # a drafted token: where it was copied or guessed from
-                line["origin"] = piece.origin
+                from draftlight.store.attachments import attachment_origin
+                line["origin"] = attachment_origin(piece.origin, self.messages)
             self._emit(line)
 
     def notice(self, message: str) -> None:

@@ -1,10 +1,11 @@
 """Files brought into a conversation: a text file (prose, Markdown, source code, any text by its
-content) read with its encoding found, and put into the message under a header that names it, so
-the reply can quote it and the drafts can copy from it.
+content) read with its encoding found, a PDF's text layer page by page, a Word document's
+paragraphs or an HTML page's visible text (store.documents), put into the message under a header
+that names it, so the reply can quote it and the drafts can copy from it.
 
-What is not text gets one line that says what it is and nothing is read whole: a file over
-MAX_BYTES is refused before reading, a binary file (an image, an archive, a PDF, a program) by
-its first bytes. The text goes to the model as text: a chat template's control tokens in it are
+What cannot be read gets one line that says what it is and nothing is read whole: a file over
+MAX_BYTES is refused before reading, a binary file (an image, an archive, a program) by its
+first bytes, an encrypted or scanned PDF by what pypdf finds. The text goes to the model as text: a chat template's control tokens in it are
 tokenized as plain text by the engine (draftlight.engine.control_text), as any message's are.
 """
 
@@ -15,14 +16,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from draftlight.store.documents import (DocumentError, docx_text, html_text, looks_like_html,
+                                        page_at, pdf_text)
 from draftlight.store.errors import StoreError
 
 MAX_BYTES = 2 << 20  # about 500k tokens of text: far more than any context here holds
+MAX_DOCUMENT_BYTES = 32 << 20  # a PDF or DOCX holds far less text than its size
 SNIFF = 8192  # the bytes looked at to tell text from binary
 # What the first bytes of common non-text files are, for the line that refuses them
-SIGNATURES = ((b"%PDF", "a PDF (only text files can be attached so far)"),
-              (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
-              (b"GIF8", "a GIF image"), (b"PK\x03\x04", "a ZIP archive (or a DOCX/XLSX file)"),
+SIGNATURES = ((b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+              (b"GIF8", "a GIF image"), (b"PK\x03\x04", "a ZIP archive"),
               (b"\x7fELF", "a program"), (b"MZ", "a Windows program"),
               (b"GGUF", "a GGUF model (use it as a target or draft instead)"),
               (b"SQLite format 3", "a SQLite database"))
@@ -38,15 +41,18 @@ class AttachmentError(StoreError):
 class Attachment:
     name: str  # the file's name, as the header shows it
     text: str
-    encoding: str
+    encoding: str  # of a text file; "pdf", "docx" or "html" for the text taken from one
     sha256: str  # of the bytes read: the same file attached twice is one attachment
+    pages: int | None = None  # a PDF's
 
     @property
     def lines(self) -> int:
         return self.text.count("\n") + (0 if self.text.endswith("\n") or not self.text else 1)
 
     def describe(self) -> str:
-        """"notes.md · 120 lines" (a chip's words)."""
+        """"notes.md · 120 lines", "report.pdf · 12 pages" (a chip's words)."""
+        if self.pages is not None:
+            return f"{self.name} · {self.pages} page{'s' if self.pages != 1 else ''}"
         return f"{self.name} · {self.lines} line{'s' if self.lines != 1 else ''}"
 
 
@@ -64,18 +70,38 @@ def read_attachment(path: Path) -> Attachment:
         raise AttachmentError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
     if path.is_dir():
         raise AttachmentError(f"{path.name} is a folder: attach the files in it")
-    if size > MAX_BYTES:
+    document = _document_kind(path)
+    limit = MAX_DOCUMENT_BYTES if document else MAX_BYTES
+    if size > limit:
         raise AttachmentError(f"{path.name} is {size / (1 << 20):.1f} MB: attachments are "
-                              f"at most {MAX_BYTES >> 20} MB of text")
+                              f"at most {limit >> 20} MB" + ("" if document else " of text"))
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise AttachmentError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
     if not data.strip():
         raise AttachmentError(f"{path.name} is empty")
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        if data.startswith(b"%PDF"):
+            text, pages = pdf_text(data, path.name)
+            return Attachment(path.name, text, "pdf", digest, pages)
+        if data.startswith(b"PK\x03\x04") and path.suffix.lower() in (".docx", ".docm"):
+            return Attachment(path.name, docx_text(data, path.name), "docx", digest)
+    except DocumentError as exc:
+        raise AttachmentError(str(exc)) from None
     text, encoding = decoded(data, path.name)
-    return Attachment(path.name, text.replace("\r\n", "\n").replace("\r", "\n"), encoding,
-                      hashlib.sha256(data).hexdigest())
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if looks_like_html(path.name, text):
+        text, encoding = html_text(text), "html"
+        if not text:
+            raise AttachmentError(f"{path.name}: the page has no visible text")
+    return Attachment(path.name, text, encoding, digest)
+
+
+def _document_kind(path: Path) -> bool:
+    """Whether `path` is named like a PDF or Word document (larger files are allowed)."""
+    return path.suffix.lower() in (".pdf", ".docx", ".docm")
 
 
 def decoded(data: bytes, name: str) -> tuple[str, str]:
@@ -127,14 +153,40 @@ def _longest_backtick_run(text: str) -> int:
 _BLOCK = re.compile(re.escape(HEADER) + r"(?P<name>[^\n]+)\n(?P<fence>`{3,})\n")
 
 
-def attachment_at(message: str, position: int) -> tuple[str, int] | None:
-    """(file name, line number from 1) of the attached file whose text holds character
-    `position` of a message made by with_attachments; None outside every file."""
+def attachment_at(message: str, position: int) -> tuple[str, int, int | None] | None:
+    """(file name, line number from 1, page of a PDF or None) of the attached file whose text
+    holds character `position` of a message made by with_attachments; None outside every
+    file."""
     for match in _BLOCK.finditer(message):
         start = match.end()
         end = message.find("\n" + match.group("fence"), start)
         if end < 0:
             end = len(message)
         if start <= position < end:
-            return match.group("name"), message.count("\n", start, position) + 1
+            return (match.group("name"), message.count("\n", start, position) + 1,
+                    page_at(message[start:end], position - start))
     return None
+
+
+def attachment_origin(origin: dict, messages: list[dict]) -> dict:
+    """A drafted token's origin ({"kind": "message", "message": i, "start", "end"}) as the
+    attached file it lies in: {"kind": "attachment", "name", "page" (a PDF's) or "line",
+    "start", "end" (offsets into the file's text), "message": i}; any other origin as it is."""
+    index, start, end = origin.get("message"), origin.get("start"), origin.get("end")
+    if (origin.get("kind") != "message" or not isinstance(index, int)
+            or not isinstance(start, int) or not isinstance(end, int)
+            or not 0 <= index < len(messages)):
+        return origin
+    message = messages[index].get("content") or ""
+    for match in _BLOCK.finditer(message):
+        begin = match.end()
+        close = message.find("\n" + match.group("fence"), begin)
+        close = len(message) if close < 0 else close
+        if begin <= start < close:
+            text = message[begin:close]
+            page = page_at(text, start - begin)
+            where = {"page": page} if page else {
+                "line": message.count("\n", begin, start) + 1}
+            return {"kind": "attachment", "name": match.group("name"), **where,
+                    "start": start - begin, "end": min(end, close) - begin, "message": index}
+    return origin

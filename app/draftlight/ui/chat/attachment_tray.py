@@ -27,7 +27,7 @@ class AttachmentTray(QWidget):
 
     def ask(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Attach files", "",
-                                                "Text, Markdown and code (*);;All files (*)")
+                                                "Text, code, PDF, Word and HTML (*);;All files (*)")
         self.add_paths(paths)
 
     def add_paths(self, paths: list[str]) -> None:

@@ -88,8 +88,8 @@ def describe(origin: dict | None, source: Source | None) -> str:
         return f"copied from {where}"
     attached = attachment_at(source.text, start) if kind == "message" else None
     if attached is not None:  # inside a file attached to that message: the file, the line
-        name, line = attached
-        where = f"{name}, line {line} (attached to {where})"
+        name, line, page = attached  # (a PDF's page rather than its line)
+        where = f"{name}, {f'page {page}' if page else f'line {line}'} (attached to {where})"
     return f"copied from {where}: '{excerpt(source.text, start, end)}'"
 
 

@@ -1,0 +1,139 @@
+"""The text of an attached document that is not plain text: a PDF's text layer page by page
+(pypdf), a DOCX's paragraphs (its word/document.xml, read with the standard library) and an HTML
+page's visible text. Each gives one line when it cannot: an encrypted or broken PDF, a PDF with
+no text layer ("scanned?"), a ZIP that is not a Word document.
+
+A PDF's pages are kept apart by a line of their own, PAGE_MARK with the page's number, so a run
+copied from the file can say which page it came from (page_at).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import zipfile
+from html.parser import HTMLParser
+from xml.etree import ElementTree
+
+from draftlight.store.errors import StoreError
+
+PAGE_MARK = "--- page {} ---"
+_PAGE_LINE = re.compile(r"^--- page (\d+) ---$", re.MULTILINE)
+MAX_PDF_PAGES = 2000  # a larger PDF is refused before its pages are read
+WORD = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+
+
+class DocumentError(StoreError):
+    """A document whose text cannot be read, and why (one line)."""
+
+
+def pdf_text(data: bytes, name: str) -> tuple[str, int]:
+    """(text with a PAGE_MARK line before each page's, number of pages)."""
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings: the one line says it
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):  # an owner password alone is fine
+            raise DocumentError(f"{name} is an encrypted PDF: open it with its password and "
+                                "save a copy without one")
+        count = len(reader.pages)
+        if count > MAX_PDF_PAGES:
+            raise DocumentError(f"{name} has {count:,} pages: attachments are at most "
+                                f"{MAX_PDF_PAGES:,}")
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+    except DocumentError:
+        raise
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, RecursionError,
+            NotImplementedError) as exc:  # pypdf's ways of meeting a broken file
+        raise DocumentError(f"{name} is a PDF that cannot be read ({type(exc).__name__}: "
+                            f"{str(exc).splitlines()[0] if str(exc) else 'broken'})") from None
+    if not any(pages):
+        raise DocumentError(f"{name}: no text in {count} page{'s' if count != 1 else ''} "
+                            "(scanned? only a PDF's text layer can be read)")
+    text = "\n\n".join(f"{PAGE_MARK.format(number)}\n{page}"
+                       for number, page in enumerate(pages, 1))
+    return text, count
+
+
+def page_at(text: str, position: int) -> int | None:
+    """The page of a pdf_text whose text holds character `position`; None before the first."""
+    page = None
+    for match in _PAGE_LINE.finditer(text, 0, position + 1):
+        if match.start() <= position:
+            page = int(match.group(1))
+    return page
+
+
+def docx_text(data: bytes, name: str) -> str:
+    """A Word document's paragraphs, one per line (tables row by row, cells by tabs)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            if "word/document.xml" not in archive.namelist():
+                raise DocumentError(f"{name} is a ZIP archive, not a Word document")
+            if archive.getinfo("word/document.xml").file_size > 64 << 20:
+                raise DocumentError(f"{name}: its text is over 64 MB")
+            root = ElementTree.fromstring(archive.read("word/document.xml"))
+    except DocumentError:
+        raise
+    except (zipfile.BadZipFile, ElementTree.ParseError, KeyError, OSError) as exc:
+        raise DocumentError(f"{name} is a Word document that cannot be read "
+                            f"({type(exc).__name__})") from None
+    lines = []
+    for paragraph in root.iter(f"{WORD}p"):
+        parts = []
+        for node in paragraph.iter():
+            if node.tag == f"{WORD}t" and node.text:
+                parts.append(node.text)
+            elif node.tag == f"{WORD}tab":
+                parts.append("\t")
+            elif node.tag in (f"{WORD}br", f"{WORD}cr"):
+                parts.append("\n")
+        lines.append("".join(parts))
+    text = "\n".join(lines).strip()
+    if not text:
+        raise DocumentError(f"{name}: the Word document has no text")
+    return text
+
+
+class _VisibleText(HTMLParser):
+    BLOCKS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "pre",
+              "section", "article", "header", "footer", "blockquote", "table", "ul", "ol"}
+    HIDDEN = {"script", "style", "head", "template", "noscript"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.hidden = 0
+
+    def handle_starttag(self, tag, attrs) -> None:
+        if tag in self.HIDDEN:
+            self.hidden += 1
+        elif tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag) -> None:
+        if tag in self.HIDDEN:
+            self.hidden = max(0, self.hidden - 1)
+        elif tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_data(self, data) -> None:
+        if not self.hidden:
+            self.parts.append(data)
+
+
+def html_text(markup: str) -> str:
+    """An HTML page's visible text: scripts, styles and the head left out, blocks on lines."""
+    parser = _VisibleText()
+    parser.feed(markup)
+    parser.close()
+    lines = [" ".join(line.split()) for line in "".join(parser.parts).splitlines()]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def looks_like_html(name: str, text: str) -> bool:
+    head = text.lstrip()[:200].lower()
+    return name.lower().endswith((".html", ".htm", ".xhtml")) or head.startswith(
+        ("<!doctype html", "<html"))

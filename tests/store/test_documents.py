@@ -1,0 +1,102 @@
+"""Documents as attachments (issue 39, parts 1, 3 and 5): a PDF's text layer page by page, a
+Word document's paragraphs, an HTML page's visible text; a run copied from a PDF says its page;
+an encrypted, scanned or broken PDF and a ZIP that is not a Word document get one line."""
+
+from __future__ import annotations
+
+import pytest
+
+from draftlight.store.attachments import (AttachmentError, attachment_at, read_attachment,
+                                          with_attachments)
+from tests.support.documents import docx_bytes, encrypted_pdf_bytes, pdf_bytes
+
+def zip_of(files: dict[str, str]) -> bytes:
+    import io
+    import zipfile
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return out.getvalue()
+
+
+REPORT = [["Quarterly report.", "Sales rose by four percent."],
+          ["Costs fell in the second quarter.", "The plant in Lyon reopened."],
+          ["Outlook: steady growth next year."]]
+
+
+def test_a_pdf_is_read_page_by_page_and_a_copied_run_names_its_page(tmp_path):
+    path = tmp_path / "report.pdf"
+    path.write_bytes(pdf_bytes(REPORT))
+    attached = read_attachment(path)
+    assert attached.pages == 3 and attached.describe() == "report.pdf · 3 pages"
+    assert "The plant in Lyon reopened." in attached.text
+    message = with_attachments("Where did the plant reopen?", [attached])
+    assert attachment_at(message, message.index("Lyon"))[::2] == ("report.pdf", 2)
+    assert attachment_at(message, message.index("Outlook"))[2] == 3
+    assert attachment_at(message, message.index("Where did")) is None
+
+
+def test_a_word_document_and_an_html_page_give_their_text(tmp_path):
+    doc = tmp_path / "minutes.docx"
+    doc.write_bytes(docx_bytes(["Minutes of the meeting", "Agreed: ship on Friday & test."]))
+    page = tmp_path / "page.html"
+    page.write_text("<!doctype html><html><head><title>t</title><style>p{}</style></head>"
+                    "<body><h1>Release notes</h1><p>Fixed the <b>parser</b>.</p>"
+                    "<script>alert(1)</script></body></html>")
+    word, html = read_attachment(doc), read_attachment(page)
+    assert word.text == "Minutes of the meeting\nAgreed: ship on Friday & test."
+    assert word.encoding == "docx"
+    assert html.text == "Release notes\n\nFixed the parser." and html.encoding == "html"
+
+
+@pytest.mark.parametrize("name, data, says", [
+    ("locked.pdf", encrypted_pdf_bytes(REPORT), "is an encrypted PDF"),
+    ("scan.pdf", pdf_bytes([[], [], []]), r"no text in 3 pages \(scanned\?"),
+    ("cut.pdf", pdf_bytes(REPORT)[:200], "is a PDF that cannot be read"),
+    ("fake.docx", zip_of({"notes.txt": "not Word"}), "not a Word document"),
+])
+def test_a_document_that_cannot_be_read_gets_one_line(tmp_path, name, data, says):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(AttachmentError, match=says) as caught:
+        read_attachment(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_chat_json_says_which_page_of_an_attached_pdf_a_run_was_copied_from(tmp_path, capsys,
+                                                                            bundled_model):
+    """On the bundled model: the reply copies a sentence of page 2; each token drafted from the
+    file is {"kind": "attachment", "name", "page", "start", "end"}, and that span of the file's
+    text is the token's text."""
+    import json
+
+    from draftlight.cli import main
+    path = tmp_path / "report.pdf"
+    path.write_bytes(pdf_bytes([REPORT[0], [REPORT[1][0], "The plant in Lyon reopened after "
+                                            "the long strike of the winter."], REPORT[2]]))
+    assert main(["chat", "--attach", str(path), "--json", "--max-tokens", "40", "--mode",
+                 "ngram", "Copy the second sentence of page 2 of the attached report, word "
+                 "for word."]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    text = read_attachment(path).text
+    copied = [line for line in lines if line.get("origin", {}).get("kind") == "attachment"]
+    assert sum(line["origin"]["page"] == 2 for line in copied) >= 5, lines[-1]
+    pages = text.split("--- page ")
+    for line in copied:
+        origin = line["origin"]
+        assert origin["name"] == "report.pdf"
+        assert text[origin["start"]:origin["end"]] == line["text"]
+        assert line["text"] in pages[origin["page"]]  # the page it names holds it
+
+
+def test_the_hover_names_the_page_of_a_pdf(tmp_path):
+    from draftlight.ui.flash.origin_words import Source, describe
+    path = tmp_path / "report.pdf"
+    path.write_bytes(pdf_bytes(REPORT))
+    message = with_attachments("Where?", [read_attachment(path)])
+    start = message.index("Lyon")
+    words = describe({"kind": "message", "role": "user", "at": 0, "start": start,
+                      "end": start + 4}, Source("user", message, 1))
+    assert words.startswith("copied from report.pdf, page 2 (attached to your message 1): '")
+    assert "Lyon" in words
