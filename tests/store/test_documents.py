@@ -100,3 +100,29 @@ def test_the_hover_names_the_page_of_a_pdf(tmp_path):
                       "end": start + 4}, Source("user", message, 1))
     assert words.startswith("copied from report.pdf, page 2 (attached to your message 1): '")
     assert "Lyon" in words
+
+
+def test_chat_edit_makes_the_file_the_predicted_output_and_keeps_the_greedy_reply(
+        tmp_path, capsys, bundled_model):
+    """`chat --edit FILE` (issue 39, parts 6 and 7), on the bundled model: the same greedy
+    reply as the file merely attached, and part of it drafted by the file as its Predicted
+    Output, which the stats line reports."""
+    import json
+
+    from draftlight.cli import main
+    code = tmp_path / "greet.py"
+    code.write_text('def greet(name):\n    return "Hello, " + name + "!"\n\n\n'
+                    'def part(name):\n    return "Goodbye, " + name + "."\n')
+    ask = "Rewrite the file exactly as it is, in a code block."
+    runs = {}
+    for option in ("--attach", "--edit"):
+        assert main(["chat", option, str(code), "--json", "--max-tokens", "60", "--mode",
+                     "ngram", ask]) == 0
+        runs[option] = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert runs["--edit"]["text"] == runs["--attach"]["text"]
+    stats = runs["--edit"]["stats"]
+    assert stats["prediction_accepted"] >= 5, stats  # 11 of 38 tokens here (a 135M model)
+    assert runs["--attach"]["stats"]["prediction_drafted"] == 0
+    assert main(["chat", "--edit", str(code), "--stats", "--no-color", "--max-tokens", "60",
+                 "--mode", "ngram", ask]) == 0
+    assert "drafted by the prediction" in capsys.readouterr().out

@@ -45,8 +45,11 @@ def add_chat_parser(commands) -> None:
                       help="draft GGUF: one sharing the target's vocabulary, or another one "
                            "(cross-vocabulary: it drafts through text)")
     chat.add_argument("--attach", action="append", default=[], metavar="FILE",
-                      help="a text file (prose, Markdown, code) to ask about: it goes into the "
-                           "first message under a header naming it; repeatable")
+                      help="a file to ask about (text, Markdown, code, PDF, Word, HTML): it goes "
+                           "into the first message under a header naming it; repeatable")
+    chat.add_argument("--edit", metavar="FILE",
+                      help="a file to change: attached, and its text is the reply's Predicted "
+                           "Output (drafts, never shown to the model), as serve's prediction is")
     chat.add_argument("--temp", type=float, default=0.0, help="temperature; 0 = greedy (default)")
     chat.add_argument("--seed", type=int, help="random seed for a reproducible sampled run")
     chat.add_argument("--max-tokens", type=int, default=512, help="new tokens at most (512)")
@@ -78,7 +81,9 @@ def run_chat(args: argparse.Namespace) -> int:
     question = sys.stdin.read() if args.question == "-" else args.question
     if question is not None and not question.strip():
         raise UserError("the message is empty")
-    attachments = read_attachments(args.attach)
+    attachments = read_attachments(args.attach + ([args.edit] if args.edit else []))
+    # --edit: the file as the reply's Predicted Output (an edit repeats most of it)
+    prediction = attachments[-1].text if args.edit else None
     colour = not args.no_color and not args.json and sys.stdout.isatty()
     if spec.engine != "remote":
         spec = with_target(spec, default_target_in_terminal(args.target))
@@ -98,7 +103,7 @@ def run_chat(args: argparse.Namespace) -> int:
         if question is not None:
             messages.append({"role": "user",
                              "content": with_attachments(question.strip(), attachments)})
-            answer(messages, engine, params, spec.mode, printer)
+            answer(messages, engine, params, spec.mode, printer, prediction)
             return 0
         if attachments:  # an interactive chat: the files open it, as a message of their own
             messages.append({"role": "user", "content": with_attachments(

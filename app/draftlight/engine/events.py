@@ -126,6 +126,9 @@ class Stats:
             line += (f", accepted {self.accepted}/{self.drafted} "
                      f"({100 * self.acceptance_rate:.0f}%), "
                      f"{self.mean_accepted_length:.2f} tokens/pass")
+        if self.prediction_drafted:
+            line += (f", {self.prediction_accepted}/{self.prediction_drafted} drafted by the "
+                     f"prediction")
         line += (f" | {self.seconds:.2f} s: prefill {self.prefill_seconds:.2f}, "
                  f"draft {self.draft_seconds:.2f}, verify {self.verify_seconds:.2f}, "
                  f"other {self.other_seconds:.2f} [{self.mode}"
