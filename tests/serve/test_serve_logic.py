@@ -57,6 +57,36 @@ def test_messages_accept_text_parts_and_map_developer_to_system():
                              {"role": "user", "content": "ab"}]
 
 
+def test_file_parts_are_attached_as_the_window_attaches_them():
+    """OpenAI's file content parts (issue 39, part 7): a PDF sent as base64 (or a data: URL)
+    becomes its text layer under a header naming it, before the message's text; data that is
+    not base64, a file that is not text and a part of another type get a 400 naming the part."""
+    import base64
+
+    from tests.support.documents import pdf_bytes
+    pdf = base64.b64encode(pdf_bytes([["Sales rose."], ["The plant reopened."]])).decode()
+    chat = parse(messages=[{"role": "user", "content": [
+        {"type": "file", "file": {"file_data": f"data:application/pdf;base64,{pdf}",
+                                  "filename": "report.pdf"}},
+        {"type": "text", "text": "Where is the plant?"}]}])
+    content = chat.messages[0]["content"]
+    assert content.startswith("Attached file: report.pdf\n```\n--- page 1 ---\nSales rose.")
+    assert "--- page 2 ---\nThe plant reopened." in content
+    assert content.endswith("```\n\nWhere is the plant?")
+
+    def with_part(part):
+        return {"model": MODEL, "messages": [{"role": "user", "content": [part]}]}
+
+    error = refused(with_part({"type": "file", "file": {"file_data": "not base64!"}}))
+    assert error.param == "messages[0].content[0].file.file_data"
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n\0\0").decode()
+    error = refused(with_part({"type": "file", "file": {"file_data": png,
+                                                        "filename": "x.png"}}))
+    assert "x.png is a PNG image, not text" in error.message
+    error = refused(with_part({"type": "image_url", "image_url": {"url": "http://x"}}))
+    assert "text and file parts" in error.message
+
+
 def test_prediction_is_text_or_text_parts():
     assert parse(prediction={"type": "content", "content": "x = 1"}).prediction == "x = 1"
     parts = {"type": "content", "content": [{"type": "text", "text": "a"},

@@ -5,6 +5,8 @@ model or a socket (tests/serve/test_serve_logic.py, tests/serve/test_serve_fuzz.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Optional, Union
@@ -13,6 +15,7 @@ from pydantic import BaseModel, Field, StrictBool, StrictInt, StrictStr, Validat
 
 from draftlight.engine.events import Stats
 from draftlight.engine.sampling import SamplingParams
+from draftlight.store.attachments import AttachmentError, attachment_from_bytes, with_attachments
 
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 MAX_STOPS = 4  # as OpenAI
@@ -66,7 +69,20 @@ class TextPart(BaseModel):
     text: StrictStr
 
 
-Content = Union[StrictStr, list[TextPart]]  # OpenAI's string, or its array of text parts
+class FileData(BaseModel):
+    file_data: StrictStr  # base64, or a data: URL of it ("data:application/pdf;base64,…")
+    filename: StrictStr = "attached file"
+
+
+class FilePart(BaseModel):
+    """OpenAI's file content part: its text goes under a header naming it (attachments.py)."""
+    type: Literal["file"]
+    file: FileData
+
+
+Part = Annotated[Union[TextPart, FilePart], Field(discriminator="type")]
+Content = Union[StrictStr, list[Part]]  # OpenAI's string, or its array of text and file parts
+PredictionContent = Union[StrictStr, list[TextPart]]
 
 
 class MessageBody(BaseModel):
@@ -78,7 +94,7 @@ class MessageBody(BaseModel):
 
 class PredictionBody(BaseModel):
     type: Literal["content"]
-    content: Content
+    content: PredictionContent
 
 
 class StreamOptions(BaseModel):
@@ -113,8 +129,9 @@ FIELD_ERRORS = {
     "messages[]": ("{where} must be an object", None),
     "messages[].role": ("{where} must be one of system, developer, user, assistant (got {got})",
                         None),
-    "messages[].content": ("{where} must be a string or a list of text parts (only text is "
-                           "supported)", None),
+    "messages[].content": ("{where} must be a string or a list of text and file parts "
+                           "(file parts as {\"type\": \"file\", \"file\": {\"file_data\": "
+                           "BASE64, \"filename\": NAME}})", None),
     "temperature": ("'temperature' must be a number", "'temperature' must be between 0 and 2"),
     "top_p": ("'top_p' must be a number", "'top_p' must be greater than 0 and at most 1"),
     "seed": ("'seed' must be an integer", "'seed' must be between 0 and 2^64 - 1"),
@@ -205,8 +222,36 @@ def _refuse_unsupported(data: dict) -> None:
                        param=name, code="unsupported_parameter")
 
 
-def _text(content: str | list[TextPart]) -> str:
-    return content if isinstance(content, str) else "".join(part.text for part in content)
+def _text(content, where: str = "prediction.content") -> str:
+    """A content's text; its file parts' text (a PDF's text layer, a Word document's
+    paragraphs, …) under a header naming each file, before the rest, as the window attaches
+    files. ApiError (400) for a file part whose data cannot be read."""
+    if isinstance(content, str):
+        return content
+    files, texts = [], []
+    for j, part in enumerate(content):
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        else:
+            files.append(_attachment(part, f"{where}[{j}].file"))
+    return with_attachments("".join(texts), files)
+
+
+def _attachment(part: FilePart, where: str):
+    data = part.file.file_data
+    if data.startswith("data:"):
+        data = data.partition(",")[2]
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise ApiError(400, f"{where}.file_data must be base64 (or a data: URL of it)",
+                       param=f"{where}.file_data") from None
+    name = part.file.filename.replace("\n", " ").strip()[:200] or "attached file"
+    try:
+        return attachment_from_bytes(name, raw)
+    except AttachmentError as exc:
+        raise ApiError(400, f"{where}: {exc}", param=f"{where}.file_data",
+                       code="unsupported_file") from None
 
 
 def _messages(raw: list[MessageBody]) -> list[dict[str, str]]:
@@ -219,7 +264,8 @@ def _messages(raw: list[MessageBody]) -> list[dict[str, str]]:
         if message.tool_calls or message.function_call:
             raise ApiError(400, f"{where}: tool calls are not supported",
                            param=f"{where}.tool_calls", code="unsupported_parameter")
-        messages.append({"role": ROLES[message.role], "content": _text(message.content)})
+        messages.append({"role": ROLES[message.role],
+                         "content": _text(message.content, f"{where}.content")})
     if not any(m["content"].strip() for m in messages if m["role"] == "user"):
         raise ApiError(400, "the messages hold no user message with text", param="messages")
     return messages

@@ -79,24 +79,33 @@ def read_attachment(path: Path) -> Attachment:
         data = path.read_bytes()
     except OSError as exc:
         raise AttachmentError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
+    return attachment_from_bytes(path.name, data)
+
+
+def attachment_from_bytes(name: str, data: bytes) -> Attachment:
+    """The attachment a file named `name` with these bytes makes (a file read by
+    read_attachment, or one a client of `draftlight serve` sent).
+
+    Raises:
+        AttachmentError: empty, or not text nor a document whose text can be read."""
     if not data.strip():
-        raise AttachmentError(f"{path.name} is empty")
+        raise AttachmentError(f"{name} is empty")
     digest = hashlib.sha256(data).hexdigest()
     try:
         if data.startswith(b"%PDF"):
-            text, pages = pdf_text(data, path.name)
-            return Attachment(path.name, text, "pdf", digest, pages)
-        if data.startswith(b"PK\x03\x04") and path.suffix.lower() in (".docx", ".docm"):
-            return Attachment(path.name, docx_text(data, path.name), "docx", digest)
+            text, pages = pdf_text(data, name)
+            return Attachment(name, text, "pdf", digest, pages)
+        if data.startswith(b"PK\x03\x04") and Path(name).suffix.lower() in (".docx", ".docm"):
+            return Attachment(name, docx_text(data, name), "docx", digest)
     except DocumentError as exc:
         raise AttachmentError(str(exc)) from None
-    text, encoding = decoded(data, path.name)
+    text, encoding = decoded(data, name)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if looks_like_html(path.name, text):
+    if looks_like_html(name, text):
         text, encoding = html_text(text), "html"
         if not text:
-            raise AttachmentError(f"{path.name}: the page has no visible text")
-    return Attachment(path.name, text, encoding, digest)
+            raise AttachmentError(f"{name}: the page has no visible text")
+    return Attachment(name, text, encoding, digest)
 
 
 def _document_kind(path: Path) -> bool:
