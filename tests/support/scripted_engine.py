@@ -34,7 +34,8 @@ class ScriptedEngine:
             self.factory.script)
         stats = Stats(mode=mode)
         text = []
-        for piece_text, source, step in script:
+        for piece_text, source, step, *origin in script:  # (text, source, step[, origin])
+            origin = origin[0] if origin else None
             if self.factory.delay:
                 time.sleep(self.factory.delay)
             stats.new_tokens += 1
@@ -42,8 +43,11 @@ class ScriptedEngine:
             if source == "draft":
                 stats.accepted += 1
                 stats.drafted += 1
+                if origin and origin.get("kind") == "prediction":
+                    stats.prediction_accepted += 1
+                    stats.prediction_drafted += 1
             text.append(piece_text)
-            yield TextPiece(piece_text, source, step)
+            yield TextPiece(piece_text, source, step, origin=origin)
         stats.seconds = 0.5
         yield Done("".join(text), stats)
 

@@ -30,8 +30,12 @@ def test_dropped_and_chosen_files_go_with_the_next_message(qtbot, open_window, t
     monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(code)], ""))
     window.attachments.ask()
     tray = window.attachments
-    assert [c.text() for c in tray.chips] == ["notes.md · 3 lines  ×",
-                                              "tool.py · 1 line  ×"]
+    assert [c.name.text() for c in tray.chips] == ["notes.md · 3 lines · ~6 tokens",
+                                                   "tool.py · 1 line · ~3 tokens"]
+    viewer = tray.chips[0].name.click() or tray.viewer  # the text that will be sent
+    assert viewer.text.toPlainText() == "# Plan\n\nShip on Friday.\n"
+    assert viewer.text.isReadOnly()
+    viewer.close()
     assert window.composer.toPlainText() == "What is the plan?"  # not the dropped path
     send_and_wait(qtbot, window, "What is the plan?")
     sent = factory.calls[-1][0][-1]["content"]
@@ -52,5 +56,30 @@ def test_a_file_that_is_not_text_is_said_and_nothing_is_lost(qtbot, open_window,
     chip_file = tmp_path / "a.txt"
     chip_file.write_text("alpha\n")
     window.attachments.add_paths([str(chip_file)])
-    window.attachments.chips[0].click()  # × removes it
+    window.attachments.chips[0].remove.click()  # × removes it
     assert window.attachments.attachments == []
+
+
+def test_edit_makes_the_file_the_replys_predicted_output(qtbot, open_window, tmp_path):
+    """A chip's Edit (issue 39, part 6): the file goes with the message and its text is the
+    reply's Predicted Output; one file at a time; the footer and the hover name the file."""
+    reply = 'def greet(name):\n    return "Hi, " + name\n'
+    drafted = {"kind": "prediction", "start": 0, "end": 4}
+    script = [(reply[:4], "draft", 0, drafted), (reply[4:9], "draft", 0, drafted),
+              (reply[9:17], "draft", 0, drafted), (reply[17:], "target", 0)]
+    factory = ScriptedFactory(script=script)
+    window = open_window(factory)
+    code, other = tmp_path / "greet.py", tmp_path / "other.py"
+    code.write_text('def greet(name):\n    return "Hello, " + name\n')
+    other.write_text("x = 1\n")
+    tray = window.attachments
+    tray.add_paths([str(code), str(other)])
+    tray.chips[1].edit.click()
+    tray.chips[0].edit.click()  # one file at a time: the other is no longer edited
+    assert [c.edit.isChecked() for c in tray.chips] == [True, False]
+    view = send_and_wait(qtbot, window, "Say Hi instead of Hello.")
+    assert factory.predictions[-1] == code.read_text()
+    assert "Attached file: greet.py" in factory.calls[-1][0][-1]["content"]
+    assert "3 from greet.py" in view.footer.text()
+    assert view.stats["origins"][0]["from"] == "greet.py"
+    assert tray.editing is None and tray.attachments == []

@@ -1,15 +1,25 @@
-"""The files attached to the next message, above the message box: a chip each ("notes.md · 120
-lines ×"), added with the Attach… button or by dropping files on the message box, and sent
-with the message (draftlight.store.attachments puts each under a header naming it)."""
+"""The files attached to the next message, above the message box: a chip each ("report.pdf ·
+3 pages · ~1,200 tokens", Edit, ×), added with the Attach… button or by dropping files on the
+message box, and sent with the message (draftlight.store.attachments puts each under a header
+naming it). Clicking a chip's name shows its text (read-only); **Edit** makes that file the
+reply's Predicted Output, as `draftlight chat --edit` and serve's `prediction` do: an edited
+file repeats most of the original, which then drafts (the target never sees it twice)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QToolButton, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFrame, QHBoxLayout,
+                               QPlainTextEdit, QScrollArea, QToolButton, QVBoxLayout, QWidget)
 
 from draftlight.store.attachments import Attachment, AttachmentError, read_attachment
+
+CHARS_PER_TOKEN = 4  # the chip's estimate; the engine counts exactly when it is sent
+
+
+def estimated_tokens(attachment: Attachment) -> int:
+    return max(1, round(len(attachment.text) / CHARS_PER_TOKEN))
 
 
 class AttachmentTray(QWidget):
@@ -19,10 +29,25 @@ class AttachmentTray(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.attachments: list[Attachment] = []
-        self._row = QHBoxLayout(self)
+        self.editing: Attachment | None = None  # the file the reply is to edit
+        # The chips scroll sideways: many files never widen the window past a small screen.
+        strip = QWidget()
+        self._row = QHBoxLayout(strip)
         self._row.setContentsMargins(0, 0, 0, 0)
         self._row.addStretch(1)
-        self.chips: list[QToolButton] = []
+        area = QScrollArea()
+        area.setObjectName("attachment-tray")
+        area.setWidget(strip)
+        area.setWidgetResizable(True)
+        area.setFrameShape(QFrame.NoFrame)
+        area.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(area)
+        self.area = area
+        self.chips: list[AttachmentChip] = []
+        self.viewer: QDialog | None = None
         self.hide()
 
     def ask(self) -> None:
@@ -46,13 +71,28 @@ class AttachmentTray(QWidget):
 
     def remove(self, attachment: Attachment) -> None:
         self.attachments = [a for a in self.attachments if a is not attachment]
+        if self.editing is attachment:
+            self.editing = None
         self._show()
+
+    def set_editing(self, attachment: Attachment, on: bool) -> None:
+        """One file at a time is the one edited."""
+        self.editing = attachment if on else (None if self.editing is attachment
+                                               else self.editing)
+        for chip in self.chips:
+            chip.edit.setChecked(chip.attachment is self.editing)
 
     def take(self) -> list[Attachment]:
         """The attachments, for the message being sent; the tray is empty afterwards."""
-        taken, self.attachments = self.attachments, []
+        taken, self.attachments, self.editing = self.attachments, [], None
         self._show()
         return taken
+
+    def show_text(self, attachment: Attachment) -> QDialog:
+        """A read-only view of what will be sent for `attachment`."""
+        self.viewer = AttachmentViewer(attachment, self)
+        self.viewer.show()
+        return self.viewer
 
     def _show(self) -> None:
         for chip in self.chips:
@@ -60,12 +100,57 @@ class AttachmentTray(QWidget):
             chip.deleteLater()
         self.chips = []
         for attachment in self.attachments:
-            chip = QToolButton(text=f"{attachment.describe()}  ×")  # no emoji: DejaVu lacks it
-            chip.setObjectName("attachment-chip")
-            chip.setToolTip(f"{attachment.name}: sent with your next message, under a header "
-                            "that names it. Click to remove it.")
-            chip.clicked.connect(lambda _=False, a=attachment: self.remove(a))
+            chip = AttachmentChip(attachment, self)
+            chip.edit.setChecked(attachment is self.editing)
             self._row.insertWidget(self._row.count() - 1, chip)
             self.chips.append(chip)
         self.setVisible(bool(self.attachments))
+        # As tall as a chip, and its scroll bar when the chips are wider than the window
+        chip_height = max((chip.sizeHint().height() for chip in self.chips), default=0)
+        self.area.setFixedHeight(chip_height + self.area.horizontalScrollBar().sizeHint().height()
+                                 + 2)
         self.changed.emit()
+
+
+class AttachmentChip(QFrame):
+    def __init__(self, attachment: Attachment, tray: AttachmentTray) -> None:
+        super().__init__(tray)
+        self.attachment = attachment
+        self.setObjectName("attachment-chip")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 0, 2, 0)
+        layout.setSpacing(2)
+        tokens = estimated_tokens(attachment)
+        self.name = QToolButton(text=f"{attachment.describe()} · ~{tokens:,} tokens")
+        self.name.setAutoRaise(True)
+        self.name.setToolTip(f"{attachment.name}: sent with your next message, under a header "
+                             "that names it. Click to see its text.")
+        self.name.clicked.connect(lambda: tray.show_text(attachment))
+        self.edit = QToolButton(text="Edit")
+        self.edit.setCheckable(True)
+        self.edit.setAutoRaise(True)
+        self.edit.setToolTip("Ask for a changed version of this file: its text drafts the reply "
+                             "(a Predicted Output; the parts you keep flash in)")
+        self.edit.toggled.connect(lambda on: tray.set_editing(attachment, on))
+        self.remove = QToolButton(text="×")  # no emoji: DejaVu lacks it
+        self.remove.setAutoRaise(True)
+        self.remove.setToolTip("Remove it from the next message")
+        self.remove.clicked.connect(lambda: tray.remove(attachment))
+        for button in (self.name, self.edit, self.remove):
+            layout.addWidget(button)
+
+
+class AttachmentViewer(QDialog):
+    def __init__(self, attachment: Attachment, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(attachment.describe())
+        self.text = QPlainTextEdit(attachment.text)
+        self.text.setReadOnly(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.text, 1)
+        layout.addWidget(buttons)
+        screen = self.screen().availableGeometry() if self.screen() else None
+        self.resize(min(720, screen.width() - 40) if screen else 720,
+                    min(560, screen.height() - 60) if screen else 560)

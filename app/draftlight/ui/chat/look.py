@@ -30,6 +30,11 @@ QListWidget#conversation-rows::item { border-radius: 6px; margin: 1px 2px; }
 QListWidget#conversation-rows::item:selected {
     background: palette(highlight); color: palette(highlighted-text);
 }
+QFrame#attachment-chip {
+    background: palette(alternate-base); border: 1px solid palette(midlight);
+    border-radius: 10px;
+}
+QScrollArea#attachment-tray { background: transparent; border: none; }
 QLineEdit#conversation-search { border: 1px solid palette(mid); border-radius: 8px;
                                 padding: 4px 8px; }
 """

@@ -292,8 +292,10 @@ class MainWindow(QMainWindow):
 
     def send(self, text: str) -> None:
         if self.ready and not self.loading:
+            editing = self.attachments.editing  # its text: the reply's Predicted Output
             text = with_attachments(text, self.attachments.take())
-            self.session.send(text, self.current_mode())
+            self.session.send(text, self.current_mode(),
+                              (editing.name, editing.text) if editing else None)
 
     def regenerate(self) -> None:
         if self.ready and not self.loading:

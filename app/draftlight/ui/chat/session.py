@@ -184,7 +184,8 @@ class ChatSession(QObject):
 
     # --- sending -------------------------------------------------------------------------------
 
-    def send(self, text: str, mode: str) -> bool:
+    def send(self, text: str, mode: str, prediction: tuple[str, str] | None = None) -> bool:
+        """`prediction`: (name, text) of a file being edited, the reply's Predicted Output."""
         if self.streaming:
             return False
         if self.conversation is None:
@@ -195,7 +196,8 @@ class ChatSession(QObject):
         view = self.chat.add_message("user", text)
         if self.conversation is not None:
             view.message_id = self._save(self.writes.add_message, self.conversation, "user", text)
-        self._start_reply(mode)
+        name, predicted = prediction if prediction and mode != "off" else (None, None)
+        self._start_reply(mode, prediction=predicted, prediction_from=name)
         return True
 
     def can_regenerate(self) -> bool:
@@ -235,7 +237,8 @@ class ChatSession(QObject):
             messages.pop()
         return messages
 
-    def _start_reply(self, mode: str, prediction: str | None = None) -> None:
+    def _start_reply(self, mode: str, prediction: str | None = None,
+                     prediction_from: str | None = None) -> None:
         sent = self._sent_messages()
         messages = [message for message, _at in sent]
         self.chat.system_prompt = self.settings.system_prompt.strip()
@@ -248,6 +251,7 @@ class ChatSession(QObject):
         request_id = self.engine.generate(messages, self.settings.sampling_params(), mode,
                                           prediction)
         self.stream = Stream(request_id, mode, view, message_id,
+                             builder=ReplyBuilder(prediction_from),
                              sent=[(m["role"], at) for m, at in sent])
         self._dirty = False
         self._timer.start()
@@ -354,6 +358,8 @@ class ChatSession(QObject):
         if stats is not None:  # the strip's cells, exactly (older replies estimate them)
             stats = {**stats, "passes": [list(row) for row in builder.pass_table],
                      "origins": builder.origins}
+            if builder.prediction_from:  # the footer says which file drafted
+                stats["prediction_from"] = builder.prediction_from
         if stream.message_id is not None:
             self._save(self.writes.update_message, stream.message_id, text, runs=runs,
                        stats=stats, status=status)

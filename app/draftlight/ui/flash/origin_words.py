@@ -75,6 +75,8 @@ def describe(origin: dict | None, source: Source | None) -> str:
     if kind == "template":
         return "copied from the chat template"
     if kind == "prediction":
+        if origin.get("from"):  # a file attached to be edited: the reply's Predicted Output
+            return f"copied from {origin['from']} (the file being edited)"
         return "copied from the earlier answer (the one Regenerate replaced)"
     if kind == "reply":
         where = place("reply")

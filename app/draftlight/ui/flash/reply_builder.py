@@ -21,7 +21,10 @@ from collections import deque
 
 
 class ReplyBuilder:
-    def __init__(self) -> None:
+    def __init__(self, prediction_from: str | None = None) -> None:
+        """`prediction_from`: the file the reply's Predicted Output is (None: the earlier
+        answer, when Regenerate sent one): its runs' origins name it."""
+        self.prediction_from = prediction_from
         self._parts: list[str] = []
         self.length = 0  # characters so far
         self._runs: list[list[int]] = []
@@ -38,6 +41,8 @@ class ReplyBuilder:
         self.last_piece_at: float | None = None
 
     def add(self, text: str, source: str, step: int, origin: dict | None = None) -> None:
+        if self.prediction_from and isinstance(origin, dict) and origin.get("kind") == "prediction":
+            origin = {**origin, "from": self.prediction_from}
         now = time.perf_counter()
         if self.first_piece_at is None:
             self.first_piece_at = now

@@ -22,7 +22,7 @@ def live_line(stats: Stats | None, tokens: int, passes: int, accepted: int,
 def stored_footer_line(stored: dict) -> str:
     """The footer of a reply as the history keeps its figures (Stats.to_dict's form), with
     what Compare found for it, when it was compared."""
-    line = footer_line(Stats.from_dict(stored))
+    line = footer_line(Stats.from_dict(stored), prediction_from=stored.get("prediction_from"))
     compared = compared_line(stored.get("compared"))
     return f"{line}\n{compared}" if compared else line
 
@@ -45,15 +45,18 @@ def compared_line(compared) -> str:
     return line
 
 
-def footer_line(stats: Stats, live: bool = False) -> str:
+def footer_line(stats: Stats, live: bool = False, prediction_from: str | None = None) -> str:
+    """`prediction_from`: the file edited, when it was the Predicted Output (else the answer
+    Regenerate replaced was)."""
     parts = [f"{stats.new_tokens} tokens", f"{stats.tokens_per_second:.1f} tok/s"]
     if stats.drafted:
         parts.append(f"accepted {stats.accepted}/{stats.drafted} "
                      f"({100 * stats.acceptance_rate:.0f}%)")
     else:
         parts.append("nothing drafted")
-    if stats.prediction_drafted:  # in the window: the answer Regenerate replaced
-        parts.append(f"{stats.prediction_accepted} from the earlier answer")
+    if stats.prediction_drafted:  # in the window: the answer Regenerate replaced, or a file
+        source = prediction_from if isinstance(prediction_from, str) else "the earlier answer"
+        parts.append(f"{stats.prediction_accepted} from {source}")
     parts.append(f"{stats.mean_accepted_length:.2f} tokens/pass")
     parts.append(f"draft {stats.draft_seconds:.2f} s / verify {stats.verify_seconds:.2f} s")
     if not live:
