@@ -5,8 +5,8 @@ that names it, so the reply can quote it and the drafts can copy from it.
 
 What cannot be read gets one line that says what it is and nothing is read whole: a file over
 MAX_BYTES is refused before reading, a binary file (an image, an archive, a program) by its
-first bytes, an encrypted or scanned PDF by what pypdf finds. The text goes to the model as text: a chat template's control tokens in it are
-tokenized as plain text by the engine (draftlight.engine.control_text), as any message's are.
+first bytes, an encrypted or scanned PDF by what pypdf finds. The text goes to the model as
+text: a chat template's control tokens in it are tokenized as plain text by the engine (draftlight.engine.control_text), as any message's are.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ SIGNATURES = ((b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
               (b"\x7fELF", "a program"), (b"MZ", "a Windows program"),
               (b"GGUF", "a GGUF model (use it as a target or draft instead)"),
               (b"SQLite format 3", "a SQLite database"))
-ENCODINGS = ("utf-8-sig", "utf-16", "cp1252")
-HEADER = "Attached file: "  # before each file's name in the message; attachment_at reads it  # utf-16 only with its BOM (checked first)
+ENCODINGS = ("utf-8-sig", "utf-16", "cp1252")  # utf-16 only with its BOM (checked first)
+HEADER = "Attached file: "  # before each file's name in the message; attachment_at reads it
 
 
 class AttachmentError(StoreError):
