@@ -83,3 +83,46 @@ def test_edit_makes_the_file_the_replys_predicted_output(qtbot, open_window, tmp
     assert "3 from greet.py" in view.footer.text()
     assert view.stats["origins"][0]["from"] == "greet.py"
     assert tray.editing is None and tray.attachments == []
+
+
+def test_a_long_paste_is_offered_as_an_attachment_and_nothing_is_lost(qtbot, open_window):
+    """A paste of thousands of characters (issue 39, part 1): the banner offers to make it an
+    attachment; taking the offer moves it out of the message box into a chip, and the rest of
+    the message stays as it was typed."""
+    from PySide6.QtCore import QMimeData
+    window = open_window(ScriptedFactory())
+    window.composer.setPlainText("Summarise: ")
+    window.composer.moveCursor(window.composer.textCursor().MoveOperation.End)
+    paste = "All work and no play makes Jack a dull boy.\n" * 120  # 5,280 characters
+    data = QMimeData()
+    data.setText(paste)
+    window.composer.insertFromMimeData(data)
+    banner = window.banner
+    assert banner.isVisible() and "You pasted 5,280 characters" in banner.label.text()
+    banner.action_button.click()
+    assert window.composer.toPlainText() == "Summarise: "
+    [attached] = window.attachments.attachments
+    assert attached.name == "pasted text.txt" and attached.text == paste
+
+
+def test_files_dropped_on_the_chat_and_file_attach_add_chips(qtbot, open_window, tmp_path,
+                                                             monkeypatch):
+    from PySide6.QtCore import QPointF, Qt
+    from PySide6.QtGui import QDropEvent
+    window = open_window(ScriptedFactory())
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Plan\n")
+    pane = window.chat.parentWidget()
+    while not hasattr(pane, "attachments"):
+        pane = pane.parentWidget()
+    data = dropped(notes)  # kept: the event only points at it
+    drop = QDropEvent(QPointF(10, 10), Qt.CopyAction, data, Qt.LeftButton, Qt.NoModifier)
+    pane.dropEvent(drop)
+    assert [a.name for a in window.attachments.attachments] == ["notes.md"]
+    code = tmp_path / "tool.py"
+    code.write_text("print(1)\n")
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(code)], ""))
+    [attach] = [a for a in window.menuBar().actions()[0].menu().actions()
+                if a.text() == "Attach files…"]
+    attach.trigger()
+    assert [a.name for a in window.attachments.attachments] == ["notes.md", "tool.py"]

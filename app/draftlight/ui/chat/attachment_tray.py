@@ -13,7 +13,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFrame, QHBoxLayout,
                                QPlainTextEdit, QScrollArea, QToolButton, QVBoxLayout, QWidget)
 
-from draftlight.store.attachments import Attachment, AttachmentError, read_attachment
+from draftlight.store.attachments import (Attachment, AttachmentError, attachment_from_bytes,
+                                          read_attachment)
 
 CHARS_PER_TOKEN = 4  # the chip's estimate; the engine counts exactly when it is sent
 
@@ -66,6 +67,17 @@ class AttachmentTray(QWidget):
                 continue
             if attachment.sha256 in {a.sha256 for a in self.attachments}:
                 continue
+            self.attachments.append(attachment)
+        self._show()
+
+    def add_text(self, name: str, text: str) -> None:
+        """Text that is not a file (a long paste) as an attachment named `name`."""
+        try:
+            attachment = attachment_from_bytes(name, text.encode("utf-8"))
+        except AttachmentError as exc:
+            self.problem.emit(f"Cannot attach {exc}")
+            return
+        if attachment.sha256 not in {a.sha256 for a in self.attachments}:
             self.attachments.append(attachment)
         self._show()
 

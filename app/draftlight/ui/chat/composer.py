@@ -6,10 +6,15 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 
+LONG_PASTE = 4000  # characters: a paste this long is offered to become an attachment
+
+
 class Composer(QPlainTextEdit):
     submitted = Signal(str)
     files_dropped = Signal(list)  # paths of files dropped on the box: to attach
     empty_submitted = Signal()  # Enter or Send with nothing (or only spaces) typed
+    long_paste = Signal(int, int)  # where a paste of LONG_PASTE or more characters went: start,
+    # end (the window offers to make it an attachment; it stays typed until the user says so)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -28,7 +33,20 @@ class Composer(QPlainTextEdit):
         if files:
             self.files_dropped.emit(files)
             return
+        start = self.textCursor().selectionStart()
         super().insertFromMimeData(source)
+        end = self.textCursor().position()
+        if end - start >= LONG_PASTE:
+            self.long_paste.emit(start, end)
+
+    def take_span(self, start: int, end: int) -> str:
+        """Remove characters [start, end) and return them (a long paste made an attachment)."""
+        cursor = self.textCursor()
+        cursor.setPosition(start)
+        cursor.setPosition(min(end, len(self.toPlainText())), cursor.MoveMode.KeepAnchor)
+        text = cursor.selectedText().replace("\u2029", "\n")  # Qt's paragraph separator
+        cursor.removeSelectedText()
+        return text
 
     def keyPressEvent(self, event) -> None:
         enter = event.key() in (Qt.Key_Return, Qt.Key_Enter)

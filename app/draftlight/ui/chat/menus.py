@@ -31,6 +31,11 @@ def build_menus(window: QMainWindow, toolbar, serve_action: QAction) -> Menus:
     for action in (toolbar.new_action, toolbar.settings_action, models, serve_action):
         file_menu.addAction(action)
     file_menu.addSeparator()
+    attach = QAction("Attach files…", window)
+    attach.setToolTip("Text, code, PDF, Word or HTML files to ask about, sent with your next "
+                      "message")
+    attach.triggered.connect(lambda: window.attachments.ask())
+    file_menu.addAction(attach)
     export = QAction("Export conversation…", window)
     export.setToolTip("The conversation shown, as Markdown or as JSON to import again")
     export.triggered.connect(lambda: _exports().export_conversation(window))

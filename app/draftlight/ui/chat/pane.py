@@ -31,6 +31,8 @@ class ChatPane(QWidget):
         row = QHBoxLayout()
         self.composer = Composer()
         self.composer.files_dropped.connect(self.attachments.add_paths)
+        self.composer.long_paste.connect(self._offer_attachment)
+        self.setAcceptDrops(True)  # files dropped anywhere on the chat are attached too
         row.addWidget(self.composer, 1)
         buttons = QVBoxLayout()
         self.send_button = QPushButton("Send")
@@ -39,8 +41,8 @@ class ChatPane(QWidget):
         self.regenerate_button = QPushButton("Regenerate")
         self.stop_button.setToolTip("Stop the reply (Esc)")
         self.attach_button = QPushButton("Attach…")
-        self.attach_button.setToolTip("Text, Markdown or code files to ask about (or drop them "
-                                      "on the message box): sent with your next message")
+        self.attach_button.setToolTip("Text, code, PDF, Word or HTML files to ask about (or drop "
+                                      "them on the chat): sent with your next message")
         self.attach_button.clicked.connect(self.attachments.ask)
         for button in (self.send_button, self.stop_button, self.regenerate_button,
                        self.attach_button):
@@ -48,3 +50,24 @@ class ChatPane(QWidget):
         buttons.addStretch(1)
         row.addLayout(buttons)
         column.addLayout(row)
+
+    def _offer_attachment(self, start: int, end: int) -> None:
+        """A long paste: the banner offers to take it out of the message box and attach it."""
+        def attach() -> None:
+            text = self.composer.take_span(start, end)
+            self.attachments.add_text("pasted text.txt", text)
+            self.banner.hide()
+
+        self.banner.show_message(f"You pasted {end - start:,} characters. As an attachment it is "
+                                 "a chip you can look at, remove or edit, not a wall of text in "
+                                 "your message.", "Attach it", attach)
+
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        files = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        if files:
+            self.attachments.add_paths(files)
+            event.acceptProposedAction()
