@@ -44,7 +44,8 @@ class Attachment:
     text: str
     encoding: str  # of a text file; "pdf", "docx" or "html" for the text taken from one
     sha256: str  # of the bytes read: the same file attached twice is one attachment
-    pages: int | None = None  # a PDF's
+    pages: int | None = None  # a PDF's (those sent, when only the first ones are)
+    total_pages: int | None = None  # the PDF's, when only its first `pages` are sent
 
     @property
     def lines(self) -> int:
@@ -52,6 +53,8 @@ class Attachment:
 
     def describe(self) -> str:
         """"notes.md · 120 lines", "report.pdf · 12 pages" (a chip's words)."""
+        if self.total_pages is not None:
+            return f"{self.name} · pages 1-{self.pages} of {self.total_pages}"
         if self.pages is not None:
             return f"{self.name} · {self.pages} page{'s' if self.pages != 1 else ''}"
         return f"{self.name} · {self.lines} line{'s' if self.lines != 1 else ''}"

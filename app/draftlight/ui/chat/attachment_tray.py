@@ -81,6 +81,13 @@ class AttachmentTray(QWidget):
             self.attachments.append(attachment)
         self._show()
 
+    def replace(self, old: Attachment, new: Attachment) -> None:
+        """`new` in `old`'s place (the pages of a PDF that fit the context)."""
+        self.attachments = [new if a is old else a for a in self.attachments]
+        if self.editing is old:
+            self.editing = new
+        self._show()
+
     def remove(self, attachment: Attachment) -> None:
         self.attachments = [a for a in self.attachments if a is not attachment]
         if self.editing is attachment:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 from draftlight.settings import Settings, save_settings
 from draftlight.store.attachments import with_attachments
 from draftlight.store.history import History
+from draftlight.ui.chat.context_check import fits_or_offer
 from draftlight.ui.chat.look import STYLE
 from draftlight.ui.chat.model_scan import ModelScan
 from draftlight.ui.chat.window_place import remember_place, restore_place
@@ -291,7 +292,7 @@ class MainWindow(QMainWindow):
     # --- user actions ----------------------------------------------------------------------
 
     def send(self, text: str) -> None:
-        if self.ready and not self.loading:
+        if self.ready and not self.loading and fits_or_offer(self, text):
             editing = self.attachments.editing  # its text: the reply's Predicted Output
             text = with_attachments(text, self.attachments.take())
             self.session.send(text, self.current_mode(),

@@ -26,4 +26,6 @@ class Loaded:
     placement: str = ""  # a model split over machines: what went where (rpc.placement)
     mtp_layers: int = 0  # the target's multi-token-prediction blocks (llama-server draft-mtp)
     n_ctx: int = 0  # the context loaded, in tokens (0: a remote server's own)
+    target_path: str = ""  # the target's file (the default model's too, once prepared)
+    draft_path: str | None = None
     context_note: str = ""  # why, when it was chosen automatically (launch.resolve_context)

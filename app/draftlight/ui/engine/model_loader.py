@@ -42,6 +42,7 @@ class ModelLoader(QObject):
         self.target_name = spec.target_name  # the target file really loaded, once ready
         self.placement = ""  # llama-server over other machines: what went where (rpc.placement)
         self.n_ctx = 0  # the loaded target's context in tokens (0: a remote server's own)
+        self.target_path, self.draft_path = "", None  # the files loaded, once ready
         self.context_note = ""  # why, when Settings left it automatic
         self.steps = LoadSteps()  # the latest load's steps, with their times
         worker = engine.worker
@@ -123,6 +124,7 @@ class ModelLoader(QObject):
         self.placement = loaded.placement
         self.target_mtp = loaded.mtp_layers > 0  # the target can draft for itself
         self.n_ctx, self.context_note = loaded.n_ctx, loaded.context_note
+        self.target_path, self.draft_path = loaded.target_path, loaded.draft_path
         self.modes = tuple(loaded.modes or self.local_modes)
         self.changed.emit()
         self.status.emit(self._ready_line(loaded.target))

@@ -114,7 +114,8 @@ class EngineWorker(QObject):
         loaded = Loaded(spec.target_name, notices=tuple(notices + self._notices(spec)),
                         mtp_layers=mtp_layers(spec.target_path) if spec.engine != "remote" else 0,
                         n_ctx=spec.n_ctx if spec.engine != "remote" else 0,
-                        context_note=context_note)
+                        context_note=context_note,
+                        target_path=spec.target_path if spec.engine != "remote" else "")
         if spec.engine != "local":
             # the server's own modes; it is given its draft model on its command line
             loaded = replace(loaded, modes=tuple(self.engine.modes),
@@ -126,7 +127,7 @@ class EngineWorker(QObject):
                 self.engine.attach_draft(
                     self.factory.open_draft(spec, should_cancel=self._closing),
                     should_cancel=self._closing)
-                loaded = replace(loaded, draft=spec.draft_name)
+                loaded = replace(loaded, draft=spec.draft_name, draft_path=spec.draft_path)
             except Exception as exc:  # noqa: BLE001
                 loaded = replace(loaded, draft_error=one_line(exc))
         self.loaded.emit(loaded)
