@@ -126,3 +126,50 @@ def test_files_dropped_on_the_chat_and_file_attach_add_chips(qtbot, open_window,
                 if a.text() == "Attach files…"]
     attach.trigger()
     assert [a.name for a in window.attachments.attachments] == ["notes.md", "tool.py"]
+
+
+def test_a_sent_messages_files_are_chips_and_a_copied_run_opens_its_file_at_the_span(
+        qtbot, open_window, tmp_path):
+    """Kept with the conversation (issue 39, parts 4 and 5): the message shows its files as
+    chips, not a wall of text, also when reopened; a reply's run copied from a file opens that
+    file at the span, marked, and its hover names the file and line."""
+    from tests.support.documents import pdf_bytes
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Plan\n\nShip on Friday.\n")
+    report = tmp_path / "report.pdf"
+    report.write_bytes(pdf_bytes([["Sales rose."], ["The plant reopened."]]))
+
+    def script(_mode):
+        sent = factory.calls[-1][0][-1]["content"]
+        at = sent.index("Ship on Friday")
+        yield ("Ship on", "draft", 0, {"kind": "message", "message": 0, "start": at,
+                                       "end": at + 7})
+        yield (" Friday.", "target", 0)
+
+    factory = ScriptedFactory(script=script)
+    window = open_window(factory)
+    window.attachments.add_paths([str(notes), str(report)])
+    reply = send_and_wait(qtbot, window, "When do we ship?")
+    question = window.chat.messages[0]
+    assert [c.text() for c in question.files.chips] == ["notes.md · 3 lines",
+                                                        "report.pdf · 2 pages"]
+    assert question.document.toPlainText() == "When do we ship?"
+    assert window.history.conversations()[0].title == "When do we ship?"  # not the file
+    assert reply.run_origins.tip(0).startswith(
+        "copied from notes.md, line 3 (attached to your message 1)")
+    window.chat.show_origin(reply, 0)
+    viewer = question.files.viewer
+    assert viewer.isVisible() and viewer.marked() == "Ship on"
+    assert viewer.text.toPlainText() == "# Plan\n\nShip on Friday."
+    viewer.close()
+    question.files.chips[1].click()  # the PDF's text, page by page
+    assert question.files.viewer.text.toPlainText().startswith("--- page 1 ---\nSales rose.")
+    question.files.viewer.close()
+
+    conversation = window.session.conversation_id
+    window.session.writes.flush()
+    window.new_conversation()
+    window.session.open_conversation(conversation)  # reopened: the chips are back
+    reopened = window.chat.messages[0]
+    assert [c.text() for c in reopened.files.chips] == ["notes.md · 3 lines",
+                                                        "report.pdf · 2 pages"]

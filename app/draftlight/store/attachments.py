@@ -166,6 +166,47 @@ def _longest_backtick_run(text: str) -> int:
 _BLOCK = re.compile(re.escape(HEADER) + r"(?P<name>[^\n]+)\n(?P<fence>`{3,})\n")
 
 
+@dataclass(frozen=True)
+class Block:
+    """An attached file inside a message made by with_attachments."""
+    name: str
+    start: int  # where the file's text starts in the message
+    end: int  # … and ends
+    after: int  # where the block (its closing fence and the blank line) ends
+
+    def describe(self, message: str) -> str:
+        """"report.pdf · 3 pages" or "notes.md · 12 lines", from the text in the message."""
+        text = message[self.start:self.end]
+        pages = len(re.findall(r"^--- page \d+ ---$", text, re.MULTILINE))
+        if pages:
+            return f"{self.name} · {pages} page{'s' if pages != 1 else ''}"
+        lines = text.count("\n") + 1
+        return f"{self.name} · {lines} line{'s' if lines != 1 else ''}"
+
+
+def attachment_blocks(message: str) -> list[Block]:
+    """The files attached to `message`, in order (none for a message without any)."""
+    blocks, at = [], 0
+    while (match := _BLOCK.match(message, at)) is not None:
+        start = match.end()
+        close = message.find("\n" + match.group("fence"), start)
+        if close < 0:
+            break
+        after = close + 1 + len(match.group("fence"))
+        blocks.append(Block(match.group("name"), start, close, after))
+        at = after + 2 if message.startswith("\n\n", after) else after
+    return blocks
+
+
+def own_text_start(message: str) -> int:
+    """Where the message's own words start, after its attached files (0 without any)."""
+    blocks = attachment_blocks(message)
+    if not blocks:
+        return 0
+    after = blocks[-1].after
+    return after + 2 if message.startswith("\n\n", after) else after
+
+
 def attachment_at(message: str, position: int) -> tuple[str, int, int | None] | None:
     """(file name, line number from 1, page of a PDF or None) of the attached file whose text
     holds character `position` of a message made by with_attachments; None outside every

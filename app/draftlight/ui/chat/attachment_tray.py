@@ -10,11 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFrame, QHBoxLayout,
-                               QPlainTextEdit, QScrollArea, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDialog, QFileDialog, QFrame, QHBoxLayout, QScrollArea,
+                               QToolButton, QWidget)
 
 from draftlight.store.attachments import (Attachment, AttachmentError, attachment_from_bytes,
                                           read_attachment)
+from draftlight.ui.flash.text_viewer import TextViewer
 
 CHARS_PER_TOKEN = 4  # the chip's estimate; the engine counts exactly when it is sent
 
@@ -109,7 +110,7 @@ class AttachmentTray(QWidget):
 
     def show_text(self, attachment: Attachment) -> QDialog:
         """A read-only view of what will be sent for `attachment`."""
-        self.viewer = AttachmentViewer(attachment, self)
+        self.viewer = TextViewer(attachment.describe(), attachment.text, self)
         self.viewer.show()
         return self.viewer
 
@@ -157,19 +158,3 @@ class AttachmentChip(QFrame):
         self.remove.clicked.connect(lambda: tray.remove(attachment))
         for button in (self.name, self.edit, self.remove):
             layout.addWidget(button)
-
-
-class AttachmentViewer(QDialog):
-    def __init__(self, attachment: Attachment, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle(attachment.describe())
-        self.text = QPlainTextEdit(attachment.text)
-        self.text.setReadOnly(True)
-        buttons = QDialogButtonBox(QDialogButtonBox.Close)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.text, 1)
-        layout.addWidget(buttons)
-        screen = self.screen().availableGeometry() if self.screen() else None
-        self.resize(min(720, screen.width() - 40) if screen else 720,
-                    min(560, screen.height() - 60) if screen else 560)

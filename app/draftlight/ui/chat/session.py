@@ -23,6 +23,7 @@ from draftlight.store.history import (COMPLETE, INTERRUPTED, History, HistoryErr
 from draftlight.store.history_queue import Row, WriteQueue
 from draftlight.ui.chat.view import ChatView
 from draftlight.ui.flash.message_view import MessageView
+from draftlight.store.attachments import attachment_blocks, own_text_start
 from draftlight.ui.flash.reply_builder import ReplyBuilder
 from draftlight.ui.flash.stats_text import live_line
 from draftlight.ui.engine.worker import EngineThread
@@ -189,7 +190,9 @@ class ChatSession(QObject):
         if self.streaming:
             return False
         if self.conversation is None:
-            title = " ".join(text.split())[:TITLE_LENGTH]
+            # the words typed, not the files attached before them (store/attachments.py)
+            title = " ".join(text[own_text_start(text):].split())[:TITLE_LENGTH] or " ".join(
+                block.name for block in attachment_blocks(text))[:TITLE_LENGTH]
             self.conversation = self._save(self.writes.create_conversation, title)
             self.conversations_changed.emit()
             self.current_changed.emit(self.conversation_id)

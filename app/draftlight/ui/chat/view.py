@@ -127,8 +127,14 @@ class ChatView(QScrollArea):
         source = self._source_view(reply, origin)
         if source is None:
             return
-        spans = source_spans(source, origin.get("start", 0), origin.get("end", 0))
-        if spans:
+        start, end = origin.get("start", 0), origin.get("end", 0)
+        spans = source_spans(source, start, end)
+        block = source.files.block_at(start) if not spans and source.role == "user" else None
+        if block is not None:  # copied from a file attached to that message: open it there
+            self.ensureWidgetVisible(source)
+            source.files.show(block, (start - block.start, min(end, block.end) - block.start),
+                              reply.scheme.tint(reply.runs[index][2]))
+        elif spans:
             cursor = source.body.textCursor()
             cursor.setPosition(spans[0][0])
             rect = source.body.cursorRect(cursor)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBr
                                QToolButton, QVBoxLayout, QWidget)
 
 from draftlight.ui.flash import highlight, markdown_render
+from draftlight.ui.flash.attached_files import AttachedFiles
 from draftlight.ui.flash.origins import RunOrigins
 from draftlight.ui.flash.overlay import FlashOverlay
 from draftlight.ui.flash.palette import DEFAULT, Scheme
@@ -114,6 +115,8 @@ class MessageView(QFrame):
         self.copy_button.clicked.connect(self.copy_text)
         header.addWidget(self.copy_button)
         layout.addLayout(header)
+        self.files = AttachedFiles(self)  # a user's attached files, as chips
+        layout.addWidget(self.files)
 
         self.body = FittedBrowser(self)
         self.body.anchorClicked.connect(self._link_clicked)
@@ -156,7 +159,9 @@ class MessageView(QFrame):
         else:
             doc.clear()
             self.code_blocks = []
-            highlight.append_plain(doc, self.text, 0, [], self.highlights, self.scheme)
+            own = self.files.set_message(self.text) if self.role == "user" else 0
+            self.body.setVisible(own < len(self.text) or not self.files.blocks)
+            highlight.append_plain(doc, self.text[own:], 0, [], self.highlights, self.scheme)
         self._shown = len(self.text)
         if self.role == "assistant" and not self.streaming:
             self.strip.set_passes(passes_of(self.text, self.runs, self.stats), self.text)
@@ -299,6 +304,11 @@ class MessageView(QFrame):
         tail = self.text[self._md_end:]
         return [(self._tail_at + to(tail[:start - self._md_end]),
                  self._tail_at + to(tail[:end - self._md_end]))]
+
+    @property
+    def own_start(self) -> int:
+        """Where the words typed start in `text`, after the attached files (shown as chips)."""
+        return self.files.own_start
 
     def stop_flashes(self) -> None:
         self.flash.stop()

@@ -90,8 +90,11 @@ def source_spans(view, start: int, end: int) -> list[tuple[int, int]]:
     if not 0 <= start < end <= len(text):
         return []
     to = highlight.utf16_len
-    if view.role != "assistant":
-        return [(to(text[:start]), to(text[:end]))]
+    if view.role != "assistant":  # its words after its attached files (shown as chips)
+        own = getattr(view, "own_start", 0)
+        if start < own:
+            return []  # inside an attached file: the chat opens the file instead
+        return [(to(text[own:start]), to(text[own:end]))]
     plain = view.document.toPlainText()
     for phrase in [text[start:end].strip()] + sorted(text[start:end].split("\n"), key=len)[::-1]:
         phrase = phrase.strip()
