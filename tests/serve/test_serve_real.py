@@ -117,6 +117,32 @@ def test_greedy_replies_stream_and_not_equal_draftlight_chat_json(server):
     assert {"drafted", "accepted", "target_passes", "tokens_per_second"} <= stats.keys()
 
 
+def test_a_run_copied_from_a_file_part_names_the_file_and_its_page(server):
+    """A PDF sent as a file part (issue 39, part 7): each token copied from it says so, with
+    its page and its span of the file's text, as `draftlight chat --json` does."""
+    import base64
+
+    from draftlight.store.attachments import attachment_from_bytes
+    from tests.support.documents import pdf_bytes
+    data = pdf_bytes([["Quarterly report."], ["The plant in Lyon reopened after the long strike "
+                                              "of the winter."]])
+    text = attachment_from_bytes("report.pdf", data).text
+    request = dict(model=server.model, temperature=0, max_tokens=40, stream=True, messages=[
+        {"role": "user", "content": [
+            {"type": "file", "file": {"file_data": base64.b64encode(data).decode(),
+                                      "filename": "report.pdf"}},
+            {"type": "text", "text": "Copy the sentence of page 2 of the attached report, "
+                                     "word for word."}]}])
+    chunks = list(server.client().chat.completions.create(**request))
+    copied = [(c.choices[0].delta.content, c.model_extra["draftlight"]["origin"])
+              for c in chunks if c.choices and c.choices[0].delta.content
+              and c.model_extra["draftlight"].get("origin", {}).get("kind") == "attachment"]
+    assert len(copied) >= 5, chunks[-1]
+    for piece, origin in copied:
+        assert origin["name"] == "report.pdf" and origin["page"] in (1, 2)
+        assert text[origin["start"]:origin["end"]] == piece
+
+
 def test_a_prediction_is_accepted_on_a_code_edit_and_changes_nothing(server):
     question = json.loads(DEFAULT_QUESTIONS.read_text().splitlines()[21])  # rename x to counts
     assert question["category"] == "code_editing"

@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 
 from draftlight.engine.events import TextPiece
+from draftlight.store.attachments import attachment_origin
 from draftlight.serve.guard import CORS_HEADERS, CORS_METHODS, Access, GuardMiddleware, access_for
 from draftlight.serve.schema import (MAX_BODY_BYTES, ApiError, ChatRequest, chunk, completion,
                               finish_reason, parse_chat_request, usage)
@@ -195,8 +196,8 @@ async def _stream(reply: Reply, items: asyncio.Queue, job: Job):
             item = await items.get()
             if isinstance(item, TextPiece):
                 provenance = {"source": item.source, "pass": item.step}
-                if item.origin is not None:
-                    provenance["origin"] = item.origin
+                if item.origin is not None:  # a file part's span: that file, page or line
+                    provenance["origin"] = attachment_origin(item.origin, reply.chat.messages)
                 yield {"data": reply.chunk({"content": item.text}, provenance=provenance)}
             elif isinstance(item, Finished):
                 use = usage(item.stats, item.prompt_tokens)
