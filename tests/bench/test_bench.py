@@ -278,3 +278,27 @@ def test_limit_keeps_the_first_questions_of_each_category_in_order():
     questions = [{"category": c, "question_id": i} for i, c in enumerate("aabacbb")]
     kept = first_of_each_category(questions, 2)
     assert [q["question_id"] for q in kept] == [0, 1, 2, 4, 5]
+
+
+def test_documents_questions_attach_their_files_and_a_missing_one_is_named(tmp_path):
+    """The documents category (issue 39, part 8): its questions attach files shipped with the
+    bench (a path from the questions file's folder, else from the package's), under the header
+    the window uses; a file that cannot be attached stops the load with its line number."""
+    from draftlight.bench.runner import load_questions
+    from draftlight.commands.bench import DEFAULT_QUESTIONS
+    documents = [q for q in load_questions(DEFAULT_QUESTIONS) if q["category"] == "documents"]
+    assert len(documents) == 7
+    first = [q["turns"][0] for q in documents]
+    assert all(turn.startswith("Attached file: ") for turn in first)
+    assert any(turn.startswith("Attached file: minutes.pdf\n```\n--- page 1 ---")
+               for turn in first)
+    assert any(turn.startswith("Attached file: units.py\n") for turn in first)
+    mine = tmp_path / "q.jsonl"
+    (tmp_path / "notes.txt").write_text("Ship on Friday.\n")
+    mine.write_text('{"turns": ["When?"], "attach": ["notes.txt"]}\n'
+                    '{"turns": ["Hi"], "attach": ["gone.txt"]}\n')
+    with pytest.raises(ValueError, match=r"q.jsonl:2: .*gone.txt: the file is no longer there"):
+        load_questions(mine)
+    mine.write_text('{"turns": ["When?"], "attach": ["notes.txt"]}\n')
+    [question] = load_questions(mine)
+    assert question["turns"] == ["Attached file: notes.txt\n```\nShip on Friday.\n```\n\nWhen?"]

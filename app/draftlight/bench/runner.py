@@ -64,6 +64,10 @@ class RunLog:
 
 
 def load_questions(path: Path) -> list[dict]:
+    """Spec-Bench questions, one JSON object a line: {"question_id", "category", "turns"}, and
+    optionally "attach": files (a path, or {"path", "name"}) put before the first turn under a
+    header naming each, as the window attaches them. A path is taken from the questions file's
+    folder, else from this package's (its documents/ category ships here)."""
     questions = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -72,12 +76,33 @@ def load_questions(path: Path) -> list[dict]:
             row = json.loads(line)
             if not isinstance(row.get("turns"), list) or not row["turns"]:
                 raise ValueError("needs a non-empty list 'turns'")
-        except (ValueError, AttributeError) as exc:
+            if row.get("attach"):
+                row["turns"] = [_with_files(row["attach"], row["turns"][0], path.parent)] + \
+                    row["turns"][1:]
+        except (ValueError, AttributeError, TypeError) as exc:
             raise ValueError(f"{path}:{number}: not a Spec-Bench question ({exc})") from exc
         row.setdefault("category", "uncategorised")
         row.setdefault("question_id", number)
         questions.append(row)
     return questions
+
+
+def _with_files(attach: list, text: str, folder: Path) -> str:
+    from dataclasses import replace
+
+    from draftlight.store.attachments import AttachmentError, read_attachment, with_attachments
+    files = []
+    for entry in attach:
+        where, name = (entry, None) if isinstance(entry, str) else (entry["path"], entry.get("name"))
+        path = folder / where
+        if not path.exists():
+            path = Path(__file__).parent / where
+        try:
+            attachment = read_attachment(path)
+        except AttachmentError as exc:
+            raise ValueError(f"cannot attach {exc}") from None
+        files.append(replace(attachment, name=name) if name else attachment)
+    return with_attachments(text, files)
 
 
 def first_of_each_category(questions: list[dict], limit: int) -> list[dict]:
