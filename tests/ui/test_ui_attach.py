@@ -173,3 +173,35 @@ def test_a_sent_messages_files_are_chips_and_a_copied_run_opens_its_file_at_the_
     reopened = window.chat.messages[0]
     assert [c.text() for c in reopened.files.chips] == ["notes.md · 3 lines",
                                                         "report.pdf · 2 pages"]
+
+
+def test_a_reply_to_an_edit_is_shown_as_a_diff_copied_and_saved(qtbot, open_window, tmp_path,
+                                                                monkeypatch):
+    """Edit's reply as a change (issue 39, part 6): the right-click menu of the reply offers a
+    diff against the file; Copy takes the new version, Save as… writes it elsewhere."""
+    from PySide6.QtGui import QGuiApplication
+    reply = 'Here it is:\n\n```python\ndef greet(name):\n    return "Hi, " + name\n```\n'
+    factory = ScriptedFactory(script=[(reply, "target", 0)])
+    window = open_window(factory)
+    code = tmp_path / "greet.py"
+    code.write_text('def greet(name):\n    return "Hello, " + name\n')
+    window.attachments.add_paths([str(code)])
+    window.attachments.chips[0].edit.click()
+    view = send_and_wait(qtbot, window, "Say Hi instead of Hello.")
+    view._menu(view.body.rect().center())
+    [diff_action] = [a for a in view.menu.actions() if a.text().startswith("Show as a diff")]
+    assert diff_action.text() == "Show as a diff against greet.py…"
+    view.menu.close()
+    diff_action.trigger()
+    dialog = window.chat.diff
+    shown = dialog.text.toPlainText()
+    assert '-    return "Hello, " + name\n+    return "Hi, " + name\n' in shown
+    assert dialog.summary.text().startswith("1 line added, 1 removed")
+    dialog.copy_button.click()
+    assert QGuiApplication.clipboard().text() == 'def greet(name):\n    return "Hi, " + name\n'
+    target = tmp_path / "greet-new.py"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    dialog.save_button.click()
+    assert target.read_text() == 'def greet(name):\n    return "Hi, " + name\n'
+    assert code.read_text().endswith('"Hello, " + name\n')  # the original untouched
+    dialog.close()

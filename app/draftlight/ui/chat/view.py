@@ -57,6 +57,7 @@ class ChatView(QScrollArea):
                            flasher=self.flasher if self.flash else None, **kwargs)
         view.copied.connect(self.copied)
         view.regenerate_requested.connect(self.regenerate_requested)
+        view.diff_requested.connect(partial(self.show_diff, view))
         view.is_latest = lambda: bool(self.messages) and self.messages[-1] is view
         view.run_origins.resolve = partial(self.origin_source, view)
         view.run_origins.clicked.connect(partial(self.show_origin, view))
@@ -120,6 +121,22 @@ class ChatView(QScrollArea):
                      if v.role == "user")
         role = "reply" if origin.get("kind") == "reply" else source.role
         return Source(role, source.text, number if role == "user" else 0)
+
+    def show_diff(self, reply: MessageView):
+        """A reply to an Edit as a diff against the file (the question before it holds its
+        text); the dialog, or None when that file is not found."""
+        from draftlight.ui.chat.diff_dialog import DiffDialog
+        name = (reply.stats or {}).get("prediction_from")
+        at = self.messages.index(reply)
+        question = next((v for v in reversed(self.messages[:at]) if v.role == "user"), None)
+        block = next((b for b in (question.files.blocks if question else [])
+                      if b.name == name), None)
+        if block is None:
+            return None
+        self.diff = DiffDialog(name, question.text[block.start:block.end], reply.text,
+                               self.window())
+        self.diff.show()
+        return self.diff
 
     def show_origin(self, reply: MessageView, index: int) -> None:
         """Scroll to where run `index` of `reply` was copied from; mark it in the run's colour."""

@@ -61,6 +61,7 @@ class FittedBrowser(QTextBrowser):
 class MessageView(QFrame):
     copied = Signal(str)  # what was put on the clipboard, in words
     regenerate_requested = Signal()  # from the right-click menu of the latest reply
+    diff_requested = Signal()  # … of a reply to an Edit: show it as a diff against the file
 
     def __init__(self, role: str, text: str = "", *, runs: list | None = None,
                  stats: dict | None = None, status: str = "complete", mode: str | None = None,
@@ -348,6 +349,11 @@ class MessageView(QFrame):
             regenerate = QAction("Regenerate", menu)
             regenerate.triggered.connect(self.regenerate_requested)
             menu.insertAction(first, regenerate)
+        edited = (self.stats or {}).get("prediction_from")
+        if self.role == "assistant" and not self.streaming and isinstance(edited, str):
+            diff = QAction(f"Show as a diff against {edited}…", menu)
+            diff.triggered.connect(self.diff_requested)
+            menu.insertAction(first, diff)
         menu.insertSeparator(first)
         menu.setAttribute(Qt.WA_DeleteOnClose)
         menu.popup(self.body.viewport().mapToGlobal(point))

@@ -1,0 +1,74 @@
+"""A reply to Edit, shown as a diff against the file it changes (issue 39, part 6): the file is
+the one attached with Edit on (its text is in the question, store.attachments), the new version
+the reply's first code block (else the whole reply). Copy puts the new version on the
+clipboard; Save as… writes it to a file of the user's choosing (never over the original
+without asking, as the file dialog asks)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QLabel, QPlainTextEdit,
+                               QPushButton, QVBoxLayout, QWidget)
+
+_FENCE = re.compile(r"^(`{3,})[^\n]*\n(.*?)^\1[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def new_version(reply: str) -> str:
+    """The reply's first fenced code block, else the reply itself."""
+    match = _FENCE.search(reply)
+    return match.group(2) if match else reply
+
+
+def unified_diff(name: str, old: str, new: str) -> str:
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                 f"{name} (attached)", f"{name} (the reply)")
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+class DiffDialog(QDialog):
+    def __init__(self, name: str, old: str, reply: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"{name}: the reply as a change")
+        self.name, self.new = name, new_version(reply)
+        diff = unified_diff(name, old, self.new)
+        self.text = QPlainTextEdit(diff or "The reply leaves the file as it was.")
+        self.text.setReadOnly(True)
+        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
+        added = sum(1 for line in diff.splitlines() if line.startswith("+")
+                    and not line.startswith("+++"))
+        removed = sum(1 for line in diff.splitlines() if line.startswith("-")
+                      and not line.startswith("---"))
+        self.summary = QLabel(f"{added} line{'s' if added != 1 else ''} added, {removed} "
+                              f"removed (from the reply's first code block)")
+        buttons = QDialogButtonBox(QDialogButtonBox.Close)
+        self.copy_button = QPushButton("Copy new version")
+        self.save_button = QPushButton("Save as…")
+        buttons.addButton(self.copy_button, QDialogButtonBox.ActionRole)
+        buttons.addButton(self.save_button, QDialogButtonBox.ActionRole)
+        self.copy_button.clicked.connect(
+            lambda: QGuiApplication.clipboard().setText(self.new))
+        self.save_button.clicked.connect(self.save_as)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.text, 1)
+        layout.addWidget(buttons)
+        screen = self.screen().availableGeometry() if self.screen() else None
+        self.resize(min(760, screen.width() - 40) if screen else 760,
+                    min(560, screen.height() - 60) if screen else 560)
+
+    def save_as(self) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save the new version", self.name)
+        if not path:
+            return None
+        try:
+            with open(path, "w", encoding="utf-8") as out:
+                out.write(self.new)
+        except OSError as exc:
+            self.summary.setText(f"Not saved: {exc.strerror or exc}")
+            return None
+        self.summary.setText(f"Saved to {path}")
+        return path
