@@ -93,7 +93,8 @@ def _with_files(attach: list, text: str, folder: Path) -> str:
     from draftlight.store.attachments import AttachmentError, read_attachment, with_attachments
     files = []
     for entry in attach:
-        where, name = (entry, None) if isinstance(entry, str) else (entry["path"], entry.get("name"))
+        where, name = ((entry, None) if isinstance(entry, str)
+                       else (entry["path"], entry.get("name")))
         path = folder / where
         if not path.exists():
             path = Path(__file__).parent / where
