@@ -231,16 +231,20 @@ def test_enter_sends_and_shift_enter_adds_a_line(qtbot, open_window):
     assert window.composer.toPlainText() == ""
 
 
-def test_regenerate_replaces_the_last_reply(qtbot, open_window):
+def test_regenerate_replaces_the_last_reply_and_keeps_the_old_one_as_a_branch(qtbot,
+                                                                              open_window):
     factory = ScriptedFactory()
     window = open_window(factory)
     send_and_wait(qtbot, window)
     with qtbot.waitSignal(window.session.reply_finished, timeout=5000):
         qtbot.mouseClick(window.regenerate_button, Qt.LeftButton)
     assert [v.role for v in window.chat.messages] == ["user", "assistant"]
-    assert [m.role for m in window.history.messages(window.session.conversation_id)] == [
-        "user", "assistant"]
+    shown = window.history.messages(window.session.conversation_id)
+    assert [m.role for m in shown] == ["user", "assistant"]
     assert factory.calls[0][0] == factory.calls[1][0]
+    # the replaced reply is kept, a sibling of the new one (issue 40, part 1)
+    old, new = window.history.siblings(shown[1].id)
+    assert new == shown[1].id and old < new
 
 
 def test_regenerate_is_off_where_there_is_nothing_to_regenerate(qtbot, open_window):

@@ -17,6 +17,11 @@ Every sqlite error comes out as a HistoryError with one line; HistoryUnavailable
 may answer later (locked by another Draftlight, disk full, I/O). A write waits for another
 process's lock only `busy_timeout` seconds: the GUI thread does the writing.
 
+A conversation is a tree: each message names the one it answers or follows (parent_id), and
+siblings are branches (a regenerated reply beside the one it replaced, an edited question beside
+the first); the conversation remembers the last message of the branch shown (shown_leaf), and
+`messages` gives that branch. The tables and their migration are in history_schema.py.
+
 Search goes through a trigram full-text index of the messages (messages_fts, FTS5), so it reads
 the matching rows, not every message; version 1 files get the index when first opened.
 """
@@ -33,47 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from draftlight import paths
+from draftlight.store.history_schema import SCHEMA_VERSION, migrate
 
 FILE_NAME = "history.sqlite3"
-SCHEMA_VERSION = 2  # 2: the messages_fts index
+SHOWN = object()  # add_message's default parent: the conversation's last message shown
 BUSY_TIMEOUT = 0.25  # seconds a write waits for another process's lock before giving up
 SHORTEST_TEXT_SEARCH = 3  # a trigram index cannot match less: shorter searches look at titles
 COMPLETE, INTERRUPTED = "complete", "interrupted"
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS conversations (
-    id INTEGER PRIMARY KEY,
-    title TEXT NOT NULL,
-    created REAL NOT NULL,
-    updated REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS messages (
-    id INTEGER PRIMARY KEY,
-    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-    role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
-    text TEXT NOT NULL,
-    provenance TEXT,  -- JSON [[start, end, tokens], ...] of accepted draft runs
-    stats TEXT,  -- JSON of Stats.to_dict()
-    status TEXT NOT NULL CHECK (status IN ('complete', 'interrupted')),
-    mode TEXT,
-    created REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id);
--- Substring search over message text (case-insensitive), kept in step by the triggers.
-CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
-    text, content='messages', content_rowid='id', tokenize='trigram');
-CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
-    INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text);
-END;
-CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
-    INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
-END;
-CREATE TRIGGER IF NOT EXISTS messages_fts_update AFTER UPDATE OF text ON messages BEGIN
-    INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
-    INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text);
-END;
-"""
-
 
 class HistoryError(Exception):
     """The history cannot be written (it is read-only or unavailable); one line for the UI."""
@@ -186,19 +157,8 @@ class History:
             self._db = None  # unreadable: show an empty list
 
     def _create(self) -> None:
-        """The tables of a new file, or what a version 1 file lacks (one transaction)."""
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        if version == SCHEMA_VERSION:
-            return
-        rebuild = ("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');"
-                   if version < 2 else "")
-        try:
-            self._db.executescript(f"BEGIN; {SCHEMA} {rebuild} "
-                                   f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
-        except sqlite3.Error:
-            if self._db.in_transaction:
-                self._db.rollback()
-            raise
+        """The tables of a new file, or what an older file lacks (history_schema.py)."""
+        migrate(self._db)
 
     def start_fresh(self) -> Path | None:
         """Move an unusable file aside (history.sqlite3.corrupt-…) and create a new history.
@@ -301,15 +261,23 @@ class History:
 
     def add_message(self, conversation_id: int, role: str, text: str, *,
                     runs: list | None = None, stats: dict | None = None,
-                    status: str = COMPLETE, mode: str | None = None) -> int:
+                    status: str = COMPLETE, mode: str | None = None,
+                    parent: int | None | object = SHOWN) -> int:
+        """A message after `parent` (by default the last one shown: the conversation goes on;
+        a message with siblings starts a branch). The conversation then shows it."""
         now = time.time()
         with self._writing() as db:
+            if parent is SHOWN:
+                row = db.execute("SELECT shown_leaf FROM conversations WHERE id = ?",
+                                 (conversation_id,)).fetchone()
+                parent = row[0] if row else None
             cursor = db.execute(
                 "INSERT INTO messages (conversation_id, role, text, provenance, stats, status, "
-                "mode, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (conversation_id, role, text, _json(runs), _json(stats), status, mode, now))
-            db.execute("UPDATE conversations SET updated = ? WHERE id = ?",
-                       (now, conversation_id))
+                "mode, created, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (conversation_id, role, text, _json(runs), _json(stats), status, mode, now,
+                 parent))
+            db.execute("UPDATE conversations SET updated = ?, shown_leaf = ? WHERE id = ?",
+                       (now, cursor.lastrowid, conversation_id))
         return int(cursor.lastrowid)
 
     def update_message(self, message_id: int, text: str, *, runs: list | None = None,
@@ -319,19 +287,66 @@ class History:
                        "WHERE id = ?", (text, _json(runs), _json(stats), status, message_id))
 
     def delete_message(self, message_id: int) -> None:
+        """The message and what follows it in its branch; a conversation that showed them
+        shows the message before."""
         with self._writing() as db:
+            row = db.execute("SELECT conversation_id, parent_id FROM messages WHERE id = ?",
+                             (message_id,)).fetchone()
             db.execute("DELETE FROM messages WHERE id = ?", (message_id,))
+            if row:
+                db.execute("UPDATE conversations SET shown_leaf = ? WHERE id = ? AND "
+                           "shown_leaf NOT IN (SELECT id FROM messages)", (row[1], row[0]))
 
-    def messages(self, conversation_id: int) -> list[Message]:
-        if self._db is None:
-            return []
+    def _branched(self) -> bool:
+        """Whether the file keeps branches (version 3; an older one opened read-only does not)."""
+        with _sqlite_errors():
+            return any(row[1] == "parent_id" for row in
+                       self._db.execute("PRAGMA table_info(messages)"))
+
+    def siblings(self, message_id: int) -> list[int]:
+        """The messages that answer or follow what `message_id` does (itself included), oldest
+        first: the branches at that point."""
+        if self._db is None or not self._branched():
+            return [message_id]
         with _sqlite_errors():
             rows = self._db.execute(
-                "SELECT id, conversation_id, role, text, provenance, stats, status, mode "
-                "FROM messages WHERE conversation_id = ? ORDER BY id",
-                (conversation_id,)).fetchall()
+                "SELECT id FROM messages WHERE conversation_id = (SELECT conversation_id FROM "
+                "messages WHERE id = ?1) AND parent_id IS (SELECT parent_id FROM messages "
+                "WHERE id = ?1) ORDER BY id", (message_id,)).fetchall()
+        return [row[0] for row in rows] or [message_id]
+
+    def show_branch(self, message_id: int) -> None:
+        """Show the branch through `message_id`: it, then the newest message after each."""
+        with self._writing() as db:
+            leaf = message_id
+            while (child := db.execute("SELECT max(id) FROM messages WHERE parent_id = ?",
+                                       (leaf,)).fetchone()[0]) is not None:
+                leaf = child
+            db.execute("UPDATE conversations SET shown_leaf = ? WHERE id = (SELECT "
+                       "conversation_id FROM messages WHERE id = ?)", (leaf, message_id))
+
+    def messages(self, conversation_id: int) -> list[Message]:
+        """The branch shown: from the first message to the conversation's shown leaf."""
+        if self._db is None:
+            return []
+        branches = self._branched()  # an older file opened read-only is one list
+        with _sqlite_errors():
+            rows = self._db.execute(
+                "SELECT id, conversation_id, role, text, provenance, stats, status, mode, "
+                f"{'parent_id' if branches else 'NULL'} FROM messages WHERE "
+                "conversation_id = ? ORDER BY id", (conversation_id,)).fetchall()
+            leaf = self._db.execute("SELECT shown_leaf FROM conversations WHERE id = ?",
+                                    (conversation_id,)).fetchone() if branches else None
+        if not branches:
+            rows = [row[:8] + (rows[i - 1][0] if i else None,) for i, row in enumerate(rows)]
+        by_id = {row[0]: row for row in rows}
+        at = leaf[0] if leaf and leaf[0] in by_id else (rows[-1][0] if rows else None)
+        branch = []
+        while at is not None and at in by_id and len(branch) <= len(rows):
+            branch.append(by_id[at])
+            at = by_id[at][8]
         return [Message(id_, conv, role, text, _runs(prov), _stats(stats), status, mode)
-                for id_, conv, role, text, prov, stats, status, mode in rows]
+                for id_, conv, role, text, prov, stats, status, mode, _parent in branch[::-1]]
 
 
 def _create_private(path: Path) -> None:

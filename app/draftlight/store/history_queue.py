@@ -51,6 +51,8 @@ class WriteQueue:
         return self._queue(_Write("conversation", Row(), fields={"title": title}))
 
     def add_message(self, conversation: Row, role: str, text: str, **fields) -> Row:
+        """As History.add_message; `parent`, when given, is a Row (a message that may not be
+        written yet): the new message starts a branch after it."""
         return self._queue(_Write("add", Row(), conversation,
                                   {"role": role, "text": text, **fields}))
 
@@ -107,6 +109,11 @@ class WriteQueue:
             if write.conversation.id is None:  # its conversation could not be made
                 raise HistoryError("a message of a conversation that was not saved")
             fields = dict(fields)
+            if "parent" in fields:
+                parent = fields.pop("parent")
+                if parent is not None and parent.id is None:
+                    raise HistoryError("a message after one that was not saved")
+                fields["parent"] = parent.id if parent is not None else None
             write.row.id = history.add_message(write.conversation.id, fields.pop("role"),
                                                fields.pop("text"), **fields)
         elif write.kind == "update":

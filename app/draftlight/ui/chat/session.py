@@ -213,12 +213,12 @@ class ChatSession(QObject):
         earlier = None
         if last.role == "assistant":
             earlier = last.text if last.text.strip() else None
-            if last.message_id is not None:
-                self._save(self.writes.delete_message, last.message_id)
-            self.chat.remove_message(last)
+            self.chat.remove_message(last)  # kept in the history: the new reply is its sibling
+        question = self.chat.messages[-1].message_id if self.chat.messages else None
         # The answer being replaced drafts the new one (a Predicted Output: the target never
         # sees it): an unchanged greedy retry repeats it, and flashes in where it still holds.
-        self._start_reply(mode, prediction=earlier if mode != "off" else None)
+        self._start_reply(mode, prediction=earlier if mode != "off" else None,
+                          parent=question)
         return True
 
     def engine_messages(self) -> list[dict[str, str]]:
@@ -241,7 +241,9 @@ class ChatSession(QObject):
         return messages
 
     def _start_reply(self, mode: str, prediction: str | None = None,
-                     prediction_from: str | None = None) -> None:
+                     prediction_from: str | None = None, parent: Row | None = None) -> None:
+        """`parent`: the message the reply answers, when it is not the last one saved (a
+        regenerated reply is a sibling of the one it replaces)."""
         sent = self._sent_messages()
         messages = [message for message, _at in sent]
         self.chat.system_prompt = self.settings.system_prompt.strip()
@@ -249,7 +251,8 @@ class ChatSession(QObject):
         message_id = None
         if self.conversation is not None:
             message_id = self._save(self.writes.add_message, self.conversation, "assistant", "",
-                                    runs=[], status=INTERRUPTED, mode=mode)
+                                    runs=[], status=INTERRUPTED, mode=mode,
+                                    **({"parent": parent} if parent is not None else {}))
         view.message_id = message_id
         request_id = self.engine.generate(messages, self.settings.sampling_params(), mode,
                                           prediction)
