@@ -155,6 +155,12 @@ def test_a_sent_messages_files_are_chips_and_a_copied_run_opens_its_file_at_the_
                                                         "report.pdf · 2 pages"]
     assert question.document.toPlainText() == "When do we ship?"
     assert window.history.conversations()[0].title == "When do we ship?"  # not the file
+    import hashlib
+    kept = window.history.messages(window.session.conversation_id)[0].stats["attachments"]
+    assert kept == [{"name": "notes.md", "type": "text", "pages": None,
+                     "sha256": hashlib.sha256(notes.read_bytes()).hexdigest()},
+                    {"name": "report.pdf", "type": "pdf", "pages": 2,
+                     "sha256": hashlib.sha256(report.read_bytes()).hexdigest()}]
     assert reply.run_origins.tip(0).startswith(
         "copied from notes.md, line 3 (attached to your message 1)")
     window.chat.show_origin(reply, 0)

@@ -51,6 +51,11 @@ class Attachment:
     def lines(self) -> int:
         return self.text.count("\n") + (0 if self.text.endswith("\n") or not self.text else 1)
 
+    def record(self) -> dict:
+        """What the history keeps of it besides its text (which is in the message)."""
+        return {"name": self.name, "type": self.encoding if self.encoding in (
+            "pdf", "docx", "html") else "text", "pages": self.pages, "sha256": self.sha256}
+
     def describe(self) -> str:
         """"notes.md · 120 lines", "report.pdf · 12 pages" (a chip's words)."""
         if self.total_pages is not None:

@@ -294,9 +294,10 @@ class MainWindow(QMainWindow):
     def send(self, text: str) -> None:
         if self.ready and not self.loading and fits_or_offer(self, text):
             editing = self.attachments.editing  # its text: the reply's Predicted Output
-            text = with_attachments(text, self.attachments.take())
-            self.session.send(text, self.current_mode(),
-                              (editing.name, editing.text) if editing else None)
+            files = self.attachments.take()
+            self.session.send(with_attachments(text, files), self.current_mode(),
+                              (editing.name, editing.text) if editing else None,
+                              [file.record() for file in files])
 
     def regenerate(self) -> None:
         if self.ready and not self.loading:

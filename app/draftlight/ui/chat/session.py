@@ -185,8 +185,11 @@ class ChatSession(QObject):
 
     # --- sending -------------------------------------------------------------------------------
 
-    def send(self, text: str, mode: str, prediction: tuple[str, str] | None = None) -> bool:
-        """`prediction`: (name, text) of a file being edited, the reply's Predicted Output."""
+    def send(self, text: str, mode: str, prediction: tuple[str, str] | None = None,
+             files: list[dict] | None = None) -> bool:
+        """`prediction`: (name, text) of a file being edited, the reply's Predicted Output;
+        `files`: what the history keeps of each attached file besides its text (its name,
+        type, pages and SHA-256: not a path that may move), as the message's "attachments"."""
         if self.streaming:
             return False
         if self.conversation is None:
@@ -198,7 +201,8 @@ class ChatSession(QObject):
             self.current_changed.emit(self.conversation_id)
         view = self.chat.add_message("user", text)
         if self.conversation is not None:
-            view.message_id = self._save(self.writes.add_message, self.conversation, "user", text)
+            view.message_id = self._save(self.writes.add_message, self.conversation, "user", text,
+                                         **({"stats": {"attachments": files}} if files else {}))
         name, predicted = prediction if prediction and mode != "off" else (None, None)
         self._start_reply(mode, prediction=predicted, prediction_from=name)
         return True
