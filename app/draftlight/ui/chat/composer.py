@@ -13,6 +13,7 @@ class Composer(QPlainTextEdit):
     submitted = Signal(str)
     files_dropped = Signal(list)  # paths of files dropped on the box: to attach
     empty_submitted = Signal()  # Enter or Send with nothing (or only spaces) typed
+    edit_last = Signal()  # Up in an empty box: edit the last message sent
     long_paste = Signal(int, int)  # where a paste of LONG_PASTE or more characters went: start,
     # end (the window offers to make it an attachment; it stays typed until the user says so)
 
@@ -55,6 +56,9 @@ class Composer(QPlainTextEdit):
             return
         if enter:  # Shift+Enter: a line break, not a paragraph separator
             self.insertPlainText("\n")
+            return
+        if event.key() == Qt.Key_Up and not self.toPlainText() and self.can_send:
+            self.edit_last.emit()
             return
         super().keyPressEvent(event)
 

@@ -18,7 +18,9 @@ from draftlight.settings import Settings, save_settings
 from draftlight.store.attachments import with_attachments
 from draftlight.store.history import History
 from draftlight.ui.chat.context_check import fits_or_offer
+from draftlight.ui.chat import branches
 from draftlight.ui.chat.look import STYLE
+from draftlight.ui.chat.message_edit import MessageEdit
 from draftlight.ui.chat.model_scan import ModelScan
 from draftlight.ui.chat.window_place import remember_place, restore_place
 from draftlight.ui.chat.pane import ChatPane
@@ -77,6 +79,7 @@ class MainWindow(QMainWindow):
         self.setStyleSheet(STYLE)
         self._build_widgets()
         self.session = ChatSession(self.engine, history, self.chat, settings, self)
+        self.message_edit = MessageEdit(self)  # Edit: a new version of a message
         self._build_toolbar_and_menu()
         self._connect()
         restore_place(self)
@@ -181,6 +184,10 @@ class MainWindow(QMainWindow):
         self.stop_action.triggered.connect(self.session.stop)
         self.regenerate_button.clicked.connect(self.regenerate)
         self.chat.regenerate_requested.connect(self.regenerate)
+        self.chat.edit_requested.connect(self.message_edit.start)
+        self.composer.edit_last.connect(self.message_edit.start_last)
+        self.chat.branch_step_requested.connect(
+            lambda view, step: branches.switch(self.session, view, step))
         self.toolbar.compare_action.triggered.connect(self.compare)
         self.toolbar.new_action.triggered.connect(self.new_conversation)
         self.toolbar.settings_action.triggered.connect(self.open_settings)
@@ -292,6 +299,8 @@ class MainWindow(QMainWindow):
     # --- user actions ----------------------------------------------------------------------
 
     def send(self, text: str) -> None:
+        if self.ready and not self.loading and self.message_edit.send(text):
+            return
         if self.ready and not self.loading and fits_or_offer(self, text):
             editing = self.attachments.editing  # its text: the reply's Predicted Output
             files = self.attachments.take()
@@ -304,6 +313,7 @@ class MainWindow(QMainWindow):
             self.session.regenerate(self.current_mode())
 
     def new_conversation(self) -> None:
+        self.message_edit.cancel()
         self.session.new_conversation()
         self.composer.setFocus()
 

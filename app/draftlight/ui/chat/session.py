@@ -24,6 +24,7 @@ from draftlight.store.history_queue import Row, WriteQueue
 from draftlight.ui.chat.view import ChatView
 from draftlight.ui.flash.message_view import MessageView
 from draftlight.store.attachments import attachment_blocks, own_text_start
+from draftlight.ui.chat import branches
 from draftlight.ui.flash.reply_builder import ReplyBuilder
 from draftlight.ui.flash.stats_text import live_line
 from draftlight.ui.engine.worker import EngineThread
@@ -176,6 +177,7 @@ class ChatSession(QObject):
                                          stats=message.stats, status=message.status,
                                          mode=message.mode)
             view.message_id = Row(message.id)
+        branches.refresh(self)  # ‹ n/m › where a message has other versions
         self.current_changed.emit(conversation_id)
 
     def forget_conversation(self, conversation_id: int) -> None:
@@ -376,6 +378,7 @@ class ChatSession(QObject):
             self.conversations_changed.emit()
         if stream.view is not None and stream.view in self.chat.messages:
             stream.view.finish(text, runs, stats, status)
+        branches.refresh(self)  # a regenerated reply now has a sibling
         self.live_stats.emit("")
         self.speed.emit(-1.0, self.plain_rate)
         self.busy_changed.emit(False)

@@ -21,6 +21,8 @@ from draftlight.ui.flash.palette import DEFAULT, Scheme
 class ChatView(QScrollArea):
     copied = Signal(str)
     regenerate_requested = Signal()  # a reply's right-click menu
+    branch_step_requested = Signal(object, int)  # a message's ‹ or ›: (its view, -1 or +1)
+    edit_requested = Signal(object)  # a user message's Edit: its view
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -58,6 +60,8 @@ class ChatView(QScrollArea):
         view.copied.connect(self.copied)
         view.regenerate_requested.connect(self.regenerate_requested)
         view.diff_requested.connect(partial(self.show_diff, view))
+        view.branch_step.connect(partial(self.branch_step_requested.emit, view))
+        view.edit_requested.connect(partial(self.edit_requested.emit, view))
         view.is_latest = lambda: bool(self.messages) and self.messages[-1] is view
         view.run_origins.resolve = partial(self.origin_source, view)
         view.run_origins.clicked.connect(partial(self.show_origin, view))

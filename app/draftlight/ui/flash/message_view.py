@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBr
 
 from draftlight.ui.flash import highlight, markdown_render
 from draftlight.ui.flash.attached_files import AttachedFiles
+from draftlight.ui.flash.branch_switch import BranchSwitch
 from draftlight.ui.flash.origins import RunOrigins
 from draftlight.ui.flash.overlay import FlashOverlay
 from draftlight.ui.flash.palette import DEFAULT, Scheme
@@ -62,6 +63,8 @@ class MessageView(QFrame):
     copied = Signal(str)  # what was put on the clipboard, in words
     regenerate_requested = Signal()  # from the right-click menu of the latest reply
     diff_requested = Signal()  # … of a reply to an Edit: show it as a diff against the file
+    branch_step = Signal(int)  # ‹ or ›: show the previous (-1) or next (+1) version
+    edit_requested = Signal()  # a user message's Edit: change it (a new branch)
 
     def __init__(self, role: str, text: str = "", *, runs: list | None = None,
                  stats: dict | None = None, status: str = "complete", mode: str | None = None,
@@ -110,6 +113,16 @@ class MessageView(QFrame):
         self.title.setStyleSheet("font-weight: 600;")
         header.addWidget(self.title)
         header.addStretch(1)
+        self.branches = BranchSwitch(self)  # ‹ 2/3 ›: other versions of this message
+        self.branches.step.connect(self.branch_step)
+        header.addWidget(self.branches)
+        if role == "user":
+            self.edit_button = QToolButton(text="Edit")
+            self.edit_button.setToolTip("Change this message and ask again: the first version "
+                                        "stays, as a branch (‹ ›)")
+            self.edit_button.setAutoRaise(True)
+            self.edit_button.clicked.connect(self.edit_requested)
+            header.addWidget(self.edit_button)
         self.copy_button = QToolButton(text="Copy")
         self.copy_button.setToolTip("Copy this message's text")
         self.copy_button.setAutoRaise(True)

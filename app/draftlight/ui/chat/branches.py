@@ -1,0 +1,68 @@
+"""Versions of a conversation in the window (issue 40): a question edited, a reply regenerated.
+Each makes a sibling in the history (store/history.py keeps the tree); the chat shows one branch,
+with ‹ n/m › on each message that has other versions, and the history remembers which.
+
+An edited question is sent as a new sibling of the first version, after the message before it,
+and its answer is drafted from the first version's answer (a Predicted Output: the model never
+sees it), as Regenerate's is. The files attached to the first version stay attached.
+"""
+
+from __future__ import annotations
+
+from draftlight.store.history import HistoryError
+
+
+def refresh(session) -> None:
+    """Each message's ‹ n/m ›, from the history (messages not saved yet have one version)."""
+    for view in session.chat.messages:
+        row = view.message_id
+        ids = [None]
+        if row is not None and row.id is not None:
+            try:
+                ids = session.history.siblings(row.id)
+            except HistoryError:
+                ids = [row.id]
+        view.branches.set_versions(ids.index(row.id) if row and row.id in ids else 0, len(ids))
+
+
+def switch(session, view, step: int) -> bool:
+    """Show the version `step` (-1, +1) away from `view`'s; False when there is none or a reply
+    is being written."""
+    row = view.message_id
+    if session.streaming or row is None or row.id is None or session.conversation is None:
+        return False
+    try:
+        ids = session.history.siblings(row.id)
+        at = ids.index(row.id) + step
+        if not 0 <= at < len(ids):
+            return False
+        session.writes.flush()
+        session.history.show_branch(ids[at])
+    except (HistoryError, ValueError) as exc:
+        session.error.emit(str(exc))
+        return False
+    session.open_conversation(session.conversation_id)
+    return True
+
+
+def edit(session, view, text: str, mode: str) -> bool:
+    """Send `text` as a new version of user message `view` (its attached files kept): what
+    followed it leaves the screen (kept in the history), the new question is answered."""
+    chat = session.chat
+    if session.streaming or view not in chat.messages or view.role != "user":
+        return False
+    at = chat.messages.index(view)
+    after = chat.messages[at + 1] if at + 1 < len(chat.messages) else None
+    earlier = after.text if after is not None and after.role == "assistant" and \
+        after.text.strip() else None
+    parent = chat.messages[at - 1].message_id if at > 0 else None
+    question = view.text[:view.own_start] + text  # the files attached to the first version
+    for old in chat.messages[at:]:
+        chat.remove_message(old)
+    new = chat.add_message("user", question)
+    if session.conversation is not None:
+        new.message_id = session._save(session.writes.add_message, session.conversation, "user",
+                                       question, parent=parent)
+    session._start_reply(mode, prediction=earlier if mode != "off" else None)
+    refresh(session)
+    return True
