@@ -424,6 +424,10 @@ class MainWindow(QMainWindow):
             return
         self._closed = True
         self.model_scan.close()
+        try:  # the application outlives the window: its signal must not keep the window alive
+            QGuiApplication.instance().applicationStateChanged.disconnect(self._on_app_state)
+        except (RuntimeError, TypeError):
+            pass
         self.session.save_partial()
         self.serve_switch.shutdown()  # its requests end before the engine closes
         self.engine.shutdown()

@@ -33,10 +33,12 @@ class MessageEdit:
             self.start(last)
 
     def cancel(self) -> None:
+        """Stop editing (Cancel, a new conversation): the message box empties; another
+        problem the banner shows stays."""
         if self.view is not None:
             self.view = None
             self.window.composer.clear()
-        self.window.banner.hide()
+            self.window.banner.hide()
 
     def send(self, text: str) -> bool:
         """Send `text` as the new version, if a message is being edited; False if none is."""
