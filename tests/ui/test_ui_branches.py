@@ -58,3 +58,28 @@ def test_regenerate_and_up_in_an_empty_box(qtbot, open_window):
     assert window.composer.toPlainText() == "Hi"
     window.banner.action_button.click()  # Cancel
     assert window.composer.toPlainText() == "" and window.message_edit.view is None
+
+
+def test_search_finds_a_word_in_an_old_branch_and_opens_it_there(qtbot, open_window):
+    """Search (issue 40, part 4) runs off the GUI thread and shows the matching line; a hit in
+    a version no longer shown opens the conversation in that version, at that message."""
+    window = open_window(ScriptedFactory())
+    send_and_wait(qtbot, window, "Tell me about the albatross over the sea")
+    question = window.chat.messages[0]
+    qtbot.mouseClick(question.edit_button, Qt.LeftButton)
+    with qtbot.waitSignal(window.session.reply_finished, timeout=5000):
+        window.composer.setPlainText("Tell me about penguins")
+        qtbot.keyClick(window.composer, Qt.Key_Return)
+    window.new_conversation()
+    rows = window.conversations
+    with qtbot.waitSignal(rows.searched, timeout=5000):
+        rows.search.setText("albatross")
+    item = rows.list.item(0)
+    assert rows.list.count() == 1
+    from draftlight.ui.chat.conversation_list import MATCH_ROLE, WHEN_ROLE
+    line = item.data(WHEN_ROLE)
+    start, end = item.data(MATCH_ROLE)
+    assert line[start:end] == "albatross"
+    rows.list.itemClicked.emit(item)
+    assert texts(window)[0] == "Tell me about the albatross over the sea"
+    assert window.chat.messages[0].branches.label.text() == "1/2"

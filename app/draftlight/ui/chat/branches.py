@@ -66,3 +66,21 @@ def edit(session, view, text: str, mode: str) -> bool:
     session._start_reply(mode, prediction=earlier if mode != "off" else None)
     refresh(session)
     return True
+
+
+def open_at(session, conversation_id: int, message_id: int) -> None:
+    """Open a conversation at one of its messages (a search hit), in the branch that holds it,
+    with that message in view."""
+    if session.streaming:
+        return
+    try:
+        if not session.history.read_only:
+            session.writes.flush()
+            session.history.show_branch(message_id)
+    except HistoryError as exc:
+        session.error.emit(str(exc))
+    session.open_conversation(conversation_id)
+    view = next((v for v in session.chat.messages
+                 if v.message_id is not None and v.message_id.id == message_id), None)
+    if view is not None:
+        session.chat.ensureWidgetVisible(view)

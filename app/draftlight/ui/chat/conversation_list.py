@@ -1,5 +1,7 @@
 """The list of saved conversations (each with when it was last written to): search, new,
-rename, delete, from the buttons or a right-click."""
+rename, delete, from the buttons or a right-click. A search runs on a worker, on a connection of
+its own (store/history_search.py): each conversation found shows the line that matched, the
+match in bold, and opens at that message, in the branch that holds it."""
 
 from __future__ import annotations
 
@@ -12,9 +14,13 @@ from PySide6.QtWidgets import (QApplication, QHBoxLayout, QInputDialog, QLineEdi
                                QStyledItemDelegate, QVBoxLayout, QWidget)
 
 from draftlight.store.history import History, HistoryError
+from draftlight.store.history_search import search
+from draftlight.ui.widgets.latest_request import LatestRequests
 
 
 WHEN_ROLE = Qt.UserRole + 1  # an item's time, as when() says it
+MATCH_ROLE = Qt.UserRole + 2  # a search hit's (start, end) in its line, the WHEN_ROLE text
+MESSAGE_ROLE = Qt.UserRole + 3  # the message a search found: the conversation opens there
 
 
 class ConversationRow(QStyledItemDelegate):
@@ -43,10 +49,18 @@ class ConversationRow(QStyledItemDelegate):
                          title.elidedText(text, Qt.ElideRight, area.width()))
         font = _small_font(option.font)
         small = QFontMetrics(font)
-        painter.setFont(font)
         painter.setPen(palette.color(QPalette.HighlightedText if selected else QPalette.Mid))
-        painter.drawText(area.x(), area.y() + title.height() + small.ascent(),
-                         str(index.data(WHEN_ROLE) or ""))
+        line = small.elidedText(str(index.data(WHEN_ROLE) or ""), Qt.ElideRight, area.width())
+        match = index.data(MATCH_ROLE)
+        x, y = area.x(), area.y() + title.height() + small.ascent()
+        start, end = match if match and match[1] <= len(line) else (len(line), len(line))
+        bold = QFont(font)
+        bold.setBold(True)
+        for part, part_font in ((line[:start], font), (line[start:end], bold),
+                                (line[end:], font)):  # the match in bold
+            painter.setFont(part_font)
+            painter.drawText(x, y, part)
+            x += QFontMetrics(part_font).horizontalAdvance(part)
         painter.restore()
 
 
@@ -61,9 +75,11 @@ def _small_font(font: QFont) -> QFont:
 
 class ConversationList(QWidget):
     opened = Signal(int)  # conversation id
+    opened_at = Signal(int, int)  # conversation id, message id: a search hit
     new_requested = Signal()
     deleted = Signal(int)
     failed = Signal(str)
+    searched = Signal(int)  # a search answered: how many conversations it found
 
     def __init__(self, history: History, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -96,11 +112,18 @@ class ConversationList(QWidget):
             buttons.addWidget(button)
         layout.addLayout(buttons)
         self.current_id: int | None = None
+        self._searches = LatestRequests(self, workers=1, thread_name_prefix="search")
         self.refresh()
 
     def refresh(self) -> None:
+        text = self.search.text().strip()
+        if text and self.history.path is not None:  # on a worker: the rows come when found
+            path = self.history.path
+            self._searches.run("search", lambda: search(path, text), self._show_hits,
+                               lambda exc: self.failed.emit(str(exc)))
+            return
         try:
-            conversations = self.history.conversations(self.search.text().strip())
+            conversations = self.history.conversations(text)
         except HistoryError as exc:
             self.failed.emit(str(exc))
             return
@@ -120,13 +143,34 @@ class ConversationList(QWidget):
         self.rename_button.setEnabled(writable)
         self.delete_button.setEnabled(writable)
 
+    def _show_hits(self, hits) -> None:
+        """A search's answer: each conversation found, with the line that matched."""
+        self.list.blockSignals(True)
+        self.list.clear()
+        for hit in hits:
+            title = hit.title or "(untitled)"
+            item = QListWidgetItem(title)
+            item.setData(Qt.UserRole, hit.conversation_id)
+            item.setData(WHEN_ROLE, hit.line or when(hit.updated))
+            item.setData(MATCH_ROLE, (hit.start, hit.end) if hit.line else None)
+            item.setData(MESSAGE_ROLE, hit.message_id)
+            item.setToolTip(f"{title}\n{hit.line}" if hit.line else title)
+            self.list.addItem(item)
+        self.list.blockSignals(False)
+        self.searched.emit(len(hits))
+
+    def close_searches(self) -> None:
+        self._searches.shutdown()
+
     def set_current(self, conversation_id: int | None) -> None:
         self.current_id = conversation_id
         self.refresh()
 
     def _open_item(self, item: QListWidgetItem) -> None:
-        conversation_id = item.data(Qt.UserRole)
-        if conversation_id != self.current_id:
+        conversation_id, message_id = item.data(Qt.UserRole), item.data(MESSAGE_ROLE)
+        if message_id is not None:  # a search hit: at the message that matched
+            self.opened_at.emit(conversation_id, message_id)
+        elif conversation_id != self.current_id:
             self.opened.emit(conversation_id)
 
     def _selected_id(self) -> int | None:

@@ -172,6 +172,8 @@ class MainWindow(QMainWindow):
         session.speed.connect(self.toolbar.speed_meter.show_rates)
         self.chat.copied.connect(self.show_status)
         self.conversations.opened.connect(self.session.open_conversation)
+        self.conversations.opened_at.connect(
+            lambda conversation, message: branches.open_at(self.session, conversation, message))
         self.conversations.new_requested.connect(self.new_conversation)
         self.conversations.deleted.connect(self.session.forget_conversation)
         self.conversations.failed.connect(self.banner.show_message)
@@ -424,6 +426,7 @@ class MainWindow(QMainWindow):
             return
         self._closed = True
         self.model_scan.close()
+        self.conversations.close_searches()
         try:  # the application outlives the window: its signal must not keep the window alive
             QGuiApplication.instance().applicationStateChanged.disconnect(self._on_app_state)
         except (RuntimeError, TypeError):
