@@ -20,7 +20,8 @@ pytestmark = pytest.mark.slow
 
 def assert_agree(view) -> Stats:
     stats = Stats.from_dict(view.stats)
-    assert view.footer.text().startswith(footer_line(stats))
+    assert view.footer.text().startswith(
+        footer_line(stats, prediction_from=view.stats.get("prediction_from")))
     cells = view.strip.passes
     assert sum(p.tokens for p in cells) == stats.new_tokens, cells
     assert sum(p.accepted for p in cells) == stats.accepted, cells
@@ -67,6 +68,10 @@ def test_a_greedy_retry_repeats_the_answer_drafted_by_it(qtbot, bundled_model, r
     assert again.text == text
     stats = assert_agree(again)
     assert stats.prediction_accepted >= 0.6 * stats.new_tokens, stats
-    assert f"{stats.prediction_accepted} from the earlier answer" in again.footer.text()
+    assert (f"{stats.prediction_accepted} from your earlier answer (version 1)"
+            in again.footer.text())
     kinds = {(again.run_origins.origin(i) or {}).get("kind") for i in range(len(again.runs))}
     assert "prediction" in kinds
+    drafted = next(i for i in range(len(again.runs))
+                   if (again.run_origins.origin(i) or {}).get("kind") == "prediction")
+    assert again.run_origins.tip(drafted) == "copied from your earlier answer (version 1)"

@@ -25,6 +25,17 @@ def refresh(session) -> None:
         view.branches.set_versions(ids.index(row.id) if row and row.id in ids else 0, len(ids))
 
 
+def version_label(session, view) -> str:
+    """"your earlier answer (version 2)": a reply as the answer that drafts its next version."""
+    row = view.message_id
+    try:
+        ids = session.history.siblings(row.id) if row is not None and row.id is not None else []
+    except HistoryError:
+        ids = []
+    return (f"your earlier answer (version {ids.index(row.id) + 1})" if row and row.id in ids
+            else "your earlier answer")
+
+
 def switch(session, view, step: int) -> bool:
     """Show the version `step` (-1, +1) away from `view`'s; False when there is none or a reply
     is being written."""
@@ -55,6 +66,7 @@ def edit(session, view, text: str, mode: str) -> bool:
     after = chat.messages[at + 1] if at + 1 < len(chat.messages) else None
     earlier = after.text if after is not None and after.role == "assistant" and \
         after.text.strip() else None
+    label = version_label(session, after) if earlier else None
     parent = chat.messages[at - 1].message_id if at > 0 else None
     question = view.text[:view.own_start] + text  # the files attached to the first version
     for old in chat.messages[at:]:
@@ -63,7 +75,9 @@ def edit(session, view, text: str, mode: str) -> bool:
     if session.conversation is not None:
         new.message_id = session._save(session.writes.add_message, session.conversation, "user",
                                        question, parent=parent)
-    session._start_reply(mode, prediction=earlier if mode != "off" else None)
+    session._start_reply(mode, prediction=earlier if mode != "off" else None,
+                         prediction_from=label and label.replace(
+                             "your earlier answer", "the answer to your earlier question"))
     refresh(session)
     return True
 

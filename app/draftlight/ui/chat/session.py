@@ -206,7 +206,7 @@ class ChatSession(QObject):
             view.message_id = self._save(self.writes.add_message, self.conversation, "user", text,
                                          **({"stats": {"attachments": files}} if files else {}))
         name, predicted = prediction if prediction and mode != "off" else (None, None)
-        self._start_reply(mode, prediction=predicted, prediction_from=name)
+        self._start_reply(mode, prediction=predicted, prediction_from=name, prediction_file=True)
         return True
 
     def can_regenerate(self) -> bool:
@@ -216,15 +216,16 @@ class ChatSession(QObject):
         if not self.can_regenerate():
             return False
         last = self.chat.messages[-1]
-        earlier = None
+        earlier, label = None, None
         if last.role == "assistant":
             earlier = last.text if last.text.strip() else None
+            label = branches.version_label(self, last)
             self.chat.remove_message(last)  # kept in the history: the new reply is its sibling
         question = self.chat.messages[-1].message_id if self.chat.messages else None
         # The answer being replaced drafts the new one (a Predicted Output: the target never
         # sees it): an unchanged greedy retry repeats it, and flashes in where it still holds.
         self._start_reply(mode, prediction=earlier if mode != "off" else None,
-                          parent=question)
+                          parent=question, prediction_from=label if earlier else None)
         return True
 
     def engine_messages(self) -> list[dict[str, str]]:
@@ -247,7 +248,8 @@ class ChatSession(QObject):
         return messages
 
     def _start_reply(self, mode: str, prediction: str | None = None,
-                     prediction_from: str | None = None, parent: Row | None = None) -> None:
+                     prediction_from: str | None = None, parent: Row | None = None,
+                     prediction_file: bool = False) -> None:
         """`parent`: the message the reply answers, when it is not the last one saved (a
         regenerated reply is a sibling of the one it replaces)."""
         sent = self._sent_messages()
@@ -263,7 +265,7 @@ class ChatSession(QObject):
         request_id = self.engine.generate(messages, self.settings.sampling_params(), mode,
                                           prediction)
         self.stream = Stream(request_id, mode, view, message_id,
-                             builder=ReplyBuilder(prediction_from),
+                             builder=ReplyBuilder(prediction_from, prediction_file),
                              sent=[(m["role"], at) for m, at in sent])
         self._dirty = False
         self._timer.start()
@@ -370,8 +372,10 @@ class ChatSession(QObject):
         if stats is not None:  # the strip's cells, exactly (older replies estimate them)
             stats = {**stats, "passes": [list(row) for row in builder.pass_table],
                      "origins": builder.origins}
-            if builder.prediction_from:  # the footer says which file drafted
+            if builder.prediction_from:  # the footer says what drafted: a file, an answer
                 stats["prediction_from"] = builder.prediction_from
+                if builder.prediction_file:  # the reply's menu offers a diff against it
+                    stats["prediction_file"] = builder.prediction_from
         if stream.message_id is not None:
             self._save(self.writes.update_message, stream.message_id, text, runs=runs,
                        stats=stats, status=status)

@@ -362,7 +362,7 @@ class MessageView(QFrame):
             regenerate = QAction("Regenerate", menu)
             regenerate.triggered.connect(self.regenerate_requested)
             menu.insertAction(first, regenerate)
-        edited = (self.stats or {}).get("prediction_from")
+        edited = (self.stats or {}).get("prediction_file")
         if self.role == "assistant" and not self.streaming and isinstance(edited, str):
             diff = QAction(f"Show as a diff against {edited}…", menu)
             diff.triggered.connect(self.diff_requested)

@@ -75,8 +75,9 @@ def describe(origin: dict | None, source: Source | None) -> str:
     if kind == "template":
         return "copied from the chat template"
     if kind == "prediction":
-        if origin.get("from"):  # a file attached to be edited: the reply's Predicted Output
-            return f"copied from {origin['from']} (the file being edited)"
+        if origin.get("from"):  # a file attached to be edited, an earlier version's answer
+            edited = " (the file being edited)" if origin.get("file", True) else ""
+            return f"copied from {origin['from']}{edited}"
         return "copied from the earlier answer (the one Regenerate replaced)"
     if kind == "reply":
         where = place("reply")

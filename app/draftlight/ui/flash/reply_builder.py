@@ -21,10 +21,11 @@ from collections import deque
 
 
 class ReplyBuilder:
-    def __init__(self, prediction_from: str | None = None) -> None:
-        """`prediction_from`: the file the reply's Predicted Output is (None: the earlier
-        answer, when Regenerate sent one): its runs' origins name it."""
-        self.prediction_from = prediction_from
+    def __init__(self, prediction_from: str | None = None, prediction_file: bool = False) -> None:
+        """`prediction_from`: what the reply's Predicted Output is ("greet.py", "your earlier
+        answer (version 1)"; None: not said), `prediction_file` whether it is a file being
+        edited: its runs' origins name it."""
+        self.prediction_from, self.prediction_file = prediction_from, prediction_file
         self._parts: list[str] = []
         self.length = 0  # characters so far
         self._runs: list[list[int]] = []
@@ -42,7 +43,7 @@ class ReplyBuilder:
 
     def add(self, text: str, source: str, step: int, origin: dict | None = None) -> None:
         if self.prediction_from and isinstance(origin, dict) and origin.get("kind") == "prediction":
-            origin = {**origin, "from": self.prediction_from}
+            origin = {**origin, "from": self.prediction_from, "file": self.prediction_file}
         now = time.perf_counter()
         if self.first_piece_at is None:
             self.first_piece_at = now
