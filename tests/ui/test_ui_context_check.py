@@ -43,9 +43,10 @@ def test_a_pdf_too_long_for_the_context_sends_only_the_pages_that_fit(qtbot, ope
 
 def test_a_larger_context_is_offered_when_memory_holds_one(qtbot, real_window, bundled_model,
                                                            tmp_path):
-    window = real_window(Settings(target_path=str(bundled_model), n_ctx=1024, n_threads=1))
+    # a short reply: the test is the choice and the reload, not the writing
+    window = real_window(Settings(target_path=str(bundled_model), n_ctx=1024, max_tokens=16))
     wait_ready(qtbot, window)
-    window.attachments.add_paths([str(long_pdf(tmp_path / "minutes.pdf", pages=8))])
+    window.attachments.add_paths([str(long_pdf(tmp_path / "minutes.pdf", pages=12))])
     window.composer.setPlainText("Summarise the minutes.")
     window.composer.submit()
     assert window.chat.messages == []
