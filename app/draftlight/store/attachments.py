@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from draftlight.store.documents import (DocumentError, docx_text, html_text, looks_like_html,
-                                        page_at, pdf_text)
+from draftlight.store.documents import (PAGE_LINE, DocumentError, docx_text, html_text,
+                                        looks_like_html, page_at, pdf_text)
 from draftlight.store.errors import StoreError
 
 MAX_BYTES = 2 << 20  # about 500k tokens of text: far more than any context here holds
@@ -182,7 +182,7 @@ class Block:
     def describe(self, message: str) -> str:
         """"report.pdf · 3 pages" or "notes.md · 12 lines", from the text in the message."""
         text = message[self.start:self.end]
-        pages = len(re.findall(r"^--- page \d+ ---$", text, re.MULTILINE))
+        pages = len(PAGE_LINE.findall(text))
         if pages:
             return f"{self.name} · {pages} page{'s' if pages != 1 else ''}"
         lines = text.count("\n") + 1
@@ -212,19 +212,20 @@ def own_text_start(message: str) -> int:
     return after + 2 if message.startswith("\n\n", after) else after
 
 
+def block_at(message: str, position: int) -> Block | None:
+    """The attached file of `message` whose text holds character `position`; None outside."""
+    return next((b for b in attachment_blocks(message) if b.start <= position < b.end), None)
+
+
 def attachment_at(message: str, position: int) -> tuple[str, int, int | None] | None:
     """(file name, line number from 1, page of a PDF or None) of the attached file whose text
     holds character `position` of a message made by with_attachments; None outside every
     file."""
-    for match in _BLOCK.finditer(message):
-        start = match.end()
-        end = message.find("\n" + match.group("fence"), start)
-        if end < 0:
-            end = len(message)
-        if start <= position < end:
-            return (match.group("name"), message.count("\n", start, position) + 1,
-                    page_at(message[start:end], position - start))
-    return None
+    block = block_at(message, position)
+    if block is None:
+        return None
+    return (block.name, message.count("\n", block.start, position) + 1,
+            page_at(message[block.start:block.end], position - block.start))
 
 
 def attachment_origin(origin: dict, messages: list[dict]) -> dict:
@@ -237,15 +238,11 @@ def attachment_origin(origin: dict, messages: list[dict]) -> dict:
             or not 0 <= index < len(messages)):
         return origin
     message = messages[index].get("content") or ""
-    for match in _BLOCK.finditer(message):
-        begin = match.end()
-        close = message.find("\n" + match.group("fence"), begin)
-        close = len(message) if close < 0 else close
-        if begin <= start < close:
-            text = message[begin:close]
-            page = page_at(text, start - begin)
-            where = {"page": page} if page else {
-                "line": message.count("\n", begin, start) + 1}
-            return {"kind": "attachment", "name": match.group("name"), **where,
-                    "start": start - begin, "end": min(end, close) - begin, "message": index}
-    return origin
+    found = attachment_at(message, start)
+    if found is None:
+        return origin
+    name, line, page = found
+    block = block_at(message, start)
+    return {"kind": "attachment", "name": name, **({"page": page} if page else {"line": line}),
+            "start": start - block.start, "end": min(end, block.end) - block.start,
+            "message": index}

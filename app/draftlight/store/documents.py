@@ -19,7 +19,7 @@ from xml.etree import ElementTree
 from draftlight.store.errors import StoreError
 
 PAGE_MARK = "--- page {} ---"
-_PAGE_LINE = re.compile(r"^--- page (\d+) ---$", re.MULTILINE)
+PAGE_LINE = re.compile(r"^--- page (\d+) ---$", re.MULTILINE)
 MAX_PDF_PAGES = 2000  # a larger PDF is refused before its pages are read
 WORD = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
@@ -60,7 +60,7 @@ def pdf_text(data: bytes, name: str) -> tuple[str, int]:
 def page_at(text: str, position: int) -> int | None:
     """The page of a pdf_text whose text holds character `position`; None before the first."""
     page = None
-    for match in _PAGE_LINE.finditer(text, 0, position + 1):
+    for match in PAGE_LINE.finditer(text, 0, position + 1):
         if match.start() <= position:
             page = int(match.group(1))
     return page
