@@ -130,12 +130,8 @@ class ConversationList(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         for conversation in conversations:
-            title = conversation.title or "(untitled)"
-            item = QListWidgetItem(title)
-            item.setData(Qt.UserRole, conversation.id)
-            item.setData(WHEN_ROLE, when(conversation.updated))
-            item.setToolTip(f"{title}\nlast message {when(conversation.updated, long=True)}")
-            self.list.addItem(item)
+            item = self._add_row(conversation.id, conversation.title, when(conversation.updated),
+                                 f"last message {when(conversation.updated, long=True)}")
             if conversation.id == self.current_id:
                 self.list.setCurrentItem(item)
         self.list.blockSignals(False)
@@ -143,19 +139,26 @@ class ConversationList(QWidget):
         self.rename_button.setEnabled(writable)
         self.delete_button.setEnabled(writable)
 
+    def _add_row(self, conversation_id: int, title: str, second_line: str,
+                 tip: str) -> QListWidgetItem:
+        """A row: the title, and under it `second_line` (its time, or a search's match)."""
+        title = title or "(untitled)"
+        item = QListWidgetItem(title)
+        item.setData(Qt.UserRole, conversation_id)
+        item.setData(WHEN_ROLE, second_line)
+        item.setToolTip(f"{title}\n{tip}" if tip else title)
+        self.list.addItem(item)
+        return item
+
     def _show_hits(self, hits) -> None:
         """A search's answer: each conversation found, with the line that matched."""
         self.list.blockSignals(True)
         self.list.clear()
         for hit in hits:
-            title = hit.title or "(untitled)"
-            item = QListWidgetItem(title)
-            item.setData(Qt.UserRole, hit.conversation_id)
-            item.setData(WHEN_ROLE, hit.line or when(hit.updated))
+            item = self._add_row(hit.conversation_id, hit.title, hit.line or when(hit.updated),
+                                 hit.line)
             item.setData(MATCH_ROLE, (hit.start, hit.end) if hit.line else None)
             item.setData(MESSAGE_ROLE, hit.message_id)
-            item.setToolTip(f"{title}\n{hit.line}" if hit.line else title)
-            self.list.addItem(item)
         self.list.blockSignals(False)
         self.searched.emit(len(hits))
 
