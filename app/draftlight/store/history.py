@@ -106,6 +106,8 @@ class History:
         self.problem: str | None = None
         self.read_only = False
         self._db: sqlite3.Connection | None = None
+        self._branched_for: sqlite3.Connection | None = None  # the connection _branched asked
+        self._has_branches = False
         self._open()
 
     # --- opening ---------------------------------------------------------------------------
@@ -298,10 +300,14 @@ class History:
                            "shown_leaf NOT IN (SELECT id FROM messages)", (row[1], row[0]))
 
     def _branched(self) -> bool:
-        """Whether the file keeps branches (version 3; an older one opened read-only does not)."""
-        with _sqlite_errors():
-            return any(row[1] == "parent_id" for row in
-                       self._db.execute("PRAGMA table_info(messages)"))
+        """Whether the file keeps branches (version 3; an older one opened read-only does not),
+        asked once per connection: the chat asks it for every message it shows."""
+        if self._branched_for is not self._db:
+            with _sqlite_errors():
+                self._has_branches = any(row[1] == "parent_id" for row in
+                                         self._db.execute("PRAGMA table_info(messages)"))
+            self._branched_for = self._db
+        return self._has_branches
 
     def siblings(self, message_id: int) -> list[int]:
         """The messages that answer or follow what `message_id` does (itself included), oldest
