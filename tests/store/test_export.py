@@ -1,6 +1,7 @@
-"""Export and import of a conversation (issue 40, part 4): Markdown to read, JSON that comes back
-as the same messages (text, runs, statistics with origins, status, mode); a file that is not an
-export changes nothing."""
+"""Export and import of a conversation (issue 40, part 4): Markdown to read (the branch shown or
+all branches), JSON that comes back as the same messages and branches (text, runs, statistics
+with origins, status, mode, which follows which, the branch shown); a version 1 file (before
+branches) still imports; a file that is not an export changes nothing."""
 
 from __future__ import annotations
 
@@ -84,3 +85,74 @@ def test_an_oversized_file_is_refused_before_it_is_read(history, tmp_path, monke
     monkeypatch.setattr(type(big), "read_text", lambda *a, **k: pytest.fail("read it"))
     with pytest.raises(ExportError, match="over"):
         import_conversation(history, big)
+
+
+def branched(history) -> tuple[int, list[int]]:
+    """Q1 → A1 (regenerated: A1b), then an edit of Q1 (Q1b → A3); the branch shown is A1b's."""
+    cid = history.create_conversation("Branches")
+    q1 = history.add_message(cid, "user", "Name a colour.")
+    a1 = history.add_message(cid, "assistant", "Red.", runs=[[0, 3, 1]], stats=STATS)
+    a1b = history.add_message(cid, "assistant", "Red, again.", parent=q1,
+                              stats={**STATS, "prediction_from": "your earlier answer (version 1)"})
+    q1b = history.add_message(cid, "user", "Name a fruit.", parent=None)
+    a3 = history.add_message(cid, "assistant", "Apple.", parent=q1b)
+    history.show_branch(a1b)
+    return cid, [q1, a1, a1b, q1b, a3]
+
+
+def shape(history, cid):
+    """Every message with its parent's text and whether it is on the branch shown."""
+    every, leaf = history.tree(cid)
+    by_id = {m.id: m for m in every}
+    shown = {m.id for m in history.messages(cid)}
+    return [(m.role, m.text, m.runs, m.stats, m.status, m.mode,
+             by_id[m.parent_id].text if m.parent_id else None, m.id in shown) for m in every]
+
+
+def test_json_round_trips_every_branch_and_the_one_shown(history, tmp_path):
+    cid, _ = branched(history)
+    out = tmp_path / "branches.json"
+    write_export(history, cid, out)
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["version"] == 2 and len(data["messages"]) == 5 and data["shown"] == 3
+    again = import_conversation(history, out)
+    assert shape(history, again) == shape(history, cid)
+    assert [m.text for m in history.messages(again)] == ["Name a colour.", "Red, again."]
+    assert len(history.siblings(history.messages(again)[1].id)) == 2
+
+
+def test_markdown_gives_the_branch_shown_or_every_branch(history):
+    cid, _ = branched(history)
+    shown = conversation_markdown(history, cid)
+    assert "Red, again." in shown and "Apple." not in shown and "# Branch 1" not in shown
+    every = conversation_markdown(history, cid, branches="all")
+    assert every.index("# Branch 1 of 3 (shown)") < every.index("Red, again.")
+    assert "# Branch 2 of 3" in every and "# Branch 3 of 3" in every
+    assert every.index("# Branch 3 of 3") < every.index("Name a fruit.") < every.index("Apple.")
+
+
+def test_a_version_1_file_imports_as_one_branch(history, tmp_path):
+    old = tmp_path / "v1.json"
+    old.write_text(json.dumps({"format": "draftlight-conversation", "version": 1, "title": "Old",
+                               "messages": [{"role": "user", "text": "hi"},
+                                            {"role": "assistant", "text": "hello", "runs": [],
+                                             "stats": None, "status": "complete"}]}))
+    cid = import_conversation(history, old)
+    assert [(m.role, m.text) for m in history.messages(cid)] == [("user", "hi"),
+                                                                 ("assistant", "hello")]
+
+
+@pytest.mark.parametrize("messages, shown, says", [
+    ([{"id": 1, "parent": 2, "role": "user", "text": "a"},
+      {"id": 2, "parent": 1, "role": "assistant", "text": "b"}], 2, "parent"),
+    ([{"id": 5, "parent": None, "role": "user", "text": "a"}], 1, "id must be 1"),
+    ([{"id": 1, "parent": None, "role": "user", "text": "a"}], 7, "shown"),
+])
+def test_a_tree_that_does_not_hold_together_changes_nothing(history, tmp_path, messages, shown,
+                                                            says):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "draftlight-conversation", "version": 2,
+                               "shown": shown, "messages": messages}))
+    with pytest.raises(ExportError, match=says):
+        import_conversation(history, bad)
+    assert history.conversations() == []

@@ -1,8 +1,13 @@
 """A conversation taken out of the history and brought back: Markdown to read (each reply with its
-statistics line), JSON to keep (every field the history has: text, the accepted draft runs as
-[start, end, tokens] character spans, statistics with origins and passes, status, mode).
-Importing the JSON makes a new conversation with the same messages; the file is checked first,
-and a file that is not an export changes nothing."""
+statistics line; the branch shown, or every branch one after another), JSON to keep (every
+branch, and every field the history has: text, the accepted draft runs as [start, end, tokens]
+character spans, statistics with origins and passes, status, mode, and which message follows
+which). Importing the JSON makes a new conversation with the same branches, showing the branch
+that was shown; the file is checked first, and a file that is not an export changes nothing.
+
+In the JSON each message has an `id` (its place in the file, from 1) and a `parent` (the id of
+the message it follows, earlier in the file, or null); `shown` is the last message of the branch
+shown. Version 1 files (before branches) are one list, each message following the one before."""
 
 from __future__ import annotations
 
@@ -13,7 +18,8 @@ from draftlight.store.errors import StoreError
 from draftlight.store.history import COMPLETE, INTERRUPTED, History
 
 FORMAT = "draftlight-conversation"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)
 MAX_IMPORT_BYTES = 64 << 20  # an export this large is not one: refused before it is read
 ROLES = ("system", "user", "assistant")
 STATUSES = (COMPLETE, INTERRUPTED)
@@ -23,36 +29,72 @@ class ExportError(StoreError):
     """A file that cannot be imported, and why."""
 
 
-def conversation_json(history: History, conversation_id: int) -> dict:
+def conversation_json(history: History, conversation_id: int, *, branches: str = "all") -> dict:
+    """`branches`: "all" (every branch) or "shown" (only the one the conversation shows)."""
     conversation = history.conversation(conversation_id)
     if conversation is None:
         raise ExportError(f"no conversation {conversation_id}")
+    every, shown = history.tree(conversation_id)
+    if branches == "shown":
+        every = history.messages(conversation_id)
+    number = {m.id: n for n, m in enumerate(every, 1)}
     return {"format": FORMAT, "version": VERSION, "title": conversation.title,
             "created": conversation.created, "updated": conversation.updated,
-            "messages": [{"role": m.role, "text": m.text, "runs": m.runs, "stats": m.stats,
-                          "status": m.status, "mode": m.mode}
-                         for m in history.messages(conversation_id)]}
+            "shown": number.get(shown),
+            "messages": [{"id": number[m.id], "parent": number.get(m.parent_id),
+                          "role": m.role, "text": m.text, "runs": m.runs, "stats": m.stats,
+                          "status": m.status, "mode": m.mode} for m in every]}
 
 
 def conversation_markdown(history: History, conversation_id: int,
-                          footer=lambda stats: "") -> str:
-    """`footer(stats)`: a reply's statistics line (the window passes its footer's words)."""
+                          footer=lambda stats: "", *, branches: str = "shown") -> str:
+    """`footer(stats)`: a reply's statistics line (the window passes its footer's words).
+    With `branches="all"` every branch follows the one shown, each from its first message."""
     data = conversation_json(history, conversation_id)
     parts = [f"# {data['title'] or 'Conversation'}\n"]
-    for message in data["messages"]:
-        who = {"user": "You", "assistant": "Draftlight", "system": "System"}[message["role"]]
-        parts.append(f"## {who}\n\n{message['text'].rstrip()}\n")
-        line = footer(message["stats"]) if message["stats"] else ""
-        if line:
-            parts.append("\n".join(f"> {row}" for row in line.splitlines()) + "\n")
+    paths = _branch_paths(data)
+    if branches != "all":
+        paths = paths[:1]
+    for n, path in enumerate(paths, 1):
+        if len(paths) > 1:
+            parts.append(f"---\n\n# Branch {n} of {len(paths)}"
+                         f"{' (shown)' if n == 1 else ''}\n")
+        for message in path:
+            who = {"user": "You", "assistant": "Draftlight", "system": "System"}[message["role"]]
+            parts.append(f"## {who}\n\n{message['text'].rstrip()}\n")
+            line = footer(message["stats"]) if message["stats"] else ""
+            if line:
+                parts.append("\n".join(f"> {row}" for row in line.splitlines()) + "\n")
     return "\n".join(parts)
 
 
-def write_export(history: History, conversation_id: int, path: Path, footer=lambda s: "") -> None:
-    """Markdown for a .md path, JSON otherwise; written whole or not at all."""
+def _branch_paths(data: dict) -> list[list[dict]]:
+    """Each branch from its first message to its last: the one shown first, then the others
+    in the order they were written."""
+    messages = data["messages"]
+    by_id = {m["id"]: m for m in messages}
+    parents = {m["parent"] for m in messages}
+    leaves = [m["id"] for m in messages if m["id"] not in parents]
+    if data.get("shown") in leaves:
+        leaves.remove(data["shown"])
+        leaves.insert(0, data["shown"])
+    paths = []
+    for leaf in leaves:
+        path, at = [], leaf
+        while at is not None:
+            path.append(by_id[at])
+            at = by_id[at]["parent"]
+        paths.append(path[::-1])
+    return paths
+
+
+def write_export(history: History, conversation_id: int, path: Path, footer=lambda s: "", *,
+                 branches: str = "all") -> None:
+    """Markdown for a .md path (the branch shown unless `branches="all"`), JSON otherwise
+    (every branch); written whole or not at all."""
     path = Path(path)
     if path.suffix.lower() in (".md", ".markdown"):
-        text = conversation_markdown(history, conversation_id, footer)
+        text = conversation_markdown(history, conversation_id, footer, branches=branches)
     else:
         text = json.dumps(conversation_json(history, conversation_id), ensure_ascii=False,
                           indent=1)
@@ -77,20 +119,45 @@ def import_conversation(history: History, path: Path) -> int:
         raise ExportError(f"{path.name} is not a Draftlight export (not JSON: {exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ExportError(f"{path.name} is not a Draftlight export")
-    if data.get("version") != VERSION:
-        raise ExportError(f"{path.name} is an export of version {data.get('version')!r}; this "
-                          f"Draftlight reads version {VERSION}")
+    version = data.get("version")
+    if version not in READS:
+        raise ExportError(f"{path.name} is an export of version {version!r}; this "
+                          f"Draftlight reads versions {', '.join(map(str, READS))}")
     messages = data.get("messages")
     if not isinstance(messages, list):
         raise ExportError(f"{path.name}: 'messages' is not a list")
     checked = [_checked(m, n) for n, m in enumerate(messages, 1)]
+    parents = _parents(messages, version)
+    shown = data.get("shown") if version > 1 else len(checked)
+    if checked and shown not in range(1, len(checked) + 1):
+        raise ExportError(f"{path.name}: 'shown' is not one of its messages")
     title = data.get("title") if isinstance(data.get("title"), str) else ""
     conversation_id = history.create_conversation(title[:200] or path.stem)
-    for message in checked:
-        history.add_message(conversation_id, message["role"], message["text"],
-                            runs=message["runs"], stats=message["stats"],
-                            status=message["status"], mode=message["mode"])
+    written: dict[int, int] = {}
+    for number, (message, parent) in enumerate(zip(checked, parents), 1):
+        written[number] = history.add_message(
+            conversation_id, message["role"], message["text"], runs=message["runs"],
+            stats=message["stats"], status=message["status"], mode=message["mode"],
+            parent=written.get(parent))
+    if checked:
+        history.show_branch(written[shown])
     return conversation_id
+
+
+def _parents(messages: list, version: int) -> list[int | None]:
+    """Each message's parent as a place in the file (from 1): in version 1 the message before;
+    in version 2 its `parent`, which must come earlier in the file (and ids must be 1, 2, …)."""
+    if version == 1:
+        return [n - 1 or None for n in range(1, len(messages) + 1)]
+    parents = []
+    for number, message in enumerate(messages, 1):
+        parent = message.get("parent")
+        if message.get("id") != number or not (
+                parent is None or (isinstance(parent, int) and 1 <= parent < number)):
+            raise ExportError(f"message {number}: its id must be {number} and its parent an "
+                              "earlier message's id or null")
+        parents.append(parent)
+    return parents
 
 
 def _checked(message, number: int) -> dict:

@@ -88,6 +88,7 @@ class Message:
     stats: dict | None = None
     status: str = COMPLETE
     mode: str | None = None
+    parent_id: int | None = None  # the message it follows (None: the first of its branch)
 
 
 def history_path() -> Path:
@@ -333,8 +334,19 @@ class History:
 
     def messages(self, conversation_id: int) -> list[Message]:
         """The branch shown: from the first message to the conversation's shown leaf."""
+        every, leaf = self.tree(conversation_id)
+        by_id = {m.id: m for m in every}
+        at, branch = leaf, []
+        while at is not None and at in by_id and len(branch) <= len(every):
+            branch.append(by_id[at])
+            at = by_id[at].parent_id
+        return branch[::-1]
+
+    def tree(self, conversation_id: int) -> tuple[list[Message], int | None]:
+        """Every message of every branch, oldest first (each after its parent), and the one
+        the conversation shows last (its shown leaf)."""
         if self._db is None:
-            return []
+            return [], None
         branches = self._branched()  # an older file opened read-only is one list
         with _sqlite_errors():
             rows = self._db.execute(
@@ -345,14 +357,10 @@ class History:
                                     (conversation_id,)).fetchone() if branches else None
         if not branches:
             rows = [row[:8] + (rows[i - 1][0] if i else None,) for i, row in enumerate(rows)]
-        by_id = {row[0]: row for row in rows}
-        at = leaf[0] if leaf and leaf[0] in by_id else (rows[-1][0] if rows else None)
-        branch = []
-        while at is not None and at in by_id and len(branch) <= len(rows):
-            branch.append(by_id[at])
-            at = by_id[at][8]
-        return [Message(id_, conv, role, text, _runs(prov), _stats(stats), status, mode)
-                for id_, conv, role, text, prov, stats, status, mode, _parent in branch[::-1]]
+        ids = {row[0] for row in rows}
+        shown = leaf[0] if leaf and leaf[0] in ids else (rows[-1][0] if rows else None)
+        return [Message(id_, conv, role, text, _runs(prov), _stats(stats), status, mode, parent)
+                for id_, conv, role, text, prov, stats, status, mode, parent in rows], shown
 
 
 def _create_private(path: Path) -> None:

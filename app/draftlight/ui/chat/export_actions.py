@@ -1,6 +1,7 @@
 """File ▸ Export conversation… and File ▸ Import conversation…: the conversation shown, as
-Markdown (to read) or JSON (to keep, with every reply's runs and statistics), and an exported
-JSON brought back as a new conversation (draftlight.store.export)."""
+Markdown (to read: the branch shown, or every branch) or JSON (to keep: every branch, with every
+reply's runs and statistics), and an exported JSON brought back as a new conversation with its
+branches (draftlight.store.export)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from draftlight.store.export import import_conversation, write_export
 from draftlight.store.history import HistoryError
 from draftlight.ui.flash.stats_text import stored_footer_line
 
-FILTERS = "Markdown (*.md);;JSON, to import again (*.json)"
+MARKDOWN_SHOWN = "Markdown, the branch shown (*.md)"
+MARKDOWN_ALL = "Markdown, all branches (*.md)"
+JSON_ALL = "JSON, all branches, to import again (*.json)"
+FILTERS = ";;".join((MARKDOWN_SHOWN, MARKDOWN_ALL, JSON_ALL))
 
 
 def export_conversation(window) -> Path | None:
@@ -38,7 +42,8 @@ def export_conversation(window) -> Path | None:
         path = path.with_suffix(".json" if "json" in chosen.lower() else ".md")
     window.session.writes.flush()  # what is still waiting to be saved goes out with it
     try:
-        write_export(window.history, conversation_id, path, footer=stored_footer_line)
+        write_export(window.history, conversation_id, path, footer=stored_footer_line,
+                     branches="all" if "all branches" in chosen else "shown")
     except (OSError, HistoryError) as exc:
         window.banner.show_message(f"Could not export: {describe_error(exc)}")
         return None
