@@ -57,6 +57,11 @@ def add_bench_parser(commands) -> None:
                             "own code as the prediction, vs plain decoding (python -m "
                             "draftlight.bench.prediction; --target, --max-tokens, --limit, --repeats "
                             "apply)")
+    bench.add_argument("--retry", action="store_true",
+                       help="a retry's speedup instead: each question answered, then answered "
+                            "again (unchanged, and after a small edit) with the first answer as "
+                            "the draft, at temperatures 0 and 0.7 (draftlight.bench.retry; "
+                            "--target, --max-tokens, --limit, --repeats apply)")
     bench.set_defaults(run=run_bench)
     add_rollback_parser(bench.add_subparsers(
         dest="bench_command", metavar="rollback",
@@ -83,6 +88,13 @@ def run_bench(args: argparse.Namespace) -> int:
         forwarded += ["--target", str(args.target)] if args.target else []
         forwarded += ["--limit", str(args.limit)] if args.limit else []
         return prediction_bench(forwarded)
+    if args.retry:
+        from draftlight.bench.retry import main as retry_bench
+        forwarded = ["--max-tokens", str(args.max_tokens), "--repeats", str(args.repeats),
+                     "--questions", str(args.questions)]
+        forwarded += ["--target", str(args.target)] if args.target else []
+        forwarded += ["--limit", str(args.limit)] if args.limit else []
+        return retry_bench(forwarded)
     modes = bench_modes(args.modes)
     if args.engine:
         modes.append("remote")
