@@ -248,3 +248,40 @@ def test_a_draft_load_stops_when_asked(bundled_model):
     spec = EngineSpec(target_path=str(bundled_model), draft_path=str(bundled_model), n_ctx=256)
     with pytest.raises(ModelLoadError, match="was cancelled"):
         open_draft(spec, should_cancel=lambda: True)
+
+
+@pytest.mark.parametrize("mode", ["off", "ngram"])
+def test_a_reply_continued_from_its_words_is_the_reply_written_at_once(engine, mode):
+    """Continue (issue 40, part 3): a conversation ending with the assistant's words goes on
+    from them; greedy, 24 tokens then 24 more are the 48 written at once, and the prompt that
+    wrote the first 24 is still in the KV cache."""
+    question = [{"role": "user", "content": "Describe the water cycle in a few sentences."}]
+    whole = engine_reply(engine, question, 48, mode)
+    first = engine_reply(engine, question, 24, mode)
+    more = engine_reply(engine, question + [{"role": "assistant", "content": first.text}], 24,
+                        mode)
+    assert first.text + more.text == whole.text
+    assert more.stats.reused_prompt_tokens >= more.stats.prompt_tokens - 2
+
+
+def test_a_template_that_does_not_show_the_reply_cannot_continue_it():
+    from draftlight.engine.chat_template import ChatTemplate
+    from draftlight.engine.errors import ChatTemplateError
+    hiding = ChatTemplate("{% for m in messages %}{{ m['role'] }}: {{ m['content'] | upper }}\n"
+                          "{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}")
+    with pytest.raises(ChatTemplateError, match="cannot be continued"):
+        hiding.render([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Yo"}])
+    trimming = ChatTemplate("{% for m in messages %}<{{ m['role'] }}>{{ m['content'] | trim }}"
+                            "</s>{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}")
+    assert trimming.render([{"role": "user", "content": "hi"},
+                            {"role": "assistant", "content": "Hello,\n"}]) == \
+        "<user>hi</s><assistant>Hello,"
+
+
+def engine_reply(engine, messages, max_tokens, mode) -> Done:
+    done = None
+    for event in engine.generate(messages, SamplingParams(temperature=0, max_tokens=max_tokens),
+                                 mode):
+        if isinstance(event, Done):
+            done = event
+    return done

@@ -49,6 +49,7 @@ class ScriptedEngine:
             text.append(piece_text)
             yield TextPiece(piece_text, source, step, origin=origin)
         stats.seconds = 0.5
+        stats.stop_reason = self.factory.stop_reason
         yield Done("".join(text), stats)
 
     def attach_draft(self, draft, *, should_cancel=None) -> None:
@@ -66,6 +67,7 @@ class ScriptedFactory:
     def __init__(self, script=SCRIPT, delay=0.0, modes=("off", "draft", "ngram"),
                  fail_load=False) -> None:
         self.script, self.delay, self.modes, self.fail_load = script, delay, modes, fail_load
+        self.stop_reason = "eos"  # why each reply ends ("max_tokens": Continue applies)
         self.calls: list = []
         self.predictions: list = []  # each reply's Predicted Output (None: none)
         self.loads: list = []

@@ -83,3 +83,29 @@ def test_search_finds_a_word_in_an_old_branch_and_opens_it_there(qtbot, open_win
     rows.list.itemClicked.emit(item)
     assert texts(window)[0] == "Tell me about the albatross over the sea"
     assert window.chat.messages[0].branches.label.text() == "1/2"
+
+
+def test_a_click_on_a_run_the_first_version_drafted_shows_that_version_there(qtbot, open_window):
+    """Issue 40, part 2: hover names the earlier answer, and a click shows it, in its branch,
+    with the copied words marked."""
+    from tests.ui.test_ui_origins import run_point
+    copied = {"kind": "prediction", "start": 6, "end": 11}  # "world" of "Hello world! Bye."
+    factory = ScriptedFactory(script=lambda mode: [
+        ("Hello ", "target", 0), ("wor", "draft", 1, copied), ("ld", "draft", 1, copied),
+        ("!", "target", 1)])
+    window = open_window(factory)
+    send_and_wait(qtbot, window, "Hi")
+    first = window.chat.messages[1]
+    first_id = first.message_id.id
+    with qtbot.waitSignal(window.session.reply_finished, timeout=5000):
+        qtbot.mouseClick(window.regenerate_button, Qt.LeftButton)
+    again = window.chat.messages[1]
+    assert again.branches.label.text() == "2/2"
+    assert again.run_origins.tip(0) == "copied from your earlier answer (version 1)"
+    assert again.run_origins.has_source(0)
+
+    qtbot.mouseClick(again.body.viewport(), Qt.LeftButton, pos=run_point(again, 0))
+    shown = window.chat.messages[1]
+    assert shown.message_id.id == first_id and shown.branches.label.text() == "1/2"
+    [mark] = shown.body.extraSelections()
+    assert mark.cursor.selectedText() == "world"

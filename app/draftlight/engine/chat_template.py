@@ -2,6 +2,11 @@
 
 A template is tried once on a sample conversation when the model loads, so one that reaches
 for something unsafe is refused before the user types anything (UnsafeTemplateError).
+
+A conversation that ends with the assistant's words is one whose reply goes on from them
+(Continue, and a client's prefill, as llama-server does): the prompt is the conversation
+rendered without a generation prompt, cut just after those words, so the reply's end-of-turn
+never follows them.
 """
 
 from __future__ import annotations
@@ -49,6 +54,17 @@ def _budgeted_range(budget: list[int]):
     return range_
 
 
+def _cut_after(text: str, words: str) -> str:
+    """`text` up to the end of its last copy of `words` (the reply written so far); a template
+    that trims a message is cut after the trimmed words."""
+    for shown in (words, words.rstrip()):
+        at = text.rfind(shown)
+        if at >= 0 and shown:
+            return text[:at + len(shown)]
+    raise ChatTemplateError("the model's chat template does not show the reply as it was "
+                            "written, so it cannot be continued")
+
+
 def _environment() -> TemplateSandbox:
     env = TemplateSandbox(trim_blocks=True, lstrip_blocks=True,
                           extensions=["jinja2.ext.loopcontrols"])
@@ -84,8 +100,12 @@ class ChatTemplate:
             pass
 
     def render(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        partial = (add_generation_prompt and bool(messages)
+                   and messages[-1].get("role") == "assistant" and messages[-1].get("content"))
         try:
             with render_budget():
+                if partial:
+                    return _cut_after(self._render(messages, False), messages[-1]["content"])
                 return self._render(messages, add_generation_prompt)
         except jinja2.exceptions.SecurityError as exc:
             raise UnsafeTemplateError(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -68,6 +68,15 @@ class Stats:
         missing ones keep their defaults."""
         names = cls.__dataclass_fields__
         return cls(**{k: v for k, v in figures.items() if k in names})
+
+    def after(self, earlier: "Stats") -> "Stats":
+        """These figures as the end of a reply that `earlier` began (Continue): its counts and
+        times add up; the rest (mode, why it stopped, the prompt) is this part's."""
+        summed = ("new_tokens", "target_passes", "drafted", "accepted", "prediction_drafted",
+                  "prediction_accepted", "prefill_seconds", "draft_seconds", "verify_seconds",
+                  "seconds")
+        return replace(self, **{name: getattr(earlier, name) + getattr(self, name)
+                                for name in summed})
 
     def add_step(self, step: StepResult) -> None:
         """Count one speculative step: a target pass, what it drafted and kept, and its times."""

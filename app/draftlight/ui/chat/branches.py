@@ -36,6 +36,25 @@ def version_label(session, view) -> str:
             else "your earlier answer")
 
 
+def saved_id(view) -> int | None:
+    """The history id of a message shown (None: not written yet)."""
+    return view.message_id.id if view is not None and view.message_id is not None else None
+
+
+def show_source(session, message_id: int, start: int, end: int, tokens: int) -> bool:
+    """Show an earlier version's answer (the version a run was copied from: its origin's
+    message_id) in its branch, with text[start:end] marked in the run's colour; False when
+    it is not found (deleted) or a reply is being written."""
+    if session.streaming or session.conversation_id is None:
+        return False
+    open_at(session, session.conversation_id, message_id)
+    view = next((v for v in session.chat.messages if saved_id(v) == message_id), None)
+    if view is None:
+        return False
+    session.chat.mark_copy(view, start, end, tokens)
+    return True
+
+
 def switch(session, view, step: int) -> bool:
     """Show the version `step` (-1, +1) away from `view`'s; False when there is none or a reply
     is being written."""
@@ -77,7 +96,8 @@ def edit(session, view, text: str, mode: str) -> bool:
                                        question, parent=parent)
     session._start_reply(mode, prediction=earlier if mode != "off" else None,
                          prediction_from=label and label.replace(
-                             "your earlier answer", "the answer to your earlier question"))
+                             "your earlier answer", "the answer to your earlier question"),
+                         prediction_id=saved_id(after) if earlier else None)
     refresh(session)
     return True
 

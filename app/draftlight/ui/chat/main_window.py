@@ -9,6 +9,7 @@ with a tooltip saying why, while a server answers."""
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
@@ -186,6 +187,8 @@ class MainWindow(QMainWindow):
         self.stop_action.triggered.connect(self.session.stop)
         self.regenerate_button.clicked.connect(self.regenerate)
         self.chat.regenerate_requested.connect(self.regenerate)
+        self.chat.continue_requested.connect(self.continue_reply)
+        self.chat.version_requested.connect(partial(branches.show_source, self.session))
         self.chat.edit_requested.connect(self.message_edit.start)
         self.composer.edit_last.connect(self.message_edit.start_last)
         self.chat.branch_step_requested.connect(
@@ -314,6 +317,10 @@ class MainWindow(QMainWindow):
         if self.ready and not self.loading:
             self.session.regenerate(self.current_mode())
 
+    def continue_reply(self) -> None:
+        if self.ready and not self.loading and self.models.runs_locally:
+            self.session.continue_reply(self.current_mode())
+
     def new_conversation(self) -> None:
         self.message_edit.cancel()
         self.session.new_conversation()
@@ -408,6 +415,12 @@ class MainWindow(QMainWindow):
         self.stop_button.setEnabled(streaming)
         self.regenerate_button.setEnabled(self.ready and not self.loading
                                           and self.session.can_regenerate())
+        # Continue: the in-process engine goes on from a reply's words (servers may not)
+        can_continue = (self.ready and not self.loading and self.models.runs_locally
+                        and self.session.can_continue())
+        for view in self.chat.messages:
+            if view.role == "assistant":
+                view.continue_button.setVisible(can_continue and view is self.chat.messages[-1])
         self.toolbar.compare_action.setEnabled(can_send and self.models.runs_locally
                                                and bool(self.session.messages_to_compare()))
         bundled = self.models.runs_locally and not self.settings.target_path  # SmolLM2-135M

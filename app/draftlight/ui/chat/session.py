@@ -25,6 +25,7 @@ from draftlight.ui.chat.view import ChatView
 from draftlight.ui.flash.message_view import MessageView
 from draftlight.store.attachments import attachment_blocks, own_text_start
 from draftlight.ui.chat import branches
+from draftlight.ui.chat.continue_reply import continuable, continued_stats, resume
 from draftlight.ui.flash.reply_builder import ReplyBuilder
 from draftlight.ui.flash.stats_text import live_line
 from draftlight.ui.engine.worker import EngineThread
@@ -45,6 +46,7 @@ class Stream:
     # prompt), to tell where a copied phrase came from.
     sent: list[tuple[str, int | None]] = field(default_factory=list)
     live: Stats | None = None  # the engine's latest statistics
+    earlier: dict | None = None  # a continued reply: the stats of what was written before
     last_saved: float = field(default_factory=time.monotonic)
     stop_requested_at: float | None = None
 
@@ -225,7 +227,19 @@ class ChatSession(QObject):
         # The answer being replaced drafts the new one (a Predicted Output: the target never
         # sees it): an unchanged greedy retry repeats it, and flashes in where it still holds.
         self._start_reply(mode, prediction=earlier if mode != "off" else None,
-                          parent=question, prediction_from=label if earlier else None)
+                          parent=question, prediction_from=label if earlier else None,
+                          prediction_id=branches.saved_id(last) if earlier else None)
+        return True
+
+    def can_continue(self) -> bool:
+        return not self.streaming and bool(self.chat.messages) and continuable(
+            self.chat.messages[-1])
+
+    def continue_reply(self, mode: str) -> bool:
+        """Write more of the last reply (stopped, or at its length limit), from its words."""
+        if not self.can_continue():
+            return False
+        self._start_reply(mode, carry_on=self.chat.messages[-1])
         return True
 
     def engine_messages(self) -> list[dict[str, str]]:
@@ -249,24 +263,34 @@ class ChatSession(QObject):
 
     def _start_reply(self, mode: str, prediction: str | None = None,
                      prediction_from: str | None = None, parent: Row | None = None,
-                     prediction_file: bool = False) -> None:
+                     prediction_file: bool = False, carry_on: MessageView | None = None,
+                     prediction_id: int | None = None) -> None:
         """`parent`: the message the reply answers, when it is not the last one saved (a
-        regenerated reply is a sibling of the one it replaces)."""
+        regenerated reply is a sibling of the one it replaces); `carry_on`: the last reply,
+        to be written on from its words (it is the last message sent: continue_reply.py);
+        `prediction_from`, `prediction_file`, `prediction_id`: what the prediction is
+        (ReplyBuilder)."""
         sent = self._sent_messages()
         messages = [message for message, _at in sent]
         self.chat.system_prompt = self.settings.system_prompt.strip()
+        if carry_on is not None:
+            self.chat.remove_message(carry_on)
         view = self.chat.add_message("assistant", streaming=True, mode=mode)
+        builder = ReplyBuilder(prediction_from, prediction_file, prediction_id)
         message_id = None
-        if self.conversation is not None:
+        if carry_on is not None:
+            resume(view, builder, carry_on)
+            message_id = carry_on.message_id
+        elif self.conversation is not None:
             message_id = self._save(self.writes.add_message, self.conversation, "assistant", "",
                                     runs=[], status=INTERRUPTED, mode=mode,
                                     **({"parent": parent} if parent is not None else {}))
         view.message_id = message_id
         request_id = self.engine.generate(messages, self.settings.sampling_params(), mode,
                                           prediction)
-        self.stream = Stream(request_id, mode, view, message_id,
-                             builder=ReplyBuilder(prediction_from, prediction_file),
-                             sent=[(m["role"], at) for m, at in sent])
+        self.stream = Stream(request_id, mode, view, message_id, builder=builder,
+                             sent=[(m["role"], at) for m, at in sent],
+                             earlier=(carry_on.stats or {}) if carry_on is not None else None)
         self._dirty = False
         self._timer.start()
         self.busy_changed.emit(True)
@@ -370,7 +394,8 @@ class ChatSession(QObject):
         builder = stream.builder
         text, runs = builder.text, builder.runs
         if stats is not None:  # the strip's cells, exactly (older replies estimate them)
-            stats = {**stats, "passes": [list(row) for row in builder.pass_table],
+            stats = {**continued_stats(stream.earlier, stats),
+                     "passes": [list(row) for row in builder.pass_table],
                      "origins": builder.origins}
             if builder.prediction_from:  # the footer says what drafted: a file, an answer
                 stats["prediction_from"] = builder.prediction_from

@@ -21,6 +21,9 @@ from draftlight.ui.flash.palette import DEFAULT, Scheme
 class ChatView(QScrollArea):
     copied = Signal(str)
     regenerate_requested = Signal()  # a reply's right-click menu
+    continue_requested = Signal()  # the latest reply's Continue (its button or menu)
+    # a click on a run an earlier version drafted: (that answer's history id, start, end, tokens)
+    version_requested = Signal(int, int, int, int)
     branch_step_requested = Signal(object, int)  # a message's ‹ or ›: (its view, -1 or +1)
     edit_requested = Signal(object)  # a user message's Edit: its view
 
@@ -59,6 +62,7 @@ class ChatView(QScrollArea):
                            flasher=self.flasher if self.flash else None, **kwargs)
         view.copied.connect(self.copied)
         view.regenerate_requested.connect(self.regenerate_requested)
+        view.continue_requested.connect(self.continue_requested)
         view.diff_requested.connect(partial(self.show_diff, view))
         view.branch_step.connect(partial(self.branch_step_requested.emit, view))
         view.edit_requested.connect(partial(self.edit_requested.emit, view))
@@ -143,27 +147,37 @@ class ChatView(QScrollArea):
         return self.diff
 
     def show_origin(self, reply: MessageView, index: int) -> None:
-        """Scroll to where run `index` of `reply` was copied from; mark it in the run's colour."""
-        origin = reply.run_origins.origin(index)
+        """Scroll to where run `index` of `reply` was copied from; mark it in the run's colour.
+        A run an earlier version's answer drafted asks for that version (version_requested)."""
+        origin = reply.run_origins.origin(index) or {}
+        start, end = origin.get("start", 0), origin.get("end", 0)
+        if origin.get("kind") == "prediction" and isinstance(origin.get("message_id"), int):
+            self.version_requested.emit(origin["message_id"], start, end, reply.runs[index][2])
+            return
         source = self._source_view(reply, origin)
         if source is None:
             return
-        start, end = origin.get("start", 0), origin.get("end", 0)
         spans = source_spans(source, start, end)
         block = source.files.block_at(start) if not spans and source.role == "user" else None
         if block is not None:  # copied from a file attached to that message: open it there
             self.ensureWidgetVisible(source)
             source.files.show(block, (start - block.start, min(end, block.end) - block.start),
                               reply.scheme.tint(reply.runs[index][2]))
-        elif spans:
-            cursor = source.body.textCursor()
-            cursor.setPosition(spans[0][0])
-            rect = source.body.cursorRect(cursor)
-            point = source.body.viewport().mapTo(self.widget(), rect.center())
-            self.ensureVisible(point.x(), point.y(), 0, max(rect.height(), 40))
-            source.flash.mark(spans, reply.runs[index][2], self.flasher)
         else:
+            self.mark_copy(source, start, end, reply.runs[index][2])
+
+    def mark_copy(self, source: MessageView, start: int, end: int, tokens: int) -> None:
+        """Scroll to source.text[start:end] and mark it in the colour of a run of `tokens`."""
+        spans = source_spans(source, start, end)
+        if not spans:
             self.ensureWidgetVisible(source)
+            return
+        cursor = source.body.textCursor()
+        cursor.setPosition(spans[0][0])
+        rect = source.body.cursorRect(cursor)
+        point = source.body.viewport().mapTo(self.widget(), rect.center())
+        self.ensureVisible(point.x(), point.y(), 0, max(rect.height(), 40))
+        source.flash.mark(spans, tokens, self.flasher)
 
     def _remember_position(self, value: int) -> None:
         self._follow = value >= self.verticalScrollBar().maximum() - 8

@@ -65,6 +65,7 @@ class MessageView(QFrame):
     diff_requested = Signal()  # … of a reply to an Edit: show it as a diff against the file
     branch_step = Signal(int)  # ‹ or ›: show the previous (-1) or next (+1) version
     edit_requested = Signal()  # a user message's Edit: change it (a new branch)
+    continue_requested = Signal()  # the latest reply's Continue: write more of it
 
     def __init__(self, role: str, text: str = "", *, runs: list | None = None,
                  stats: dict | None = None, status: str = "complete", mode: str | None = None,
@@ -123,6 +124,14 @@ class MessageView(QFrame):
             self.edit_button.setAutoRaise(True)
             self.edit_button.clicked.connect(self.edit_requested)
             header.addWidget(self.edit_button)
+        if role == "assistant":
+            self.continue_button = QToolButton(text="Continue")
+            self.continue_button.setToolTip("Write more of this reply: it was stopped or "
+                                            "reached its length limit")
+            self.continue_button.setAutoRaise(True)
+            self.continue_button.clicked.connect(self.continue_requested)
+            self.continue_button.setVisible(False)  # the window shows it where it applies
+            header.addWidget(self.continue_button)
         self.copy_button = QToolButton(text="Copy")
         self.copy_button.setToolTip("Copy this message's text")
         self.copy_button.setAutoRaise(True)
@@ -183,8 +192,9 @@ class MessageView(QFrame):
         self.flash.repaint()
         self._update_footer()
 
-    def stream_update(self, text: str, runs: list[list[int]]) -> None:
-        """Show what arrived since the last call (called at most ~30 times a second)."""
+    def stream_update(self, text: str, runs: list[list[int]], flash: bool = True) -> None:
+        """Show what arrived since the last call (called at most ~30 times a second);
+        `flash=False`: its runs do not flash (a reply written before, being continued)."""
         self.text, self.runs = text, runs
         offset = self._shown
         arrived = []
@@ -205,7 +215,7 @@ class MessageView(QFrame):
                     highlight.format_spans(self.document, self.run_spans(index),
                                            runs[index][2], self.highlights, self.scheme)
         self._shown = len(text)
-        if self.highlights:
+        if self.highlights and flash:
             self.flash.start(arrived)
 
     def _may_render_blocks(self) -> bool:
@@ -362,6 +372,10 @@ class MessageView(QFrame):
             regenerate = QAction("Regenerate", menu)
             regenerate.triggered.connect(self.regenerate_requested)
             menu.insertAction(first, regenerate)
+            if self.continue_button.isVisibleTo(self):
+                more = QAction("Continue", menu)
+                more.triggered.connect(self.continue_requested)
+                menu.insertAction(first, more)
         edited = (self.stats or {}).get("prediction_file")
         if self.role == "assistant" and not self.streaming and isinstance(edited, str):
             diff = QAction(f"Show as a diff against {edited}…", menu)

@@ -63,7 +63,8 @@ class RunOrigins(QObject):
     def has_source(self, index: int | None) -> bool:
         origin = self.origin(index)
         return bool(origin) and (origin.get("kind") == "reply" or (
-            origin.get("kind") == "message" and origin.get("at") is not None))
+            origin.get("kind") == "message" and origin.get("at") is not None) or (
+            origin.get("kind") == "prediction" and isinstance(origin.get("message_id"), int)))
 
     def eventFilter(self, watched, event) -> bool:
         kind = event.type()

@@ -21,11 +21,14 @@ from collections import deque
 
 
 class ReplyBuilder:
-    def __init__(self, prediction_from: str | None = None, prediction_file: bool = False) -> None:
+    def __init__(self, prediction_from: str | None = None, prediction_file: bool = False,
+                 prediction_id: int | None = None) -> None:
         """`prediction_from`: what the reply's Predicted Output is ("greet.py", "your earlier
         answer (version 1)"; None: not said), `prediction_file` whether it is a file being
-        edited: its runs' origins name it."""
+        edited: its runs' origins name it; `prediction_id` the history id of the earlier answer
+        it is (its runs' origins point at it: a click shows that version)."""
         self.prediction_from, self.prediction_file = prediction_from, prediction_file
+        self.prediction_id = prediction_id
         self._parts: list[str] = []
         self.length = 0  # characters so far
         self._runs: list[list[int]] = []
@@ -41,9 +44,24 @@ class ReplyBuilder:
         self.first_piece_at: float | None = None
         self.last_piece_at: float | None = None
 
+    def carry_on(self, text: str, runs: list[list[int]], origins: list | None,
+                 passes: list[list[int]]) -> None:
+        """Start from a reply already written (Continue): what arrives is added after `text`,
+        whose runs, their origins and its passes (the strip's cells) stay as they were. The
+        counts (tokens, passes, accepted) are of what arrives."""
+        self._parts, self.length = [text], len(text)
+        self._runs = [list(run) for run in runs]
+        known = origins if isinstance(origins, list) and len(origins) == len(runs) else []
+        self._origins = [dict(o) if isinstance(o, dict) else None for o in known] or \
+            [None] * len(runs)
+        self.pass_table = [list(row) for row in passes]
+        self._pass_steps = [-1] * len(passes)  # no step the engine numbers now
+
     def add(self, text: str, source: str, step: int, origin: dict | None = None) -> None:
         if self.prediction_from and isinstance(origin, dict) and origin.get("kind") == "prediction":
             origin = {**origin, "from": self.prediction_from, "file": self.prediction_file}
+            if self.prediction_id is not None:
+                origin["message_id"] = self.prediction_id
         now = time.perf_counter()
         if self.first_piece_at is None:
             self.first_piece_at = now

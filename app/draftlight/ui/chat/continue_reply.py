@@ -1,0 +1,46 @@
+"""Continue: the latest reply, stopped or cut at its length limit, written on from its words.
+
+The engine is sent the conversation ending with that reply's text, and goes on from it (a
+conversation ending with the assistant's words is continued: engine/chat_template.py); the
+KV cache still holds what it wrote, so only the tokens after a change are evaluated again.
+The reply keeps its row in the history, its runs, their origins and its strip; its figures
+become the sum of both parts (Stats.after).
+"""
+
+from __future__ import annotations
+
+from draftlight.engine.events import Stats
+from draftlight.store.history import INTERRUPTED
+from draftlight.ui.flash.message_view import MessageView
+from draftlight.ui.flash.passes import passes_of
+from draftlight.ui.flash.reply_builder import ReplyBuilder
+
+
+def continuable(view: MessageView | None) -> bool:
+    """Whether `view` is a reply that stopped before its end: by Stop (or a closed window),
+    or at its token limit."""
+    return (view is not None and view.role == "assistant" and not view.streaming
+            and bool(view.text.strip())
+            and (view.status == INTERRUPTED
+                 or (view.stats or {}).get("stop_reason") == "max_tokens"))
+
+
+def resume(view: MessageView, builder: ReplyBuilder, earlier: MessageView) -> None:
+    """`view` (a new streaming view in the place of `earlier`) and `builder` start from what
+    `earlier` shows; nothing of it flashes again."""
+    stats = earlier.stats or {}
+    table = [[p.end, p.tokens, p.accepted, p.drafted or 0]
+             for p in passes_of(earlier.text, earlier.runs, stats)]
+    builder.carry_on(earlier.text, earlier.runs, stats.get("origins"), table)
+    view.message_id = earlier.message_id
+    view.stream_update(builder.text, builder.runs, flash=False)
+    view.set_live_passes(builder.pass_table)
+
+
+def continued_stats(earlier: dict | None, later: dict) -> dict:
+    """A continued reply's stored figures: both parts' counts and times added up; what the
+    earlier part said of itself (what drafted it) is kept."""
+    if not earlier:
+        return later
+    whole = Stats.from_dict(later).after(Stats.from_dict(earlier)).to_dict()
+    return {**earlier, **later, **whole}
