@@ -32,3 +32,17 @@ def test_retry_repeats_a_greedy_answer_drafted_by_the_earlier_one(bundled_model)
     plain = chat("--json", "--max-tokens", "40", "--mode", "off", "Name two colours.", stdin="")
     [plain_done] = [json.loads(line) for line in plain.stdout.splitlines() if '"done"' in line]
     assert text(edited) == text(plain_done)
+
+
+def test_continue_writes_on_from_the_last_answer(bundled_model):
+    """/continue (issue 40, part 3): 16 tokens, then 16 more, are the 32 written at once."""
+    proc = chat("--json", "--max-tokens", "16", "--mode", "ngram",
+                stdin="/continue\nDescribe a busy harbour.\n/continue\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "no answer to continue yet" in proc.stderr
+    first, more = [json.loads(line)["text"] for line in proc.stdout.splitlines()
+                   if '"done"' in line]
+    whole = chat("--json", "--max-tokens", "32", "--mode", "off", "Describe a busy harbour.",
+                 stdin="")
+    [at_once] = [json.loads(line)["text"] for line in whole.stdout.splitlines() if '"done"' in line]
+    assert first + more == at_once

@@ -137,7 +137,8 @@ def interactive(engine, params, mode, printer, start: list[dict[str, str]] | Non
     from draftlight.engine.errors import EngineError
     print(f"Draftlight chat. /mode {'|'.join(engine.modes)} switches speculation, /retry answers "
           f"the last question again (drafted by the earlier answer), /edit TEXT replaces it, "
-          f"/reset starts over, Ctrl-D quits.", file=sys.stderr)
+          f"/continue writes more of the last answer, /reset starts over, Ctrl-D quits.",
+          file=sys.stderr)
     messages: list[dict[str, str]] = list(start or [])
     while True:
         try:
@@ -158,6 +159,20 @@ def interactive(engine, params, mode, printer, start: list[dict[str, str]] | Non
             continue
         if line == "/reset":
             messages = list(start or [])
+            continue
+        if line == "/continue":  # the conversation ends with the answer: it goes on from it
+            if not messages or messages[-1]["role"] != "assistant":
+                print("draftlight: no answer to continue yet", file=sys.stderr)
+                continue
+            try:
+                more = answer(messages, engine, params, mode, printer, None)
+            except KeyboardInterrupt:
+                print("\n(stopped)", file=sys.stderr)
+                continue
+            except EngineError as exc:
+                print(f"draftlight: {exc}", file=sys.stderr)
+                continue
+            messages[-1] = {**messages[-1], "content": messages[-1]["content"] + more}
             continue
         earlier = None
         if line == "/retry" or line.startswith("/edit"):

@@ -78,6 +78,7 @@ class ChatView(QScrollArea):
     def remove_message(self, view: MessageView) -> None:
         self.messages.remove(view)
         view.stop_flashes()
+        view.hide()  # at once: it is deleted when the event loop next turns
         self._layout.removeWidget(view)
         view.deleteLater()
         self.welcome.setVisible(not self.messages)
