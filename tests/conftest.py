@@ -23,6 +23,24 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("DRAFTLIGHT_SERVER_DIR",
                       str(Path(__file__).resolve().parent.parent / "build" / "llama-server"))
 
+
+
+def _keep_to_own_cores() -> None:
+    """Under pytest-xdist (`-n 2`) each worker keeps to its share of the cores: two workers on
+    two cores then never fight over one (llama.cpp's threads spin while they wait for each
+    other), and default_threads() gives each worker's models, and the processes it starts
+    (llama-server, `draftlight chat`), the cores it has."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", …
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or count < 2 or not hasattr(os, "sched_setaffinity"):
+        return
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) >= count:
+        os.sched_setaffinity(0, cores[int(worker[2:]) % count::count])
+
+
+_keep_to_own_cores()
+
 # A developer's own key (commands/api_keys.py) would change what serve, chat and bench require and send.
 os.environ.pop("DRAFTLIGHT_API_KEY", None)
 
@@ -119,8 +137,14 @@ def llama_server_binary() -> Path:
     """llama.cpp's llama-server, built from the installed llama-cpp-python's sources the first
     time (a few minutes; `draftlight engine build-server` does the same for users) and kept in
     the checkout's build/ folder, so later runs on this machine reuse it."""
+    import fcntl
+
     from draftlight.engine.server import build
     path = build.built_server_path()
-    if not path.is_file():
-        print(f"\nbuilding llama-server into {path.parent} (once) ...", file=sys.stderr)
-    return build.build_server()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # One build: under pytest-xdist the other workers wait for it, then find it built.
+    with open(path.parent / ".test-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.is_file():
+            print(f"\nbuilding llama-server into {path.parent} (once) ...", file=sys.stderr)
+        return build.build_server()
