@@ -56,3 +56,19 @@ def test_a_stopped_reply_can_continue_and_only_the_latest(qtbot, open_window):
     send_and_wait(qtbot, window, "Never mind")  # the stopped reply is no longer the latest
     assert not stopped.continue_button.isVisibleTo(window)
     assert not window.chat.messages[-1].continue_button.isVisibleTo(window)  # complete
+
+
+def test_a_continuation_stopped_before_its_first_token_keeps_the_figures(qtbot, open_window):
+    factory = ScriptedFactory()
+    factory.stop_reason = "max_tokens"
+    window = open_window(factory)
+    first = send_and_wait(qtbot, window, "Tell me a long story")
+    figures = dict(first.stats)
+    factory.delay = 0.5
+    with qtbot.waitSignal(window.session.reply_finished, timeout=5000) as done:
+        window.continue_reply()
+        window.stop_button.click()  # before the first piece arrives
+    reply = done.args[0]
+    assert reply.text == WRITTEN and reply.status == "interrupted"
+    assert reply.stats["new_tokens"] == figures["new_tokens"] == 6
+    assert reply.stats["passes"] == figures["passes"]

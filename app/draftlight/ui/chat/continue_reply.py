@@ -32,15 +32,15 @@ def resume(view: MessageView, builder: ReplyBuilder, earlier: MessageView) -> No
     table = [[p.end, p.tokens, p.accepted, p.drafted or 0]
              for p in passes_of(earlier.text, earlier.runs, stats)]
     builder.carry_on(earlier.text, earlier.runs, stats.get("origins"), table)
-    view.message_id = earlier.message_id
     view.stream_update(builder.text, builder.runs, flash=False)
     view.set_live_passes(builder.pass_table)
 
 
 def continued_stats(earlier: dict | None, later: dict) -> dict:
     """A continued reply's stored figures: both parts' counts and times added up; what the
-    earlier part said of itself (what drafted it) is kept."""
-    if not earlier:
-        return later
+    earlier part said of itself (what drafted it) is kept. An empty `later` (stopped before
+    its first token) leaves the earlier figures as they were."""
+    if not earlier or not later:
+        return dict(earlier or later)
     whole = Stats.from_dict(later).after(Stats.from_dict(earlier)).to_dict()
     return {**earlier, **later, **whole}

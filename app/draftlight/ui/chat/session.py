@@ -393,6 +393,8 @@ class ChatSession(QObject):
         self._timer.stop()
         builder = stream.builder
         text, runs = builder.text, builder.runs
+        if stats is None and stream.earlier:
+            stats = {}  # a continuation stopped before its first token: the earlier figures
         if stats is not None:  # the strip's cells, exactly (older replies estimate them)
             stats = {**continued_stats(stream.earlier, stats),
                      "passes": [list(row) for row in builder.pass_table],
