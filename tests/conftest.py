@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -53,6 +54,16 @@ from tests.support.user_folders import remove_folders, writes_to_not_home  # noq
 # The loopback hub's fixtures (clean_env, fake_hub, hub_client, closed_port_url), for the tests of
 # every room that talk to a hub. pytest reads pytest_plugins only in this, the root conftest.
 pytest_plugins = ["tests.support.hub_fixtures"]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist, files with slow tests run first (the most first; the order is
+    otherwise kept): with --dist loadfile the workers take whole files in this order, so the
+    long ones start early and quick ones fill in at the end, rather than one worker running a
+    long file alone while the other has finished."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        slow = Counter(item.path for item in items if item.get_closest_marker("slow"))
+        items.sort(key=lambda item: -slow[item.path])  # stable: a file's tests stay in order
 
 
 @pytest.fixture(autouse=True, scope="module")
