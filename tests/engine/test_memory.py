@@ -14,8 +14,8 @@ from draftlight.engine.load_options import LoadOptions
 from draftlight.engine.sampling import SamplingParams
 target, mode = sys.argv[1], sys.argv[2]
 engine = Engine.load(target, target if mode == "draft" else None, LoadOptions(n_ctx=4096))
-messages = [{"role": "user", "content": "Describe the water cycle in detail. " * 40}]
-for _ in engine.generate(messages, SamplingParams(max_tokens=64), mode):
+messages = [{"role": "user", "content": "Describe the water cycle in detail. " * 10}]
+for _ in engine.generate(messages, SamplingParams(max_tokens=16), mode):
     pass
 engine.close()
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)

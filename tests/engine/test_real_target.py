@@ -21,20 +21,26 @@ PROMPTS = [
 ]
 
 
-@pytest.mark.slow
-def test_the_load_time_check_finds_the_k_quant_target_not_batch_invariant(qwen_1_5b):
+@pytest.fixture(scope="module")
+def qwen_engine(qwen_1_5b, module_home):
+    """One load of the 1.5B target for the module's tests (a load runs the invariance check:
+    most of a test's time on a slow machine)."""
     engine = Engine.load(qwen_1_5b, None, LoadOptions(n_ctx=2048))
-    try:
-        assert engine.target.n_vocab > 150_000
-        assert not engine.drift.exact
-        assert "greedy identity not guaranteed here" in engine.drift.describe()
-    finally:
-        engine.close()
+    yield engine
+    engine.close()
 
 
 @pytest.mark.slow
-def test_greedy_speculation_on_the_real_target_differs_only_at_near_ties(qwen_1_5b):
-    assert_identical_but_for_near_ties(qwen_1_5b, PROMPTS, max_tokens=32, min_identical=0.5)
+def test_the_load_time_check_finds_the_k_quant_target_not_batch_invariant(qwen_engine):
+    assert qwen_engine.target.n_vocab > 150_000
+    assert not qwen_engine.drift.exact
+    assert "greedy identity not guaranteed here" in qwen_engine.drift.describe()
+
+
+@pytest.mark.slow
+def test_greedy_speculation_on_the_real_target_differs_only_at_near_ties(qwen_1_5b, qwen_engine):
+    assert_identical_but_for_near_ties(qwen_1_5b, PROMPTS, max_tokens=32, min_identical=0.5,
+                                       engine=qwen_engine)
 
 
 def test_the_joined_file_is_checked_by_sha256_and_hashed_once(tmp_path, monkeypatch):

@@ -61,9 +61,11 @@ def end_of_text_gap(engine, messages, shorter: list[int], longer: list[int]) -> 
 
 def assert_identical_but_for_near_ties(model_path, prompts, max_tokens, min_identical=0.6, *,
                                        draft_path=None, modes=("ngram", "auto"),
-                                       options=OPTIONS) -> list:
-    """Returns the Done events of the speculative runs (their statistics)."""
-    engine = Engine.load(model_path, draft_path, options)
+                                       options=OPTIONS, engine=None) -> list:
+    """Returns the Done events of the speculative runs (their statistics). `engine`: one
+    already loaded on `model_path` to use (and leave open) rather than loading one."""
+    own = engine is None
+    engine = Engine.load(model_path, draft_path, options) if own else engine
     params = SamplingParams(temperature=0.0, max_tokens=max_tokens)
     identical, ended_apart, clear_differences, dones = 0, 0, [], []
     try:
@@ -94,7 +96,8 @@ def assert_identical_but_for_near_ties(model_path, prompts, max_tokens, min_iden
                         f"{mode} {prompt!r}: ended after {len(shorter)} tokens where the other "
                         f"reply went on, end-of-text {gap:+.2f} logits ahead of its next token")
     finally:
-        engine.close()
+        if own:
+            engine.close()
     print(f"{identical} identical, {ended_apart} ended apart (end-of-text at a near tie), "
           f"of {len(modes) * len(prompts)} speculative replies")
     assert not clear_differences, "\n".join(clear_differences)
