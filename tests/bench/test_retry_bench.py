@@ -1,7 +1,7 @@
 """The retry bench (issue 40, part 6): a question answered again with its first answer as the
 draft. The typo edit is one small change; on the real bundled model a greedy retry, unchanged or
 after the edit, is plain decoding's text, and an unchanged one is drafted mostly by the first
-answer."""
+answer (the prediction alone; auto takes as much as pays on the machine)."""
 
 from __future__ import annotations
 
@@ -34,4 +34,6 @@ def test_a_greedy_retry_is_plain_decodings_answer_drafted_by_the_first(bundled_m
     unchanged = out[out.index("unchanged, temperature 0"):out.index("edited, temperature 0")]
     shares = {name: int(share) for name, share in
               re.findall(r"^  (retry, off|retry|plain) .*? (\d+)% +2/2$", unchanged, re.M)}
-    assert shares["plain"] == 0 and shares["retry, off"] >= 60 and shares["retry"] > 0
+    # (how much of it auto takes depends on what drafting costs on the machine: on a slowed one
+    # it took none, so only the prediction alone is held to a share)
+    assert shares["plain"] == 0 and shares["retry, off"] >= 60

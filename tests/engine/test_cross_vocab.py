@@ -111,7 +111,9 @@ def test_the_draft_context_follows_the_target_and_reuses_its_cache():
                     for t in drafter._draft_tokens) == text
     # Each step re-tokenised a few tokens at the end, not the conversation.
     assert draft.evaluated < len(drafter._draft_tokens) + 4 * engine.target.passes
-    assert drafter.conversions and all(seconds < 0.05 for seconds, _ in drafter.conversions)
+    # (what a conversion costs is measured by python -m draftlight.bench.cross_vocab_cost, not
+    # bounded here: a wall-clock bound failed on a machine with a CPU quota)
+    assert drafter.conversions
 
 
 # --- sampling -----------------------------------------------------------------------------------
