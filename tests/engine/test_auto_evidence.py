@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from draftlight.engine.acceptance import AcceptanceModel, bucket
+from draftlight.engine.acceptance import AcceptanceModel, bucket, evidence_key
 from draftlight.engine.costs import BatchCosts
 from draftlight.engine.events import Done, Progress
 from draftlight.engine.generator import Engine
@@ -124,3 +124,17 @@ def test_what_misses_taught_rises_again_once_guesses_come_right():
     # ... and each place keeps its own counts: the message's estimate was never lowered
     assert learnt.p(3, "message") == AcceptanceModel().p(3, "message")
     assert bucket(3) == bucket(4)
+
+
+def test_a_guess_whose_earlier_occurrences_split_is_priced_apart_from_one_that_agree():
+    """Fitted priors: after a 2-token match in the reply, occurrences that went on the same way
+    are right far more often than ones that split; misses of split guesses lower only theirs."""
+    learnt = AcceptanceModel()
+    split, agree = evidence_key("reply", "split"), evidence_key("reply", "agree")
+    assert (split, agree, evidence_key("reply", "one")) == ("reply/split", "reply/agree", "reply")
+    assert evidence_key("", "split") == "" and evidence_key("prediction", "") == "prediction"
+    assert learnt.p(2, split) < learnt.p(2, "reply") < learnt.p(2, agree)
+    before = learnt.p(2, agree)
+    for _ in range(30):
+        learnt.record(0, rejected=True, evidence=2, where=split)
+    assert learnt.p(2, agree) == before

@@ -203,6 +203,14 @@ def test_ngram_drafter_copies_the_occurrence_that_matches_longest():
     assert draft.match_length == 6  # "1 2 3 4 6 7" precedes both
 
 
+def test_ngram_drafter_says_whether_the_occurrences_it_chose_from_agree():
+    drafter = NgramDrafter(max_ngram=2, min_ngram=2)
+    assert drafter.propose([6, 7, 1, 0, 6, 7], 1).continuations == "one"
+    assert drafter.propose([6, 7, 1, 0, 6, 7, 1, 0, 6, 7], 1).continuations == "agree"
+    split = drafter.propose([6, 7, 1, 0, 6, 7, 2, 0, 6, 7], 1)
+    assert split.continuations == "split" and split.tokens == [2]  # the latest of equals
+
+
 def reference_ngram(context, max_tokens, max_ngram, min_ngram):
     """Brute force: every earlier occurrence, longest preceding match, latest among equals."""
     for n in range(max_ngram, min_ngram - 1, -1):

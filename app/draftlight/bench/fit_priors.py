@@ -5,10 +5,12 @@
 For every answer position where n-gram lookup (as the engine runs it) has a guess, the guess's
 tokens are compared with the answer: the i-th token, reached only if the ones before it were
 right, is one trial at evidence (match length + i) in the bucket of that evidence, at the place
-the match lies (the message being answered, earlier messages, the reply so far). A place's
-prior for a bucket is its hit rate over all files, each file weighing the same, rounded down to
-two decimals (at most HIGHEST); a bucket with fewer than MIN_TRIALS trials, and buckets 0-1 (a match is at least
-2 tokens), keep the pooled prior of guesses with no place. A Predicted Output starts from the
+the match lies (the message being answered, earlier messages, the reply so far), and for a
+guess whose n-gram occurs more than once, whether its occurrences agree on the next token: their
+own rows ("reply/agree", "reply/split"). A row's prior for a bucket is its hit rate over all
+files, each file weighing the same, rounded down to two decimals (at most HIGHEST); a bucket with
+fewer than MIN_TRIALS trials, and buckets 0-1 (a match is at least 2 tokens), keep the pooled
+prior of guesses with no place (an agree or split row: its place's). A Predicted Output starts from the
 message's priors: like the message being answered, it is text the reply is expected to copy.
 
 Where the message being answered starts is read from the chat markup: the recordings are of
@@ -25,7 +27,7 @@ import math
 import sys
 from collections import defaultdict
 
-from draftlight.engine.acceptance import BUCKET_EDGES, bucket
+from draftlight.engine.acceptance import BUCKET_EDGES, CONTINUATIONS, bucket, evidence_key
 from draftlight.engine.acceptance_priors import PRIORS
 from draftlight.engine.drafters import NgramDrafter
 from draftlight.engine.generator import SpeculationConfig
@@ -63,7 +65,8 @@ def trials(records: list[dict], config: SpeculationConfig = SpeculationConfig())
             guess = ngram.propose(prompt + answer[:position], config.auto_max_tokens)
             if not guess.tokens:
                 continue
-            place = place_of(guess.origin.start, message_start, reply_start)
+            place = evidence_key(place_of(guess.origin.start, message_start, reply_start),
+                                 guess.continuations)
             for i, token in enumerate(guess.tokens):
                 if position + i >= len(answer):
                     break
@@ -84,12 +87,13 @@ def fit(files: list[list[dict]]) -> dict[str, tuple[float, ...]]:
             rates[key].append(hits / total)
             sizes[key] += total
     priors = {"": PRIORS[""]}
-    for place in PLACES:
-        row = []
+    keys = [*PLACES, *(f"{place}/{kind}" for place in PLACES for kind in CONTINUATIONS[1:])]
+    for place in keys:
+        row, fallback = [], priors[place.split("/")[0]] if "/" in place else PRIORS[""]
         for b in range(len(BUCKET_EDGES)):
             key = (place, b)
             if b < 2 or sizes[key] < MIN_TRIALS:
-                row.append(PRIORS[""][b])
+                row.append(fallback[b])
             else:
                 row.append(min(HIGHEST, math.floor(100 * sum(rates[key]) / len(rates[key])) / 100))
         priors[place] = tuple(row)

@@ -7,7 +7,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from draftlight.engine.acceptance import (  # noqa: F401 (what auto's users import from here)
-    BUCKET_EDGES, CAUTION, PRIOR, PRIOR_WEIGHT, AcceptanceModel, bucket)
+    BUCKET_EDGES, CAUTION, PRIOR, PRIOR_WEIGHT, AcceptanceModel, bucket, evidence_key)
 from draftlight.engine.costs import BatchCosts, OnlineCosts
 from draftlight.engine.drafters import Draft, Drafter, ModelDrafter
 
@@ -35,7 +35,7 @@ class Candidate:
     idle_seconds: float = 0.0  # target time since this drafter last drafted or probed
     probe_seconds: float = 0.0  # what its latest probe cost (draft time)
     evidence: int = 0  # match length of the latest n-gram guess
-    where: str = ""  # the place of that match (acceptance.PLACES)
+    where: str = ""  # the place of that match and what its n-gram went on with (acceptance.KEYS)
     measured_costs: deque = field(default_factory=lambda: deque(maxlen=COST_WINDOW))
 
     @property
@@ -147,7 +147,8 @@ class AdaptiveDrafter:
                 if not guess.tokens:
                     candidate.model.streak = 0  # no guess: nothing to learn, nothing to extend
                     continue
-                candidate.evidence, candidate.where = guess.match_length, guess.where
+                candidate.evidence = guess.match_length
+                candidate.where = evidence_key(guess.where, guess.continuations)
                 self._shadow = self._shadow or (candidate, guess.tokens[0])
                 limit = min(limit, len(guess.tokens))
             r, gamma = self.rate(candidate, limit)

@@ -43,6 +43,10 @@ class Draft:
     # Where a copied guess lies (acceptance.PLACES): "message" (the one being answered),
     # "earlier", "reply", "prediction"; "" when the drafter does not say (a draft model).
     where: str = ""
+    # A copied guess: what the index's occurrences of the n-gram it copies went on with
+    # (acceptance.CONTINUATIONS): "one" occurrence, several that "agree" on the next token, or
+    # a "split"; "" when the drafter does not say.
+    continuations: str = ""
 
 
 class Drafter(Protocol):
@@ -102,14 +106,27 @@ class NgramDrafter:
             if not positions:
                 continue
             # Of the latest MAX_CANDIDATES occurrences, the longest match (the latest of equals)
+            candidates = positions[-NgramIndex.MAX_CANDIDATES:]
             best, best_length = -1, -1
-            for start in reversed(positions[-NgramIndex.MAX_CANDIDATES:]):
+            for start in reversed(candidates):
                 length = self._index.match_length(start, tokens)
                 if length > best_length:
                     best, best_length = start, length
             return Draft(tokens[best:best + max_tokens], None, best_length,
-                         DraftOrigin("context", best), where=self.place(best))
+                         DraftOrigin("context", best), where=self.place(best),
+                         continuations=continuations(tokens, candidates))
         return Draft([])
+
+
+def continuations(tokens: Sequence[int], positions: Sequence[int]) -> str:
+    """What the occurrences of an n-gram went on with (`positions`: where the token after each
+    is): "one" occurrence, several that "agree", or a "split". Recorded greedy answers of two
+    models: after a 2-token match in the reply so far the guess is right 0.69 of the time when
+    earlier occurrences agree, 0.44 when there is one, 0.24 when they split."""
+    if len(positions) == 1:
+        return "one"
+    first = tokens[positions[0]]
+    return "agree" if all(tokens[p] == first for p in positions) else "split"
 
 
 # Tokens a draft model's window keeps free for the tokens it drafts (at most a quarter of it)
