@@ -56,7 +56,7 @@ CostSource = Callable[[LanguageModel, list[int], str], tuple[BatchCosts, float]]
 DriftSource = Callable[[LanguageModel, list[int]], BatchDrift]
 
 MODES: tuple[str, ...] = IN_PROCESS  # draftlight.modes owns what a mode is
-ACCEPTANCE_VERSION = 2  # part of the key of saved acceptance counts (adaptive.py buckets)
+ACCEPTANCE_VERSION = 3  # part of the key of saved acceptance counts (adaptive.py buckets)
 # Text used to time the models for auto mode's cost curve.
 PROBE_TEXT = ("Speculative decoding lets a small draft guess several tokens that a large model "
               "then checks in a single pass; accepted guesses stream out at once. ")
