@@ -20,6 +20,9 @@ OPTIONS = LoadOptions(n_ctx=1024, n_threads=1)
 GREEDY = SamplingParams(temperature=0.0, max_tokens=24)
 PROMPTS = [*ENGINE_PROMPTS[:10],
            "Translate to French: Good morning, my friend. Café au lait, s'il vous plaît."]
+# The 1.5B target decodes ~10x slower than the 270M: six prompts (a fact, a copy, code, a
+# summary, a bug fix and the accented translation that tests the text bridge) check as much.
+QWEN_PROMPTS = [PROMPTS[i] for i in (0, 3, 6, 7, 9, 10)]
 
 
 def run(engine, messages, mode):
@@ -81,7 +84,8 @@ def test_smollm2_drafting_for_gemma_differs_only_at_near_ties(bundled_model, gem
 @pytest.mark.slow
 def test_smollm2_drafting_for_qwen_1_5b_differs_only_at_near_ties(bundled_model, qwen_1_5b):
     """The pair that matters most: the tiny drafter shipped with the app, for a target users run."""
-    dones = assert_identical_but_for_near_ties(qwen_1_5b, PROMPTS, 24, 0.5, draft_path=bundled_model,
-                                               modes=("draft",), options=OPTIONS)
+    dones = assert_identical_but_for_near_ties(qwen_1_5b, QWEN_PROMPTS, 24, 0.5,
+                                               draft_path=bundled_model, modes=("draft",),
+                                               options=OPTIONS)
     assert_drafts_were_accepted(dones)
 
