@@ -34,6 +34,8 @@ def test_a_greedy_retry_is_plain_decodings_answer_drafted_by_the_first(bundled_m
     unchanged = out[out.index("unchanged, temperature 0"):out.index("edited, temperature 0")]
     shares = {name: int(share) for name, share in
               re.findall(r"^  (retry, off|retry|plain) .*? (\d+)% +2/2$", unchanged, re.M)}
-    # (how much of it auto takes depends on what drafting costs on the machine: on a slowed one
-    # it took none, so only the prediction alone is held to a share)
-    assert shares["plain"] == 0 and shares["retry, off"] >= 60
+    # How much of it is drafted depends on what drafting costs on the machine: auto took none on
+    # a slowed one; the prediction alone drafts the length that pays most on this machine's
+    # curve (Engine.prediction_tokens), 74% of the answer on a quiet 2-core machine and 51% when
+    # held to one core's worth, where one token per pass paid most. One per pass is its floor.
+    assert shares["plain"] == 0 and shares["retry, off"] >= 40
