@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from draftlight.bench.serve_load import KINDS, measure
+from tests.support.waiting import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -18,5 +19,7 @@ def test_under_load_no_reply_is_lost_or_mixed_up_and_busy_means_a_full_queue(bun
     assert all(figures.completed[kind] > 0 for kind in KINDS), figures.completed
     assert figures.mismatched == 0
     assert figures.busy > 0 and figures.busy_within_bound == 0  # 8 clients, room for 3
-    assert figures.free_after_disconnect_ms < 250
+    # A dropped stream frees its slot within a pass or two: 250 ms on the machines the suite was
+    # written on; 304 ms in a run held to one core's worth of CPU (issue 41), so it is scaled
+    assert figures.free_after_disconnect_ms < scaled(250)
     assert figures.rss_after_mb < figures.rss_before_mb + 100

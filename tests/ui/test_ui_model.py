@@ -84,7 +84,8 @@ def test_stop_ends_a_real_reply_within_250_ms(qtbot, open_model_window):
     with qtbot.waitSignal(window.engine.worker.stopped, timeout=5000):
         started = time.perf_counter()
         qtbot.mouseClick(window.stop_button, Qt.LeftButton)
-    assert time.perf_counter() - started < 0.25
+    # 250 ms on the machines the suite was written on; on a slower one, a pass takes longer
+    assert time.perf_counter() - started < scaled(250) / 1000
     qtbot.waitUntil(lambda: not window.session.streaming, timeout=1000)
     stored = window.history.messages(window.session.conversation_id)[-1]
     assert stored.status == INTERRUPTED and stored.text == view.text
