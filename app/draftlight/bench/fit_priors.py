@@ -10,8 +10,9 @@ guess whose n-gram occurs more than once, whether its occurrences agree on the n
 own rows ("reply/agree", "reply/split"). A row's prior for a bucket is its hit rate over all
 files, each file weighing the same, rounded down to two decimals (at most HIGHEST); a bucket with
 fewer than MIN_TRIALS trials, and buckets 0-1 (a match is at least 2 tokens), keep the pooled
-prior of guesses with no place (an agree or split row: its place's). A Predicted Output starts from the
-message's priors: like the message being answered, it is text the reply is expected to copy.
+prior of guesses with no place (an agree or split row: its place's). A Predicted Output starts
+from the message's priors: like the message being answered, it is text the reply is expected to
+copy.
 
 Where the message being answered starts is read from the chat markup: the recordings are of
 ChatML models, whose every message opens with the token the prompt opens with (<|im_start|>);

@@ -1,6 +1,7 @@
 """Auto's starting estimates of P(a guess is right) per place (and what the copied n-gram's
-other occurrences went on with: acceptance.KEYS) and evidence bucket (acceptance.py): fitted by `python -m draftlight.bench.fit_priors` on the recorded greedy answers
-in app/draftlight/bench/recorded/ (docs/replay.md). "" is a guess with no place (a draft model):
+other occurrences went on with: acceptance.KEYS) and evidence bucket (acceptance.py): fitted by
+`python -m draftlight.bench.fit_priors` on the recorded greedy answers in
+app/draftlight/bench/recorded/ (docs/replay.md). "" is a guess with no place (a draft model):
 n-gram hit rates of the project's prompt set with SmolLM2-135M, rounded down, as before places
 were told apart."""
 
