@@ -28,7 +28,7 @@ import math
 import sys
 from collections import defaultdict
 
-from draftlight.engine.acceptance import BUCKET_EDGES, CONTINUATIONS, bucket, evidence_key
+from draftlight.engine.acceptance import BUCKET_EDGES, KEYS, bucket, evidence_key
 from draftlight.engine.acceptance_priors import PRIORS
 from draftlight.engine.drafters import NgramDrafter
 from draftlight.engine.generator import SpeculationConfig
@@ -88,8 +88,7 @@ def fit(files: list[list[dict]]) -> dict[str, tuple[float, ...]]:
             rates[key].append(hits / total)
             sizes[key] += total
     priors = {"": PRIORS[""]}
-    keys = [*PLACES, *(f"{place}/{kind}" for place in PLACES for kind in CONTINUATIONS[1:])]
-    for place in keys:
+    for place in (key for key in KEYS if key.split("/")[0] in PLACES):  # places first
         row, fallback = [], priors[place.split("/")[0]] if "/" in place else PRIORS[""]
         for b in range(len(BUCKET_EDGES)):
             key = (place, b)
