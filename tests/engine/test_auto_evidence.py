@@ -14,6 +14,7 @@ from draftlight.engine.generator import Engine
 from draftlight.engine.sampling import SamplingParams
 
 from tests.support.fake_backend import FakeWordChatModel
+from tests.support.cpu_curve import CURVE, cpu_costs
 from tests.support.fake_engine import run
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=200)
@@ -31,12 +32,6 @@ FREE = {
     "Say something on the moon and the sun.": "Sure, the moon wanes, the sun rises, and the moon "
                                               "hides from the sun.",
 }
-CURVE = {1: 1.0, 2: 1.48, 4: 1.94, 8: 4.42, 16: 6.98}  # a CPU's (the Xeon's, SmolLM2 Q8_0)
-
-
-def cpu_costs(model, probe, role):
-    """A CPU's cost curve: a wasted draft costs up to several passes."""
-    return BatchCosts(CURVE, 0.01), 0.01
 
 
 def answer(conversation: bytes) -> bytes:

@@ -12,6 +12,7 @@ from draftlight.engine.generator import Engine
 from draftlight.engine.llama_backend import LlamaBackend
 from draftlight.engine.load_options import LoadOptions
 from draftlight.engine.sampling import SamplingParams
+from tests.support.cpu_curve import cpu_costs
 from tests.support.real_engine import PROMPTS, run
 
 OPTIONS = LoadOptions(n_ctx=2048)
@@ -184,18 +185,11 @@ def test_a_conversation_longer_than_the_context_drops_its_oldest_turns(bundled_m
         engine.close()
 
 
-def a_cpu_curve(model, probe, role):
-    """A CPU's cost curve (the Xeon's, SmolLM2 Q8_0), not this machine's timing: on a loaded
-    machine a timed curve can say no draft ever pays, and auto then keeps no n-gram candidate."""
-    from draftlight.engine.costs import BatchCosts
-    return BatchCosts({1: 1.0, 2: 1.48, 4: 1.94, 8: 4.42, 16: 6.98}, 0.01), 0.01
-
-
 def test_auto_starts_a_new_session_from_what_it_learnt_on_this_model(bundled_model):
     """A one-shot chat would otherwise start from the cautious prior every time."""
     copy = [{"role": "user", "content": PROMPTS[3]}]
     first = Engine.load(bundled_model, None, OPTIONS)
-    first.cost_source = a_cpu_curve  # (failed once in a slowed run: issue 41)
+    first.cost_source = cpu_costs  # not this machine's timing (failed once when busy)
     try:
         run(first, copy, "auto")
         learnt = first.prepare_auto().candidates[0].model
@@ -204,7 +198,7 @@ def test_auto_starts_a_new_session_from_what_it_learnt_on_this_model(bundled_mod
     finally:
         first.close()
     second = Engine.load(bundled_model, None, OPTIONS)
-    second.cost_source = a_cpu_curve
+    second.cost_source = cpu_costs
     try:
         restored = second.prepare_auto().candidates[0].model
         for place, counts in learnt.places.items():  # each place's counts, as they were
