@@ -67,6 +67,15 @@ def test_version(frozen_app, tmp_path):
     assert result.stdout.strip() == f"draftlight {__version__}"
 
 
+def test_the_frozen_app_starts_a_helper_through_its_own_tie_command(frozen_app, tmp_path):
+    """The frozen app has no python to run draftlight/tie.py with (lifetimes.popen_tied): its
+    hidden `_tie` command asks for the death signal and becomes the helper, whose output and
+    exit status pass through."""
+    result = run_frozen(frozen_app, tmp_path, "_tie", str(os.getpid()), "9", "sh", "-c",
+                        "echo tied; exit 3", timeout=120)
+    assert (result.returncode, result.stdout) == (3, "tied\n"), result.stderr
+
+
 def test_the_frozen_app_serves_the_openai_api(frozen_app, tmp_path):
     """`draftlight serve` from the bundle: the HTTP stack (FastAPI, uvicorn, pydantic) is in it."""
     import json

@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from draftlight.lifetimes import owned, popen_tied, remove_abandoned
 
 KILLED_MID_WAY = """
@@ -25,6 +27,19 @@ def test_a_guarded_group_passes_on_its_commands_output_and_exit_status():
                        stdout=subprocess.PIPE, text=True)
     assert child.communicate(timeout=30) == ("made\n", None)
     assert child.returncode == 3
+
+
+def test_a_program_that_cannot_run_raises_as_popen_would(tmp_path):
+    """Callers tell a missing llama-server from one that failed by the OSError: the program
+    between (draftlight/tie.py) must not turn it into an exit status."""
+    with pytest.raises(FileNotFoundError):
+        popen_tied([str(tmp_path / "no-such-server")])
+    with pytest.raises(FileNotFoundError):
+        popen_tied(["no-such-program-on-the-path"])
+    not_executable = tmp_path / "server"
+    not_executable.write_text("#!/bin/sh\n")
+    with pytest.raises(PermissionError):
+        popen_tied([str(not_executable)])
 
 
 def test_only_scratch_whose_owner_is_gone_is_removed(tmp_path):

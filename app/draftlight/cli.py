@@ -16,6 +16,7 @@ EXIT_USAGE = 2
 QUANTIZE_CHILD = "_quantize-child"  # hidden: draftlight.store.convert.CHILD_COMMAND
 CPU_CHECK_CHILD = "_cpu-check-child"  # hidden: draftlight.engine.cpu_check.CHILD_COMMAND
 WATCHDOG_CHILD = "_watchdog"  # hidden: draftlight.watchdog.CHILD_COMMAND
+TIE_CHILD = "_tie"  # hidden: draftlight.lifetimes.TIE_CHILD
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == [WATCHDOG_CHILD]:  # ... and the watchdog of its helpers (macOS, Windows)
         from draftlight.watchdog import main as watchdog
         return watchdog(argv[1:5])
+    if argv[:1] == [TIE_CHILD]:  # ... and what starts its helpers on Linux (draftlight.tie)
+        from draftlight.tie import tie_and_exec
+        return tie_and_exec(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     from draftlight.launch import remove_what_crashes_left

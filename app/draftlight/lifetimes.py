@@ -15,9 +15,8 @@ owner is gone and keeps what another running Draftlight is still making.
 
 from __future__ import annotations
 
-import ctypes
+import errno
 import fnmatch
-import functools
 import os
 import shutil
 import signal
@@ -49,18 +48,26 @@ def popen_tied(command: list[str], *, whole_group: bool = False, **kwargs) -> su
     death = signal.SIGKILL
     if whole_group:
         command, death = ["/bin/sh", "-c", _GROUP_GUARD, "sh", *command], signal.SIGTERM
-    return subprocess.Popen(
-        command, preexec_fn=functools.partial(_die_with_parent, os.getpid(), death), **kwargs)
+    _check_runnable(command[0])  # as Popen would: the shim in between cannot raise it here
+    # The death signal is asked for after exec, by draftlight/tie.py, not by a preexec_fn
+    # between fork and exec, where a lock another thread held stays held (tie.py says more).
+    # Its own session: a Ctrl-C in the terminal goes to the app, which stops the child.
+    tie = ([sys.executable, TIE_CHILD] if getattr(sys, "frozen", False)
+           else [sys.executable, "-I", "-S", str(Path(__file__).with_name("tie.py"))])
+    return subprocess.Popen([*tie, str(os.getpid()), str(int(death)), *command],
+                            start_new_session=True, **kwargs)
 
 
-def _die_with_parent(parent: int, death: int) -> None:  # pragma: no cover - in the child
-    """Linux: send `death` to this process when the thread that started it dies (even by
-    SIGKILL); runs in the child before exec."""
-    pr_set_pdeathsig = 1
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, death)
-    if os.getppid() != parent:  # the app died before the line above took effect
-        os._exit(1)
-    os.setsid()  # its own process group: a Ctrl-C in the terminal goes to the app, not to it
+TIE_CHILD = "_tie"  # hidden `draftlight` command: the frozen app runs tie.py this way
+
+
+def _check_runnable(program: str) -> None:
+    """Raise FileNotFoundError or PermissionError as Popen does for a program it cannot run."""
+    found = program if os.sep in program else shutil.which(program, mode=os.F_OK)
+    if found is None or not os.path.isfile(found):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+    if not os.access(found, os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
 
 
 @contextmanager
