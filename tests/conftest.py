@@ -35,9 +35,11 @@ def _keep_to_own_cores() -> None:
     count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if not worker.startswith("gw") or count < 2 or not hasattr(os, "sched_setaffinity"):
         return
-    cores = sorted(os.sched_getaffinity(0))
-    if len(cores) >= count:
-        os.sched_setaffinity(0, cores[int(worker[2:]) % count::count])
+    cores, index = sorted(os.sched_getaffinity(0)), int(worker[2:])
+    # A worker that replaces a crashed one is numbered past the count (gw2 for gw0): it cannot
+    # tell which share is free, so it keeps every core rather than doubling up on one.
+    if len(cores) >= count and index < count:
+        os.sched_setaffinity(0, cores[index::count])
 
 
 _keep_to_own_cores()
