@@ -4,6 +4,8 @@ the bundled file on first use (draftlight.store.default_model), and `draftlight 
 from __future__ import annotations
 
 import shutil
+import sys
+import time
 from collections import namedtuple
 
 import pytest
@@ -73,6 +75,31 @@ def test_a_file_the_quantizer_cannot_read_is_a_clear_error(bundled_model, tmp_pa
     with pytest.raises(ConversionError, match="not a GGUF"):
         (tmp_path / "text.gguf").write_text("hello")
         convert(tmp_path / "text.gguf", tmp_path / "out.gguf", "Q4_0")
+
+
+# A quantizer that reports its outcome and then hangs in its exit (native destructors).
+DONE_THEN_HANG = """
+import sys, time
+open(sys.argv[2], "wb").write(b"converted")
+print('["done"]', flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_quantizer_that_hangs_after_it_is_done_is_stopped_and_its_file_kept(
+        bundled_model, tmp_path, monkeypatch):
+    started = []
+
+    def hanging_child(source, temp, type_name, threads):
+        started.append(temp)
+        return [sys.executable, "-c", DONE_THEN_HANG, source, temp]
+
+    monkeypatch.setattr(convert_module, "child_command", hanging_child)
+    monkeypatch.setattr(convert_module, "EXIT_SECONDS", 0.5)
+    before = time.monotonic()
+    dest = convert(bundled_model, tmp_path / "model.Q8_0.gguf", "Q8_0")
+    assert time.monotonic() - before < 30
+    assert dest.read_bytes() == b"converted" and started
 
 
 def test_weight_type_names():

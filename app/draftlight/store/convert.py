@@ -44,6 +44,7 @@ NEEDS_IMATRIX = ("IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_X
 SIZE_MARGIN = 1.25
 SPARE_BYTES = 64 << 20
 POLL_SECONDS = 0.1
+EXIT_SECONDS = 60.0  # how long a quantizer that has reported its outcome gets to exit
 CHILD_COMMAND = "_quantize-child"  # hidden `draftlight` command, for the frozen app
 
 
@@ -204,7 +205,12 @@ def _follow(child: subprocess.Popen, on_progress, should_cancel) -> str:
         if message[0] == "progress" and on_progress is not None:
             on_progress(ConvertProgress(message[1], message[2], message[3]))
         elif message[0] in ("done", "error"):
-            child.wait()
+            # Its last word is said and the file written (or not): a child that then hangs in
+            # its exit (native destructors) is stopped rather than waited for without end.
+            try:
+                child.wait(EXIT_SECONDS)
+            except subprocess.TimeoutExpired:
+                _stop(child)
             return "done" if message[0] == "done" else message[1]
     code = child.wait()
     return f"the quantizer stopped unexpectedly (exit code {code})"
