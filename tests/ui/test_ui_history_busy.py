@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from draftlight.store.history import COMPLETE, history_path
-from tests.support.waiting import scaled, wait_until, window_state
+from tests.support.waiting import wait_until, window_state
 from tests.support.window import send_and_wait
 
 
@@ -59,7 +59,7 @@ def test_a_reply_while_the_history_is_locked_is_kept_and_saved_when_it_answers(
 
     other_app.release()
     wait_until(qtbot, lambda: len(_saved(window)[0][1]) == 4, "the kept messages to be saved",
-               scaled(10_000), lambda: window_state(window))
+               10_000, lambda: window_state(window))
     assert _saved(window) == [("first", [
         ("user", "first", COMPLETE), ("assistant", "Hello world! Bye.", COMPLETE),
         ("user", "second", COMPLETE), ("assistant", "Hello world! Bye.", COMPLETE)])]
@@ -78,7 +78,7 @@ def test_a_new_conversation_started_while_locked_appears_once_saved(
 
     other_app.release()
     wait_until(qtbot, lambda: window.conversations.list.count() == 1,
-               "the conversation to be saved", scaled(10_000), lambda: window_state(window))
+               "the conversation to be saved", 10_000, lambda: window_state(window))
     assert window.conversations.list.item(0).text() == "started while locked"
     [(_title, messages)] = _saved(window)
     assert [(role, text) for role, text, _ in messages] == [
