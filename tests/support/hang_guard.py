@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-BACKSTOP = 2  # seconds after pytest-timeout's limit
+BACKSTOP = 120  # seconds after pytest-timeout's limit: its failure and the teardown get that long
 FOLDER_VARIABLE = "DRAFTLIGHT_TEST_HANG_STACKS"
 
 
