@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from draftlight.bench.recorded_words import load_words
 from draftlight.bench.replay import CURVES, curve, load_records, replay, summarise
 from draftlight.engine.drafters import NgramDrafter
 
@@ -21,6 +22,14 @@ def records():
     return load_records(BUNDLED)
 
 
+@pytest.fixture(scope="module")
+def words():
+    """The recording's words: the engine measures matches with them (drafters.word_fold)."""
+    fold = load_words(BUNDLED)
+    assert fold is not None
+    return fold
+
+
 def test_the_recorded_answers_cover_every_category(records):
     categories = {r["category"] for r in records}
     assert len(categories) == 9 and len(records) >= 63
@@ -28,20 +37,22 @@ def test_the_recorded_answers_cover_every_category(records):
 
 
 @pytest.mark.parametrize("name", CPU_CURVES)
-def test_auto_is_never_slower_than_plain_in_any_category(records, name):
+def test_auto_is_never_slower_than_plain_in_any_category(records, words, name):
     """≥ 0.98x in every category (the bench's floor) on every machine's curve, with 1% of a
     pass charged for each drafting step's bookkeeping; and a real gain overall."""
-    table = summarise(replay(records, curve(CURVES[name]), step_overhead=0.01))
+    table = summarise(replay(records, curve(CURVES[name]), step_overhead=0.01, fold=words))
     slow = {k: round(v["auto"], 3) for k, v in table.items() if v["auto"] < 0.98}
     assert not slow, f"auto below 0.98x plain on {name}: {slow}"
     assert table["overall"]["auto"] > 1.1
 
 
-def test_auto_takes_most_of_the_ceiling_where_passes_are_cheap_and_never_beats_it(records):
-    flat = summarise(replay(records, curve(CURVES["gpu-like"])))
+def test_auto_takes_most_of_the_ceiling_where_passes_are_cheap_and_never_beats_it(records,
+                                                                                  words):
+    flat = summarise(replay(records, curve(CURVES["gpu-like"]), fold=words))
     assert flat["overall"]["share"] > 0.95  # on a GPU the cost of caution is small
     for name in CPU_CURVES:
-        for category, row in summarise(replay(records, curve(CURVES[name]))).items():
+        for category, row in summarise(replay(records, curve(CURVES[name]),
+                                              fold=words)).items():
             assert row["share"] <= 1.0 + 1e-9, (name, category)
 
 
@@ -98,6 +109,11 @@ def test_record_writes_what_plain_decoding_says_and_later_turns_follow_it(bundle
                      {"role": "user", "content": question["turns"][1]}]
         assert second["prompt"] == engine.tokenize_chat(messages)
         assert second["answer"] == run(engine, messages, "off", params)[0]
+        # Beside the answers, each token's word, as the engine's n-gram lookup folds it
+        fold = load_words(out)
+        for token in first["prompt"] + first["answer"]:
+            text = engine.target.piece(token).decode("utf-8", "replace").strip().lower()
+            assert fold(token) == (text or token)
     finally:
         engine.close()
     assert not list(tmp_path.glob("*.partial"))
@@ -113,6 +129,10 @@ def test_bad_records_and_curves_are_refused_in_one_line(tmp_path):
             load_records(path)
     with pytest.raises(SystemExit, match="cannot read"):
         load_records(tmp_path / "missing.jsonl.gz")
+    (tmp_path / "bad.words.json.gz").write_bytes(b"not gzip")
+    with pytest.raises(SystemExit, match="cannot read the recording's words"):
+        load_words(tmp_path / "bad.jsonl.gz")
+    assert load_words(tmp_path / "none.jsonl.gz") is None  # token ids alone
     for text in ("fast", "2=0.5", "1=1.0", "2=x"):
         with pytest.raises(SystemExit, match="--curve"):
             parse_curve(text)

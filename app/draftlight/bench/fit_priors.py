@@ -2,6 +2,9 @@
 
     python -m draftlight.bench.fit_priors app/draftlight/bench/recorded/*.jsonl.gz > priors.py
 
+Matches are measured as the engine measures them, with the model's words (recorded_words.py:
+"The" and " the" agree) where the recording has them.
+
 For every answer position where n-gram lookup (as the engine runs it) has a guess, the guess's
 tokens are compared with the answer: the i-th token, reached only if the ones before it were
 right, is one trial at evidence (match length + i) in the bucket of that evidence, at the place
@@ -27,11 +30,14 @@ import json
 import math
 import sys
 from collections import defaultdict
+from pathlib import Path
 
+from draftlight.bench.recorded_words import load_words
 from draftlight.engine.acceptance import BUCKET_EDGES, KEYS, bucket, evidence_key
 from draftlight.engine.acceptance_priors import PRIORS
 from draftlight.engine.drafters import NgramDrafter
 from draftlight.engine.generator import SpeculationConfig
+from draftlight.engine.ngram_index import Fold
 
 MIN_TRIALS = 30
 HIGHEST = 0.98  # no prior says certain: a Beta prior at 1.0 would never be doubted
@@ -51,8 +57,9 @@ def place_of(position: int, message_start: int, reply_start: int) -> str:
     return "message" if position >= message_start else "earlier"
 
 
-def trials(records: list[dict], config: SpeculationConfig = SpeculationConfig()):
-    """(place, bucket) -> [hits, trials] over the records' answers."""
+def trials(records: list[dict], config: SpeculationConfig = SpeculationConfig(),
+           fold: Fold | None = None):
+    """(place, bucket) -> [hits, trials] over the records' answers (`fold`: their words)."""
     out: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
     for record in records:
         prompt, answer = record["prompt"], record["answer"]
@@ -61,7 +68,7 @@ def trials(records: list[dict], config: SpeculationConfig = SpeculationConfig())
             raise SystemExit("fit_priors: a prompt without ChatML markup (its first token "
                              "opens fewer than two messages)")
         message_start, reply_start = where
-        ngram = NgramDrafter(config.ngram_max, config.ngram_min)
+        ngram = NgramDrafter(config.ngram_max, config.ngram_min, fold=fold)
         for position in range(len(answer)):
             guess = ngram.propose(prompt + answer[:position], config.auto_max_tokens)
             if not guess.tokens:
@@ -80,11 +87,12 @@ def trials(records: list[dict], config: SpeculationConfig = SpeculationConfig())
     return out
 
 
-def fit(files: list[list[dict]]) -> dict[str, tuple[float, ...]]:
+def fit(files: list[list[dict]], folds: list[Fold | None] | None = None
+        ) -> dict[str, tuple[float, ...]]:
     rates: dict[tuple[str, int], list[float]] = defaultdict(list)
     sizes: dict[tuple[str, int], float] = defaultdict(float)
-    for records in files:
-        for key, (hits, total) in trials(records).items():
+    for records, fold in zip(files, folds or [None] * len(files)):
+        for key, (hits, total) in trials(records, fold=fold).items():
             rates[key].append(hits / total)
             sizes[key] += total
     priors = {"": PRIORS[""]}
@@ -107,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
     files = [[json.loads(line) for line in gzip.open(path, "rt")] for path in paths]
-    priors = fit(files)
+    priors = fit(files, [load_words(Path(path)) for path in paths])
     print("PRIORS = {")
     for place, row in priors.items():
         print(f"    {place!r}: ({', '.join(f'{p:.2f}' for p in row)}),")

@@ -12,6 +12,12 @@ this one is not (another CPU, a GPU), without timing noise.
 
     python -m draftlight.bench.replay record --out answers.jsonl.gz [--target PATH] [--limit N]
     python -m draftlight.bench.replay run answers.jsonl.gz [--curve NAME|k=v,...]
+    python -m draftlight.bench.replay words --target PATH answers.jsonl.gz
+
+N-gram lookup measures a match with the model's words (drafters.word_fold: "The" and " the"
+agree), which need the tokenizer: `record` writes each recorded token's word beside the answers
+(answers.words.json.gz, words_path); `words` writes it for answers recorded before. Without it
+a match is measured by token ids alone.
 
 What it leaves out: time outside the target's passes (auto's bookkeeping, about 1% of a pass
 on the bundled model), the passes' own noise, and draft models (their acceptance depends on
@@ -33,7 +39,9 @@ from draftlight.bench.report import speedup_interval
 from draftlight.bench.runner import RunLog, TurnResult, run_engine_turn
 from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
 from draftlight.engine.costs import MEASURED_K, BatchCosts
+from draftlight.bench.recorded_words import load_words, words_path, write_words
 from draftlight.engine.drafters import NgramDrafter
+from draftlight.engine.ngram_index import Fold
 from draftlight.engine.generator import SpeculationConfig
 
 # Cost curves v(k) measured on this project's machines (docs/bench-cpu.md), and a flat one.
@@ -81,10 +89,11 @@ class Replayed:
 
 def replay(records: list[dict], costs: BatchCosts,
            config: SpeculationConfig = SpeculationConfig(),
-           step_overhead: float = 0.0) -> list[Replayed]:
+           step_overhead: float = 0.0, fold: Fold | None = None) -> list[Replayed]:
     """Auto (n-gram lookup only) over every record in order, learning across them as in one
-    bench run. `step_overhead`: time outside the pass per drafting step, in one-token passes."""
-    ngram = NgramDrafter(config.ngram_max, config.ngram_min)
+    bench run. `step_overhead`: time outside the pass per drafting step, in one-token passes;
+    `fold`: the recording's words (load_words), as the engine measures matches."""
+    ngram = NgramDrafter(config.ngram_max, config.ngram_min, fold=fold)
     auto = AdaptiveDrafter(costs, [Candidate(ngram, 0.0, config.auto_max_tokens)])
     out = []
     for record in records:
@@ -110,7 +119,8 @@ def replay(records: list[dict], costs: BatchCosts,
 
 
 def hindsight(records: list[dict], costs: BatchCosts,
-              config: SpeculationConfig = SpeculationConfig()) -> list[Replayed]:
+              config: SpeculationConfig = SpeculationConfig(),
+              fold: Fold | None = None) -> list[Replayed]:
     """The best fixed rule from match length to draft length, chosen per category after seeing
     its answers: a bound on what any policy can make of the evidence auto has (the n-gram
     match length), where the ceiling also knows where each copy ends.
@@ -121,7 +131,8 @@ def hindsight(records: list[dict], costs: BatchCosts,
     lengths = [0] + AdaptiveDrafter(costs, []).lengths(config.auto_max_tokens)  # as auto's
 
     def guesses(record):  # per answer position: (match length, right guesses, guessed) | None
-        answer, drafter = record["answer"], NgramDrafter(config.ngram_max, config.ngram_min)
+        answer = record["answer"]
+        drafter = NgramDrafter(config.ngram_max, config.ngram_min, fold=fold)
         context, out = list(record["prompt"]), []
         for position in range(len(answer)):
             room = min(config.auto_max_tokens, len(answer) - position - 1)
@@ -245,9 +256,11 @@ def record(target: Path | None, questions_path: Path, out: Path, max_tokens: int
                 raise SystemExit(str(exc)) from None
             try:
                 written = _record_turns(engine, questions, params, handle, ProgressBar())
+                handle.close()
+                partial.replace(out)
+                write_words(engine.target.piece, load_records(out), words_path(out))
             finally:
                 engine.close()
-        partial.replace(out)
     finally:
         partial.unlink(missing_ok=True)
     print(f"{written} turns written to {out}")
@@ -273,6 +286,26 @@ def _record_turns(engine, questions, params, handle, progress) -> int:
     return written
 
 
+def write_words_of(target: Path | None, paths: list[Path]) -> int:
+    from draftlight.engine.errors import EngineError
+    from draftlight.engine.llama_backend import LlamaBackend
+    from draftlight.engine.load_options import LoadOptions
+    from draftlight.store.default_in_terminal import default_target_in_terminal
+    from draftlight.user_messages import UserError
+
+    try:
+        backend = LlamaBackend(default_target_in_terminal(target), LoadOptions(n_ctx=512))
+    except (EngineError, UserError) as exc:
+        raise SystemExit(str(exc)) from None
+    try:
+        for path in paths:
+            write_words(backend.piece, load_records(path), words_path(path))
+            print(f"{words_path(path)} written")
+    finally:
+        backend.close()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from draftlight.bench.runner import DEFAULT_QUESTIONS
 
@@ -293,18 +326,25 @@ def main(argv: list[str] | None = None) -> int:
                      help="time outside the pass per drafting step, in passes (0.01)")
     run.add_argument("--hindsight", action="store_true",
                      help="also the best fixed match-length rule per category, in hindsight")
+    words = commands.add_parser("words", help="write the words of recorded answers' tokens")
+    words.add_argument("--target", type=Path, help="the model that recorded them")
+    words.add_argument("records", type=Path, nargs="+")
     args = parser.parse_args(argv)
     if args.command == "record":
         return record(args.target, args.questions, args.out, args.max_tokens, args.limit)
+    if args.command == "words":
+        return write_words_of(args.target, args.records)
     for path in args.records:
-        records = load_records(path)
+        records, fold = load_records(path), load_words(path)
         for name in args.curve or list(CURVES):
             costs = parse_curve(name)
             print(f"\n## {path.name}, curve {name}: auto\n")
-            print(format_table(summarise(replay(records, costs, step_overhead=args.overhead))))
+            print(format_table(summarise(replay(records, costs, step_overhead=args.overhead,
+                                                fold=fold))))
             if args.hindsight:
                 print(f"\n## {path.name}, curve {name}: best fixed rule in hindsight\n")
-                print(format_table(summarise(hindsight(records, costs)), "hindsight"))
+                print(format_table(summarise(hindsight(records, costs, fold=fold)),
+                                   "hindsight"))
     return 0
 
 

@@ -12,7 +12,7 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 
 from draftlight.engine.backend import Backend, sync_cache
-from draftlight.engine.ngram_index import NgramIndex
+from draftlight.engine.ngram_index import Fold, NgramIndex
 from draftlight.engine.sampling import SamplingParams, sample, softmax, to_probs
 
 
@@ -69,10 +69,11 @@ class NgramDrafter:
     (a new conversation) rebuild the index.
     """
 
-    def __init__(self, max_ngram: int = 3, min_ngram: int = 2) -> None:
+    def __init__(self, max_ngram: int = 3, min_ngram: int = 2, fold: Fold | None = None) -> None:
         self.max_ngram = max_ngram
         self.min_ngram = min_ngram
-        self._index = NgramIndex(min_ngram, max_ngram)
+        self.fold = fold  # word_fold of the model's pieces: how far back a match is measured
+        self._index = NgramIndex(min_ngram, max_ngram, fold=fold)
         # (where the message being answered starts, where the reply starts) in the context, set
         # by the engine for each reply; None: guesses say no place.
         self.regions: tuple[int, int] | None = None
@@ -89,7 +90,7 @@ class NgramDrafter:
     def _sync(self, context: Sequence[int]) -> list[int]:
         known = len(self._index.tokens)
         if len(context) < known or list(context[:known]) != self._index.tokens:
-            self._index = NgramIndex(self.min_ngram, self.max_ngram)
+            self._index = NgramIndex(self.min_ngram, self.max_ngram, fold=self.fold)
             known = 0
         self._index.extend(context[known:])
         return self._index.tokens
@@ -116,6 +117,22 @@ class NgramDrafter:
                          DraftOrigin("context", best), where=self.place(best),
                          continuations=continuations(tokens, candidates))
         return Draft([])
+
+
+def word_fold(piece: Callable[[int], bytes]) -> Fold:
+    """A token's word, for measuring how long a match is: its text without surrounding spaces,
+    in lower case ("The", " the" and "THE" are one word); a token whose text is only spaces, or
+    nothing (a special token), is itself. `piece` is the model's token -> bytes; each token's
+    word is worked out once, when a match first reaches it."""
+    words: dict[int, object] = {}
+
+    def fold(token: int) -> object:
+        word = words.get(token)
+        if word is None:
+            text = piece(token).decode("utf-8", "replace").strip().lower()
+            word = words[token] = text or token
+        return word
+    return fold
 
 
 def continuations(tokens: Sequence[int], positions: Sequence[int]) -> str:

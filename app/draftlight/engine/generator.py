@@ -33,7 +33,7 @@ from draftlight.engine.compat import Compatibility, check_compatible
 from draftlight.engine.cross_vocab import CrossVocabDrafter
 from draftlight.engine.costs import BatchCosts, cached_costs
 from draftlight.engine.disk_cache import cache_key, load_cached, store_cached
-from draftlight.engine.drafters import Drafter, ModelDrafter, NgramDrafter
+from draftlight.engine.drafters import Drafter, ModelDrafter, NgramDrafter, word_fold
 from draftlight.engine.errors import EngineError
 from draftlight.engine.origins import OriginFinder, kept_messages
 from draftlight.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
@@ -89,7 +89,7 @@ class Engine:
                                      bos_token=target.token_text(target.bos),
                                      eos_token=target.token_text(target.eos))
         self.control_text = ControlText(target)  # messages stay text (control_text.py)
-        self.ngram = NgramDrafter(config.ngram_max, config.ngram_min)
+        self.ngram = NgramDrafter(config.ngram_max, config.ngram_min, fold=word_fold(target.piece))
         self.draft: LanguageModel | None = None
         # ModelDrafter (same vocabulary) or CrossVocabDrafter (another one: drafts through text)
         self.model_drafter: ModelDrafter | CrossVocabDrafter | None = None

@@ -4,7 +4,11 @@ client's guess)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Hashable, Sequence
+
+# A token's word for measuring a match (drafters.word_fold): tokens that spell the same word up
+# to case and surrounding spaces ("The" and " the") count as agreeing there.
+Fold = Callable[[int], Hashable]
 
 
 class NgramIndex:
@@ -15,8 +19,10 @@ class NgramIndex:
     MAX_MATCH = 64  # how far back a match's length is measured
     MAX_CANDIDATES = 32  # how many occurrences of an n-gram are compared
 
-    def __init__(self, min_ngram: int, max_ngram: int, tokens: Sequence[int] = ()) -> None:
+    def __init__(self, min_ngram: int, max_ngram: int, tokens: Sequence[int] = (),
+                 fold: Fold | None = None) -> None:
         self.min_ngram, self.max_ngram = min_ngram, max_ngram
+        self.fold = fold
         self.tokens: list[int] = []
         self._tables: dict[int, dict[tuple[int, ...], list[int]]] = {
             n: {} for n in range(min_ngram, max_ngram + 1)}
@@ -37,14 +43,21 @@ class NgramIndex:
 
     def match_length(self, position: int, other: Sequence[int]) -> int:
         """How many tokens before `position` agree with the end of `other` (at most MAX_MATCH):
-        a long agreement means `other` is copying this passage."""
-        return common_suffix_length(self.tokens, position, other, self.MAX_MATCH)
+        a long agreement means `other` is copying this passage. With a `fold`, tokens that spell
+        the same word agree too: a reply that starts a sentence with a phrase the message has
+        mid-sentence ("The United States" after "the United States") copies it all the same."""
+        return common_suffix_length(self.tokens, position, other, self.MAX_MATCH, self.fold)
 
 
-def common_suffix_length(a: Sequence[int], end: int, b: Sequence[int], limit: int) -> int:
-    """Length of the common suffix of a[:end] and b, at most `limit`."""
+def common_suffix_length(a: Sequence[int], end: int, b: Sequence[int], limit: int,
+                         fold: Fold | None = None) -> int:
+    """Length of the common suffix of a[:end] and b, at most `limit` (tokens equal, or of
+    equal `fold`)."""
     limit = min(end, len(b), limit)
     length = 0
-    while length < limit and a[end - 1 - length] == b[-1 - length]:
+    while length < limit:
+        x, y = a[end - 1 - length], b[-1 - length]
+        if x != y and (fold is None or fold(x) != fold(y)):
+            break
         length += 1
     return length
