@@ -56,7 +56,8 @@ CostSource = Callable[[LanguageModel, list[int], str], tuple[BatchCosts, float]]
 DriftSource = Callable[[LanguageModel, list[int]], BatchDrift]
 
 MODES: tuple[str, ...] = IN_PROCESS  # draftlight.modes owns what a mode is
-ACCEPTANCE_VERSION = 3  # part of the key of saved acceptance counts (adaptive.py buckets)
+# Part of the key of saved acceptance counts (adaptive.py buckets); 4: matches measured in words
+ACCEPTANCE_VERSION = 4
 # Text used to time the models for auto mode's cost curve.
 PROBE_TEXT = ("Speculative decoding lets a small draft guess several tokens that a large model "
               "then checks in a single pass; accepted guesses stream out at once. ")
