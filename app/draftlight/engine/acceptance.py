@@ -22,6 +22,7 @@ current.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from draftlight.engine.acceptance_priors import PRIORS
@@ -59,6 +60,42 @@ SESSION_MEMORY = 200.0
 RECENT_DECAY = 0.95
 REPLY_KEEP = 0.7
 RECENT_WEIGHT = 4.0
+
+
+# A draft model's own probability q of a token it drafts, in buckets (Calibration).
+BELIEF_EDGES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+
+
+class Calibration:
+    """P(a token a draft model drafted is accepted | the draft's own probability q of it), per
+    bucket of q, learnt online. A small draft is rarely calibrated to its target: sure and
+    wrong where they were trained apart, unsure and right where text is predictable to both.
+    Auto's early stop (adaptive.AdaptiveDrafter, drafters.ModelDrafter.keep_going) weighs each
+    further token with the calibrated value instead of q.
+
+        P(accepted | q in bucket b) = (hits_b + PRIOR_WEIGHT · mid_b) / (trials_b + PRIOR_WEIGHT)
+
+    The prior is q itself (the bucket's middle): a draft is taken at its word until its tokens
+    say otherwise. Counts keep about SESSION_MEMORY trials per bucket, as Counts do."""
+
+    def __init__(self) -> None:
+        ends = BELIEF_EDGES[1:] + (1.0,)
+        self.prior = tuple((a + b) / 2 for a, b in zip(BELIEF_EDGES, ends))
+        self.hits = [0.0] * len(BELIEF_EDGES)
+        self.trials = [0.0] * len(BELIEF_EDGES)
+
+    @staticmethod
+    def bucket(q: float) -> int:
+        return max(0, bisect_right(BELIEF_EDGES, q) - 1)
+
+    def p(self, q: float) -> float:
+        b = self.bucket(q)
+        return (self.hits[b] + PRIOR_WEIGHT * self.prior[b]) / (self.trials[b] + PRIOR_WEIGHT)
+
+    def add(self, q: float, hit: bool) -> None:
+        b, keep = self.bucket(q), 1.0 - 1.0 / SESSION_MEMORY
+        self.trials[b] = self.trials[b] * keep + 1.0
+        self.hits[b] = self.hits[b] * keep + float(hit)
 
 
 def evidence_key(where: str, continuations: str = "") -> str:

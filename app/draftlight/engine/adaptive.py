@@ -7,7 +7,8 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from draftlight.engine.acceptance import (  # noqa: F401 (what auto's users import from here)
-    BUCKET_EDGES, CAUTION, PRIOR, PRIOR_WEIGHT, AcceptanceModel, bucket, evidence_key)
+    BUCKET_EDGES, CAUTION, PRIOR, PRIOR_WEIGHT, AcceptanceModel, Calibration, bucket,
+    evidence_key)
 from draftlight.engine.costs import BatchCosts, OnlineCosts
 from draftlight.engine.drafters import Draft, Drafter, ModelDrafter
 
@@ -37,6 +38,8 @@ class Candidate:
     evidence: int = 0  # match length of the latest n-gram guess
     where: str = ""  # the place of that match and what its n-gram went on with (acceptance.KEYS)
     measured_costs: deque = field(default_factory=lambda: deque(maxlen=COST_WINDOW))
+    # A draft model: how often a token it drafted with its own probability q is accepted
+    calibration: Calibration = field(default_factory=Calibration)
 
     @property
     def free(self) -> bool:
@@ -64,11 +67,14 @@ class AdaptiveDrafter:
     (With a constant a, E(γ) = (1 − a^(γ+1)) / (1 − a), as in Leviathan et al. 2023.)
 
     A draft model also stops early: its (i+1)-th token is drawn only while the draft's own
-    estimate that the whole draft will be right, Π_{j≤i} q_j(d_j) · E_{x~q_{i+1}}[q_{i+1}(x)],
+    estimate that the whole draft will be right,
+        Π_{j≤i} κ(q_j(d_j)) · κ(E_{x~q_{i+1}}[q_{i+1}(x)]),
     is at least R · (v(i+2) − v(i+1) + c), R = E(γ*)/T(γ*): the extra token must pay for its
-    marginal cost at the rate the step is expected to run at. The estimate is taken before
-    d_{i+1} is drawn, never from its value, or sampling would stop being lossless
-    (drafters.ModelDrafter).
+    marginal cost at the rate the step is expected to run at. κ(q) is how often a token the
+    draft drafted with belief q was accepted, learnt online per bucket of q, starting from q
+    itself (acceptance.Calibration): a draft sure and often wrong stops sooner, one unsure and
+    mostly right goes on. The estimate is taken before d_{i+1} is drawn, never from its value,
+    or sampling would stop being lossless (drafters.ModelDrafter).
 
     N-gram lookup is free, so it is consulted every step: when it proposes nothing, nothing is
     drafted; when auto chooses γ = 0 its first guess is still compared with the target's token
@@ -83,6 +89,7 @@ class AdaptiveDrafter:
         self._chosen: Candidate | None = None
         self._probing = False  # the latest step is a costly drafter's probe
         self._shadow: tuple[Candidate, int] | None = None
+        self._beliefs: tuple[float, ...] = ()  # a draft model's q of each token it drafted
 
     def with_candidate(self, candidate: Candidate) -> "AdaptiveDrafter":
         """This drafter with one more candidate, consulted first (a Predicted Output for one
@@ -138,6 +145,7 @@ class AdaptiveDrafter:
 
     def propose(self, context, max_tokens, params, rng) -> Draft:
         self._chosen, self._shadow, self._probing = None, None, False
+        self._beliefs = ()
         best: tuple[float, int, Candidate | None, Draft | None] = (1.0, 0, None, None)
         for candidate in self.candidates:
             limit = min(max_tokens, candidate.max_tokens)
@@ -161,7 +169,14 @@ class AdaptiveDrafter:
         chosen.idle_steps, chosen.idle_seconds = 0, 0.0
         if guess is not None:
             return Draft(guess.tokens[:gamma], origin=guess.origin)
-        return self._draft_with_break_even(chosen, context, gamma, rate, params, rng)
+        return self._keep_beliefs(
+            self._draft_with_break_even(chosen, context, gamma, rate, params, rng))
+
+    def _keep_beliefs(self, draft: Draft) -> Draft:
+        origin = draft.origin
+        if origin is not None and origin.kind == "model" and len(origin.p) == len(draft.tokens):
+            self._beliefs = origin.p
+        return draft
 
     def _draft_with_break_even(self, chosen, context, gamma, rate, params, rng) -> Draft:
         drafter = chosen.drafter
@@ -172,11 +187,11 @@ class AdaptiveDrafter:
         def keep(i: int, cumulative: float) -> bool:  # i = tokens already kept
             return cumulative >= rate * (v(i + 2) - v(i + 1) + c)
 
-        drafter.keep_going = keep
+        drafter.keep_going, drafter.calibrate = keep, chosen.calibration.p
         try:
             return drafter.propose(context, gamma, params, rng)
         finally:
-            drafter.keep_going = None
+            drafter.keep_going = drafter.calibrate = None
 
     def _probe(self, context, max_tokens, params, rng) -> Draft:
         """Plain step; a costly drafter idle for too long drafts one token to refresh its model."""
@@ -188,7 +203,7 @@ class AdaptiveDrafter:
                     and candidate.idle_seconds >= PROBE_PATIENCE * candidate.probe_seconds):
                 candidate.idle_steps, candidate.idle_seconds = 0, 0.0
                 self._chosen, self._probing = candidate, True
-                return candidate.drafter.propose(context, 1, params, rng)
+                return self._keep_beliefs(candidate.drafter.propose(context, 1, params, rng))
         return Draft([])
 
     def observe(self, drafted: int, accepted: int, token: int,
@@ -201,6 +216,8 @@ class AdaptiveDrafter:
         if self._chosen is not None and drafted:
             chosen = self._chosen
             chosen.model.record(accepted, accepted < drafted, chosen.evidence, chosen.where)
+            for i, belief in enumerate(self._beliefs[:min(drafted, accepted + 1)]):
+                chosen.calibration.add(belief, i < accepted)
         elif self._shadow is not None:
             candidate, guess = self._shadow
             right = guess == token

@@ -185,8 +185,10 @@ class ModelDrafter:
     is drafted from its latest part (draft_window), never past the window's end.
 
     `keep_going(i, p)`, when set (by auto mode), is asked before drawing token i+1 (i ≥ 1), with
-    p = the draft's own estimate that all i+1 tokens will be right: Π_{j≤i} q_j(d_j) for the
-    tokens already drawn, times E_{x~q_{i+1}}[q_{i+1}(x)] (max q under greedy) for the next one.
+    p = the draft's own estimate that all i+1 tokens will be right: Π_{j≤i} c(q_j(d_j)) for the
+    tokens already drawn, times c(E_{x~q_{i+1}}[q_{i+1}(x)]) (max q under greedy) for the next
+    one, where c is `calibrate` (what auto learnt of how often a token drafted with belief q is
+    accepted: acceptance.Calibration), or q itself when it is not set.
 
     Why before drawing: the acceptance test divides by q_{i+1}(d_{i+1}), which is only right if
     d_{i+1} is proposed whatever its value. A stop rule that looks at d_{i+1} itself (drop it when
@@ -202,6 +204,7 @@ class ModelDrafter:
         # The draft's context window; None: the backend's n_ctx if it has one, else unbounded
         self.n_ctx = n_ctx if n_ctx is not None else getattr(backend, "n_ctx", None)
         self.keep_going: Callable[[int, float], bool] | None = None
+        self.calibrate: Callable[[float], float] | None = None
 
     def _fit_vocab(self, logits: np.ndarray) -> np.ndarray:
         """Align the draft's logits with the target's vocabulary (sizes may differ slightly)."""
@@ -225,7 +228,8 @@ class ModelDrafter:
         tokens: list[int] = []
         rows: list[np.ndarray] = []
         beliefs: list[float] = []  # q_j(d_j): shown with the accepted tokens as their origin
-        cumulative = 1.0  # Π q_j(d_j) over the tokens drawn so far
+        cumulative = 1.0  # Π c(q_j(d_j)) over the tokens drawn so far
+        calibrate = self.calibrate or (lambda q: q)
         for _ in range(max_tokens):
             logits = self._fit_vocab(self.backend.eval([token], n_logits=1)[0])
             row = None if params.greedy else to_probs(logits, params)[0]
@@ -238,7 +242,7 @@ class ModelDrafter:
                 expected = float(row @ row)
             # Decided before d_{i+1} is drawn (see the class docstring).
             if tokens and self.keep_going is not None and not self.keep_going(
-                    len(tokens), cumulative * expected):
+                    len(tokens), cumulative * calibrate(expected)):
                 break
             if row is None:
                 token = int(np.argmax(logits))
@@ -247,7 +251,7 @@ class ModelDrafter:
                 token = sample(row, rng)
                 belief = float(row[token])
                 rows.append(row)
-            cumulative *= belief
+            cumulative *= calibrate(belief)
             beliefs.append(belief)
             tokens.append(token)
         probs = np.stack(rows) if rows else None
