@@ -31,6 +31,25 @@ def test_report_aggregates_ratios_per_category_and_overall():
     assert report["peak_rss_mb"] == {"plain": 500.0, "ngram": 510.0}
 
 
+def test_the_report_gives_the_price_of_autos_probes_per_category():
+    """Exploring's price (issue 35): the share of auto's decoding time its probes took."""
+    from draftlight.bench.report import markdown
+    rows = [turn("plain", "creative", 100, 2.0), turn("auto", "creative", 100, 2.0),
+            turn("plain", "quotes", 100, 2.0), turn("auto", "quotes", 100, 1.0)]
+    rows[1].probe_seconds, rows[3].probe_seconds = 0.01, 0.0
+    report = build_report(RunLog(rows))
+    assert report["categories"]["creative"]["auto"]["probe_share"] == 0.005
+    assert report["categories"]["quotes"]["auto"]["probe_share"] == 0.0
+    assert report["overall"]["auto"]["probe_share"] == round(0.01 / 3.0, 4)
+    assert report["overall"]["plain"]["probe_share"] is None
+    text = markdown(report, "draftlight bench")
+    assert "auto spent 0.33% of its decoding time probing" in text
+    assert "creative 0.50%, quotes 0.00%" in text
+    # without auto, no such line
+    assert "Probing" not in markdown(build_report(RunLog(rows[::2] + [
+        turn("ngram", "creative", 100, 1.0)])), "draftlight bench")
+
+
 def test_questions_in_the_wrong_format_are_refused_clearly(tmp_path):
     bad = tmp_path / "q.jsonl"
     bad.write_text('{"question_id": 1, "turns": []}\n')
@@ -87,6 +106,8 @@ def test_bench_smoke_run_writes_the_reports(tmp_path, capsys):
     assert shares and shares["prompt"] + shares["this reply"] == pytest.approx(1.0, abs=0.002)
     assert report["overall"]["plain"]["accepted_by_origin"] == {}
     assert "Where the accepted drafts came from" in text
+    assert 0.0 <= report["overall"]["auto"]["probe_share"] < 0.05
+    assert "Probing: auto spent" in text
 
 
 def test_ngram_oracle_drafts_exactly_the_accepted_runs_and_only_when_they_pay():

@@ -383,17 +383,20 @@ def test_a_costly_drafter_is_charged_what_it_really_costs_and_probed_within_budg
     costs = cpu_like_costs()
     draft = Candidate(Slow(), 0.1, 8)
     auto = AdaptiveDrafter(costs, [draft])
-    target_seconds = probe_seconds = 0.0
+    target_seconds = probe_seconds = reported = 0.0
     for _ in range(3000):
         guess = auto.propose([1, 2, 3], 8, SamplingParams(), None)
         drafted = len(guess.tokens)
         seconds = 0.2 if drafted else 0.0  # a probe: 13 target passes of catching up
-        probe_seconds += seconds
-        target_seconds += costs.token_seconds
-        auto.observe(drafted, 0, token=1, verify_seconds=costs.token_seconds,
-                     draft_seconds=seconds)
+        verify = costs.token_seconds * (costs(2) if drafted else 1.0)
+        probe_seconds += seconds + verify - costs.token_seconds
+        target_seconds += verify
+        auto.observe(drafted, 0, token=1, verify_seconds=verify, draft_seconds=seconds)
+        reported += auto.probe_seconds  # what the reply's Stats.probe_seconds adds up
     # after the first probe (which finds out what a probe costs), within the budget
-    assert 0.2 < probe_seconds <= 0.2 + 1.1 * (target_seconds + probe_seconds) / PROBE_PATIENCE
+    assert 0.2 < probe_seconds <= 0.25 + 1.1 * (target_seconds + probe_seconds) / PROBE_PATIENCE
+    # and the price the bench reports is the probes' drafting and their passes' extra token
+    assert reported == pytest.approx(probe_seconds)
     # One step that caught up with a long prompt does not rule the draft out...
     fresh = Candidate(Slow(), 0.1, 8)
     auto = AdaptiveDrafter(costs, [fresh])

@@ -35,6 +35,10 @@ def _figures(rows: list[TurnResult], plain_tps: float | None) -> dict:
         # (the rest is HTTP, streaming and this process)
         "server_share_of_wall": (round(server_seconds / seconds, 3)
                                  if server_seconds > 0 and seconds > 0 else None),
+        # auto: the share of its decoding time its probes of an idle draft model took (the price
+        # of exploring; n-gram lookup needs no probe)
+        "probe_share": (round(sum(r.probe_seconds for r in rows) / seconds, 4)
+                        if rows and rows[0].mode == "auto" and seconds > 0 else None),
     }
 
 
@@ -189,6 +193,7 @@ def markdown(report: dict, command: str) -> str:
                       "over the decoding time waited here; the rest is HTTP, streaming and this "
                       "process."]
     lines += passes_markdown(report.get("server_passes") or {})
+    lines += _probe_lines(report)
     if ceiling:
         lines += ["", "n-gram ceiling: the speedup, in target passes, of an oracle that drafts "
                       "exactly the n-gram guesses the target will accept, priced with the cost "
@@ -208,6 +213,22 @@ def markdown(report: dict, command: str) -> str:
         lines += [f"- {d['category']} #{d['question_id']} turn {d['turn']} ({d['mode']}): "
                   f"{d['divergence']}" for d in report["divergences"]]
     return "\n".join(lines) + "\n"
+
+
+def _probe_lines(report: dict) -> list[str]:
+    """Auto's price of exploring: the share of its decoding time spent probing an idle draft
+    model, overall and per category (none without a draft model: n-gram lookup's guess is
+    checked for free at every step)."""
+    overall = report["overall"].get("auto", {}).get("probe_share")
+    if overall is None:
+        return []
+    per_category = ", ".join(
+        f"{category} {100 * figures['auto']['probe_share']:.2f}%"
+        for category, figures in report["categories"].items()
+        if figures.get("auto", {}).get("probe_share") is not None)
+    return ["", f"Probing: auto spent {100 * overall:.2f}% of its decoding time probing an idle "
+                f"draft model, the drafting and the probed token's share of its pass ("
+                f"{per_category})."]
 
 
 def bar_chart(report: dict, path: Path) -> bool:

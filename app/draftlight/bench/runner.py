@@ -42,6 +42,7 @@ class TurnResult:
     # accepted draft tokens by where they came from (ORIGIN_KINDS)
     origins: dict[str, int] = field(default_factory=dict)
     server_seconds: float = 0.0  # server modes: decoding time by the server's own clock
+    probe_seconds: float = 0.0  # auto: what its probes of an idle draft model cost (Stats)
 
 
 @dataclass
@@ -244,7 +245,7 @@ def _run_one(engine, peer, messages, params, mode, log, question, turn_index,
     return TurnResult(**base, text=done.text, tokens=tokens, new_tokens=stats.new_tokens,
                       decode_seconds=stats.decode_seconds, drafted=stats.drafted,
                       accepted=stats.accepted, target_passes=stats.target_passes,
-                      origins=origins)
+                      origins=origins, probe_seconds=stats.probe_seconds)
 
 
 def _price_the_oracle(engine: Engine, plain_turns) -> None:

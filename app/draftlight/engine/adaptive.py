@@ -90,6 +90,9 @@ class AdaptiveDrafter:
         self._probing = False  # the latest step is a costly drafter's probe
         self._shadow: tuple[Candidate, int] | None = None
         self._beliefs: tuple[float, ...] = ()  # a draft model's q of each token it drafted
+        # What the latest step's probe cost: its drafting, and what its pass spent on the probed
+        # token beyond a one-token pass (0 when the step was no probe). Exploring's price.
+        self.probe_seconds = 0.0
 
     def with_candidate(self, candidate: Candidate) -> "AdaptiveDrafter":
         """This drafter with one more candidate, consulted first (a Predicted Output for one
@@ -210,6 +213,7 @@ class AdaptiveDrafter:
                 verify_seconds: float | None = None, draft_seconds: float | None = None) -> None:
         """Learn from the step that just ran (accepted of drafted, then the target's token,
         from a target pass that took verify_seconds, after drafting for draft_seconds)."""
+        self.probe_seconds = 0.0
         if verify_seconds is not None:
             self.costs.observe(drafted + 1, verify_seconds)
             self._charge(drafted, verify_seconds, draft_seconds)
@@ -231,6 +235,8 @@ class AdaptiveDrafter:
         if chosen is not None and not chosen.free and draft_seconds is not None:
             if self._probing:
                 chosen.probe_seconds = draft_seconds
+                self.probe_seconds = draft_seconds + max(
+                    0.0, verify_seconds - self.costs.token_seconds)
             elif drafted and self.costs.token_seconds > 0:
                 costs = chosen.measured_costs
                 if not costs:

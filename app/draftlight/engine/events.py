@@ -46,6 +46,9 @@ class Stats:
     reused_prompt_tokens: int = 0  # of those, found already in the KV cache
     prefill_seconds: float = 0.0  # evaluating the new part of the prompt
     draft_seconds: float = 0.0  # drafter time (draft model passes, n-gram lookups)
+    # auto: what its probes of an idle draft model cost (their drafting, and the extra token
+    # in their passes): the price of exploring
+    probe_seconds: float = 0.0
     verify_seconds: float = 0.0  # target passes over [last token + draft]
     seconds: float = 0.0  # whole call, prefill included
     mode: str = "off"
@@ -73,8 +76,8 @@ class Stats:
         """These figures as the end of a reply that `earlier` began (Continue): its counts and
         times add up; the rest (mode, why it stopped, the prompt) is this part's."""
         summed = ("new_tokens", "target_passes", "drafted", "accepted", "prediction_drafted",
-                  "prediction_accepted", "prefill_seconds", "draft_seconds", "verify_seconds",
-                  "seconds")
+                  "prediction_accepted", "prefill_seconds", "draft_seconds", "probe_seconds",
+                  "verify_seconds", "seconds")
         return replace(self, **{name: getattr(earlier, name) + getattr(self, name)
                                 for name in summed})
 

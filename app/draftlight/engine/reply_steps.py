@@ -58,6 +58,8 @@ def learn(step, learner, predicted: PredictionDrafter | None, stats: Stats) -> N
     if learner is not None:
         learner.observe(step.drafted, len(step.accepted), step.token,
                         step.verify_seconds, step.draft_seconds)
+    if isinstance(learner, AdaptiveDrafter):
+        stats.probe_seconds += learner.probe_seconds
     if isinstance(learner, AdaptiveDrafter) and learner.chose(predicted):
         # Auto learns for its candidates and calls no observe() of theirs
         predicted.record(step.drafted, len(step.accepted))
