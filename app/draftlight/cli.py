@@ -28,8 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run offscreen, send --prompt, save a PNG of the window, exit")
     parser.add_argument("--record", metavar="OUT.gif",
                         help="run offscreen, send --prompt, save an animated GIF of the chat "
-                             "while the reply streams, exit (with n-gram drafting unless "
-                             "Settings choose a mode)")
+                             "while the reply streams, exit")
     parser.add_argument("--seconds", type=float, default=15.0, metavar="N",
                         help="with --record: record at most N seconds of the reply "
                              "(default: %(default)s)")
@@ -106,10 +105,9 @@ def _run_gui(args: argparse.Namespace) -> int:
         from draftlight.capture.screenshot import ScreenshotRun
         def attach(window):
             return ScreenshotRun(window, args.screenshot, args.prompt)
-    # auto drafts only once it has learnt that drafting pays, which a fresh install has not:
-    # a recording shows n-gram drafting, unless Settings choose a mode
-    return run_app(args.prompt, offscreen=attach is not None, attach=attach,
-                   default_mode="ngram" if args.record else None, dark=args.dark)
+    # a recording shows the mode Settings choose, the default (auto) on a fresh install: auto
+    # starts from priors fitted on recorded answers and drafts a certain copy from the first reply
+    return run_app(args.prompt, offscreen=attach is not None, attach=attach, dark=args.dark)
 
 
 def gui_main() -> int:

@@ -1,5 +1,8 @@
 """`draftlight --record`: the real app, offscreen, on the bundled model, writes an animated GIF
-of the chat in which accepted runs flash in and calm down. Measured in the GIF's pixels."""
+of the chat in which accepted runs flash in and calm down. Measured in the GIF's pixels.
+
+It runs in the default mode, auto, on a fresh home: auto drafts the demo's certain copy from
+the first reply (issue 35; it used to record in n-gram mode, as auto drafted nothing there)."""
 
 from __future__ import annotations
 

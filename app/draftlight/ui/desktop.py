@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import replace
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QIcon, QPalette
@@ -16,10 +15,9 @@ from draftlight import paths
 
 
 def run_app(prompt: str | None = None, *, offscreen: bool = False, attach=None,
-            default_mode: str | None = None, dark: bool = False, factory=None) -> int:
+            dark: bool = False, factory=None) -> int:
     """Open the window and run until it closes; the exit status. `attach(window)`, given with
-    `offscreen`, returns the run that drives the window (it has an `exit_code`);
-    `default_mode` is the speculation mode where Settings choose none."""
+    `offscreen`, returns the run that drives the window (it has an `exit_code`)."""
     if offscreen:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # read when QApplication starts
     from draftlight.settings import load_settings
@@ -42,8 +40,6 @@ def run_app(prompt: str | None = None, *, offscreen: bool = False, attach=None,
     if icon is not None:
         app.setWindowIcon(QIcon(str(icon)))
     settings, message = load_settings()
-    if default_mode and not settings.mode:
-        settings = replace(settings, mode=default_mode)
     # An offscreen run leaves no trace: its chat lives in memory, its settings are not saved.
     history = History(":memory:" if offscreen else None)
     window = MainWindow(settings, history, factory=factory, settings_message=message,
