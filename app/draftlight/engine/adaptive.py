@@ -34,7 +34,7 @@ class Candidate:
     model: AcceptanceModel = field(default_factory=AcceptanceModel)
     idle_steps: int = 0
     idle_seconds: float = 0.0  # target time since this drafter last drafted or probed
-    probe_seconds: float = 0.0  # what its latest probe cost (draft time)
+    probe_seconds: float = 0.0  # what its latest probe cost (drafting + the pass's extra token)
     evidence: int = 0  # match length of the latest n-gram guess
     where: str = ""  # the place of that match and what its n-gram went on with (acceptance.KEYS)
     measured_costs: deque = field(default_factory=lambda: deque(maxlen=COST_WINDOW))
@@ -233,10 +233,10 @@ class AdaptiveDrafter:
         not see), the price of a probe, and the idle time that the next probe waits for."""
         chosen = self._chosen
         if chosen is not None and not chosen.free and draft_seconds is not None:
-            if self._probing:
-                chosen.probe_seconds = draft_seconds
+            if self._probing:  # its drafting and what the pass spent on the probed token
                 self.probe_seconds = draft_seconds + max(
                     0.0, verify_seconds - self.costs.token_seconds)
+                chosen.probe_seconds = self.probe_seconds  # the next one waits 100 times that
             elif drafted and self.costs.token_seconds > 0:
                 costs = chosen.measured_costs
                 if not costs:
