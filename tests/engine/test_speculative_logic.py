@@ -373,7 +373,8 @@ def test_a_costly_drafter_is_charged_what_it_really_costs_and_probed_within_budg
     """A cross-vocabulary draft re-reads the context it missed before each probe: that, not the
     single pass timed at load, is what it costs. Auto learns it, and where the draft never pays
     its probes after the first take at most 1/PROBE_PATIENCE of the time, the extra token each
-    probe's pass verifies counted (it was left out of the budget: 1.4 times it, on a quick draft)."""
+    probe's pass verifies counted (once left out: a quick draft's probes took 1.4 times the budget).
+    """
     from draftlight.engine.adaptive import PROBE_PATIENCE, AdaptiveDrafter, Candidate
     from draftlight.engine.drafters import Draft
 
