@@ -62,6 +62,15 @@ REPLY_KEEP = 0.7
 RECENT_WEIGHT = 4.0
 
 
+SESSION_KEEP = 1.0 - 1.0 / SESSION_MEMORY  # what a trial's weight keeps at each later one
+
+
+def count(hits: list[float], trials: list[float], b: int, hit: float, keep: float) -> None:
+    """One more trial in bucket b, the older ones' weight multiplied by `keep`."""
+    trials[b] = trials[b] * keep + 1.0
+    hits[b] = hits[b] * keep + hit
+
+
 # A draft model's own probability q of a token it drafts, in buckets (Calibration).
 BELIEF_EDGES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 
@@ -93,9 +102,7 @@ class Calibration:
         return (self.hits[b] + PRIOR_WEIGHT * self.prior[b]) / (self.trials[b] + PRIOR_WEIGHT)
 
     def add(self, q: float, hit: bool) -> None:
-        b, keep = self.bucket(q), 1.0 - 1.0 / SESSION_MEMORY
-        self.trials[b] = self.trials[b] * keep + 1.0
-        self.hits[b] = self.hits[b] * keep + float(hit)
+        count(self.hits, self.trials, self.bucket(q), float(hit), SESSION_KEEP)
 
 
 def evidence_key(where: str, continuations: str = "") -> str:
@@ -141,11 +148,8 @@ class Counts:
         return max(0.0, mean - CAUTION * (mean * (1.0 - mean) / (n + 1.0)) ** 0.5)
 
     def add(self, b: int, hit: float) -> None:
-        keep = 1.0 - 1.0 / SESSION_MEMORY
-        self.trials[b] = self.trials[b] * keep + 1.0
-        self.hits[b] = self.hits[b] * keep + hit
-        self.recent_trials[b] = self.recent_trials[b] * RECENT_DECAY + 1.0
-        self.recent_hits[b] = self.recent_hits[b] * RECENT_DECAY + hit
+        count(self.hits, self.trials, b, hit, SESSION_KEEP)
+        count(self.recent_hits, self.recent_trials, b, hit, RECENT_DECAY)
 
 
 class AcceptanceModel:
