@@ -27,22 +27,22 @@ the draft, not only on the answer).
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from draftlight.bench import recording
 from draftlight.bench.ceiling import followed, ngram_oracle_cost
 from draftlight.bench.fit_priors import regions as chat_regions
+from draftlight.bench.recorded_words import load_words
+from draftlight.bench.recording import load_records
 from draftlight.bench.report import speedup_interval
-from draftlight.bench.runner import RunLog, TurnResult, run_engine_turn
+from draftlight.bench.runner import TurnResult
 from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
 from draftlight.engine.costs import MEASURED_K, BatchCosts
-from draftlight.bench.recorded_words import load_words, words_path, write_words
 from draftlight.engine.drafters import NgramDrafter
-from draftlight.engine.ngram_index import Fold
 from draftlight.engine.generator import SpeculationConfig
+from draftlight.engine.ngram_index import Fold
 
 # Cost curves v(k) measured on this project's machines (docs/bench-cpu.md), and a flat one.
 CURVES: dict[str, dict[int, float]] = {
@@ -200,112 +200,6 @@ def format_table(table: dict[str, dict[str, float]], policy: str = "auto") -> st
     return "\n".join(lines)
 
 
-def load_records(path: Path) -> list[dict]:
-    """The turns `record` wrote; SystemExit with the reason for a file that is not one."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    records = []
-    try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                row = json.loads(line)
-                if not (isinstance(row, dict) and isinstance(row.get("category"), str)
-                        and isinstance(row.get("prompt"), list) and row["prompt"]
-                        and isinstance(row.get("answer"), list)):
-                    raise ValueError(f"line {number} is not a recorded turn (category, prompt, "
-                                     "answer)")
-                records.append(row)
-    except (OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
-        raise SystemExit(f"{path}: cannot read recorded answers: {exc}") from None
-    if not records:
-        raise SystemExit(f"{path}: no recorded answers in it")
-    return records
-
-
-def record(target: Path | None, questions_path: Path, out: Path, max_tokens: int,
-           limit: int | None) -> int:
-    """Plain greedy answers of every turn (later turns follow plain's answers, as in bench),
-    written as they come to `out`.partial, renamed to `out` when all are in."""
-    from draftlight.bench.runner import ProgressBar, first_of_each_category, load_questions
-    from draftlight.engine.errors import EngineError
-    from draftlight.engine.generator import Engine
-    from draftlight.engine.load_options import LoadOptions
-    from draftlight.engine.sampling import SamplingParams
-    from draftlight.store.default_in_terminal import default_target_in_terminal
-    from draftlight.user_messages import UserError
-
-    try:
-        questions = load_questions(questions_path)
-    except (OSError, ValueError) as exc:
-        raise SystemExit(f"{questions_path}: {exc}") from None
-    if limit:
-        questions = first_of_each_category(questions, limit)
-    params = SamplingParams(temperature=0.0, max_tokens=max_tokens, seed=0)
-    partial = out.with_name(out.name + ".partial")
-    try:
-        handle = gzip.open(partial, "wt", encoding="utf-8")
-    except OSError as exc:
-        raise SystemExit(f"{out}: cannot write there: {exc}") from None
-    try:
-        with handle:
-            try:
-                engine = Engine.load(default_target_in_terminal(target), None,
-                                     LoadOptions(n_ctx=4096))
-            except (EngineError, UserError) as exc:
-                raise SystemExit(str(exc)) from None
-            try:
-                written = _record_turns(engine, questions, params, handle, ProgressBar())
-                handle.close()
-                partial.replace(out)
-                write_words(engine.target.piece, load_records(out), words_path(out))
-            finally:
-                engine.close()
-    finally:
-        partial.unlink(missing_ok=True)
-    print(f"{written} turns written to {out}")
-    return 0
-
-
-def _record_turns(engine, questions, params, handle, progress) -> int:
-    total, written = sum(len(q["turns"]) for q in questions), 0
-    for question in questions:
-        history: list[dict[str, str]] = []
-        for turn, user_text in enumerate(question["turns"]):
-            messages = history + [{"role": "user", "content": user_text}]
-            prompt, _ = engine.fit_prompt(messages, engine.reserve(params))
-            done, tokens, _ = run_engine_turn(engine, messages, params, "plain", RunLog())
-            row = {"category": question["category"], "question_id": question["question_id"],
-                   "turn": turn, "prompt": prompt, "answer": tokens}
-            if not written:
-                row["target"] = getattr(engine.target, "description", "")
-            handle.write(json.dumps(row, separators=(",", ":")) + "\n")
-            written += 1
-            history = messages + [{"role": "assistant", "content": done.text}]
-            progress(written, total, f"{question['category']} #{question['question_id']}")
-    return written
-
-
-def write_words_of(target: Path | None, paths: list[Path]) -> int:
-    from draftlight.engine.errors import EngineError
-    from draftlight.engine.llama_backend import LlamaBackend
-    from draftlight.engine.load_options import LoadOptions
-    from draftlight.store.default_in_terminal import default_target_in_terminal
-    from draftlight.user_messages import UserError
-
-    try:
-        backend = LlamaBackend(default_target_in_terminal(target), LoadOptions(n_ctx=512))
-    except (EngineError, UserError) as exc:
-        raise SystemExit(str(exc)) from None
-    try:
-        for path in paths:
-            write_words(backend.piece, load_records(path), words_path(path))
-            print(f"{words_path(path)} written")
-    finally:
-        backend.close()
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     from draftlight.bench.runner import DEFAULT_QUESTIONS
 
@@ -331,9 +225,10 @@ def main(argv: list[str] | None = None) -> int:
     words.add_argument("records", type=Path, nargs="+")
     args = parser.parse_args(argv)
     if args.command == "record":
-        return record(args.target, args.questions, args.out, args.max_tokens, args.limit)
+        return recording.record(args.target, args.questions, args.out, args.max_tokens,
+                                args.limit)
     if args.command == "words":
-        return write_words_of(args.target, args.records)
+        return recording.write_words_of(args.target, args.records)
     for path in args.records:
         records, fold = load_records(path), load_words(path)
         for name in args.curve or list(CURVES):
