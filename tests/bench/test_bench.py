@@ -37,7 +37,7 @@ def test_the_report_gives_the_price_of_autos_probes_per_category():
     rows = [turn("plain", "creative", 100, 2.0), turn("auto", "creative", 100, 2.0),
             turn("plain", "quotes", 100, 2.0), turn("auto", "quotes", 100, 1.0)]
     rows[1].probe_seconds, rows[3].probe_seconds = 0.01, 0.0
-    report = build_report(RunLog(rows))
+    report = build_report(RunLog(rows, draft_kind="same vocabulary"))
     assert report["categories"]["creative"]["auto"]["probe_share"] == 0.005
     assert report["categories"]["quotes"]["auto"]["probe_share"] == 0.0
     assert report["overall"]["auto"]["probe_share"] == round(0.01 / 3.0, 4)
@@ -45,9 +45,10 @@ def test_the_report_gives_the_price_of_autos_probes_per_category():
     text = markdown(report, "draftlight bench")
     assert "auto spent 0.33% of its decoding time probing" in text
     assert "creative 0.50%, quotes 0.00%" in text
-    # without auto, no such line
+    # without auto, no such line; nor without a draft model (n-gram lookup needs no probe)
     assert "Probing" not in markdown(build_report(RunLog(rows[::2] + [
-        turn("ngram", "creative", 100, 1.0)])), "draftlight bench")
+        turn("ngram", "creative", 100, 1.0)], draft_kind="same vocabulary")), "draftlight bench")
+    assert "Probing" not in markdown(build_report(RunLog(rows)), "draftlight bench")
 
 
 def test_questions_in_the_wrong_format_are_refused_clearly(tmp_path):

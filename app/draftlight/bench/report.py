@@ -220,7 +220,7 @@ def _probe_lines(report: dict) -> list[str]:
     model, overall and per category (none without a draft model: n-gram lookup's guess is
     checked for free at every step)."""
     overall = report["overall"].get("auto", {}).get("probe_share")
-    if overall is None:
+    if overall is None or not report.get("draft_kind"):
         return []
     per_category = ", ".join(
         f"{category} {100 * figures['auto']['probe_share']:.2f}%"
