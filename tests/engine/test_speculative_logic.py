@@ -373,7 +373,8 @@ def test_a_costly_drafter_is_charged_what_it_really_costs_and_probed_within_budg
     """A cross-vocabulary draft re-reads the context it missed before each probe: that, not the
     single pass timed at load, is what it costs. Auto learns it, and where the draft never pays
     its probes after the first take at most 1/PROBE_PATIENCE of the time, the extra token each
-    probe's pass verifies counted (once left out: a quick draft's probes took 1.4 times the budget).
+    probe's pass verifies counted (once left out: a quick draft's probes took 1.4 times the budget),
+    and the first waits for a guess of the price (it came after 32 steps whatever it cost).
     """
     from draftlight.engine.adaptive import PROBE_PATIENCE, AdaptiveDrafter, Candidate
     from draftlight.engine.drafters import Draft
@@ -384,6 +385,8 @@ def test_a_costly_drafter_is_charged_what_it_really_costs_and_probed_within_budg
 
     costs = cpu_like_costs()
 
+    first_at = []  # the run's time when its first probe came
+
     def run(catch_up_seconds: float, steps: int) -> tuple[list[float], float, float]:
         """(each probe's price, the run's time, the price auto.probe_seconds reported)."""
         auto = AdaptiveDrafter(costs, [Candidate(Slow(), 0.1, 8)])
@@ -393,6 +396,7 @@ def test_a_costly_drafter_is_charged_what_it_really_costs_and_probed_within_budg
             seconds = catch_up_seconds if drafted else 0.0
             verify = costs.token_seconds * (costs(2) if drafted else 1.0)
             if drafted:  # its drafting, and its pass's extra token
+                first_at.extend([] if probes else [run_seconds])
                 probes.append(seconds + verify - costs.token_seconds)
             run_seconds += verify + seconds
             auto.observe(drafted, 0, token=1, verify_seconds=verify, draft_seconds=seconds)
@@ -407,6 +411,10 @@ def test_a_costly_drafter_is_charged_what_it_really_costs_and_probed_within_budg
         assert probes[0] > catch_up and sum(probes[1:]) <= total / PROBE_PATIENCE
         # and the price the bench reports is the probes' drafting and their passes' extra token
         assert reported == pytest.approx(sum(probes))
+        # the first waits too, for a probe's price as guessed before any: two drafted tokens
+        # (0.1 passes each) and the pass's extra token (v(2) - 1)
+        guess = costs.token_seconds * (2 * 0.1 + costs(2) - 1.0)
+        assert first_at[-1] >= PROBE_PATIENCE * guess
     # One step that caught up with a long prompt does not rule the draft out...
     fresh = Candidate(Slow(), 0.1, 8)
     auto = AdaptiveDrafter(costs, [fresh])

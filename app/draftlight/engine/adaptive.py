@@ -13,11 +13,15 @@ from draftlight.engine.costs import BatchCosts, OnlineCosts
 from draftlight.engine.drafters import Draft, Drafter, ModelDrafter
 
 PROBE_EVERY = 32  # a costly drafter left idle this many steps drafts one token to re-learn
-# ... and only once the time since its last probe is this many times what that probe cost: a
-# probe also catches the draft up with everything said since (a batch over those tokens), so
-# a draft that never pays costs at most 1/PROBE_PATIENCE of the time (here 1%). N-gram lookup
-# needs no probe: its first guess is checked for free at every step (the shadow guess).
-PROBE_PATIENCE = 100
+# ... and only once the time since its last probe is this many times what that probe cost
+# (its drafting and its pass's extra token): a probe also catches the draft up with everything
+# said since (a batch over those tokens), so a draft that never pays costs at most
+# 1/PROBE_PATIENCE of the time (here 0.5%). Before any probe its price is taken to be two
+# drafted tokens and the extra token, so the first waits too; it also reads the whole prompt and
+# costs more (0.2-0.4 s for SmolLM2 drafting for Qwen-1.5B on a 2-core CPU), which the next
+# probe then waits for. N-gram lookup needs no probe: its first guess is checked for free at
+# every step (the shadow guess).
+PROBE_PATIENCE = 200
 # A costly drafter's cost per drafted token is the median of its latest this many steps, the
 # load-time figure counting twice at first: one step that caught up with a long prompt (on a GPU
 # too) must not rule the drafter out for the rest of the session.
@@ -202,8 +206,10 @@ class AdaptiveDrafter:
             if candidate.free:
                 continue
             candidate.idle_steps += 1
+            price = candidate.probe_seconds or self.costs.token_seconds * (
+                2 * candidate.cost_per_token + self.costs(2) - 1.0)  # none seen yet
             if (candidate.idle_steps >= PROBE_EVERY and max_tokens >= 1
-                    and candidate.idle_seconds >= PROBE_PATIENCE * candidate.probe_seconds):
+                    and candidate.idle_seconds >= PROBE_PATIENCE * price):
                 candidate.idle_steps, candidate.idle_seconds = 0, 0.0
                 self._chosen, self._probing = candidate, True
                 return self._keep_beliefs(candidate.drafter.propose(context, 1, params, rng))
