@@ -242,7 +242,7 @@ class AdaptiveDrafter:
             if self._probing:  # its drafting and what the pass spent on the probed token
                 self.probe_seconds = draft_seconds + max(
                     0.0, verify_seconds - self.costs.token_seconds)
-                chosen.probe_seconds = self.probe_seconds  # the next one waits 100 times that
+                chosen.probe_seconds = self.probe_seconds  # the next waits PROBE_PATIENCE x that
             elif drafted and self.costs.token_seconds > 0:
                 costs = chosen.measured_costs
                 if not costs:
