@@ -206,10 +206,11 @@ class AdaptiveDrafter:
             if candidate.free:
                 continue
             candidate.idle_steps += 1
+            if candidate.idle_steps < PROBE_EVERY or max_tokens < 1:
+                continue
             price = candidate.probe_seconds or self.costs.token_seconds * (
                 2 * candidate.cost_per_token + self.costs(2) - 1.0)  # none seen yet
-            if (candidate.idle_steps >= PROBE_EVERY and max_tokens >= 1
-                    and candidate.idle_seconds >= PROBE_PATIENCE * price):
+            if candidate.idle_seconds >= PROBE_PATIENCE * price:
                 candidate.idle_steps, candidate.idle_seconds = 0, 0.0
                 self._chosen, self._probing = candidate, True
                 return self._keep_beliefs(candidate.drafter.propose(context, 1, params, rng))
