@@ -32,12 +32,12 @@ from draftlight.engine.control_text import ControlText
 from draftlight.engine.compat import Compatibility, check_compatible
 from draftlight.engine.cross_vocab import CrossVocabDrafter
 from draftlight.engine.costs import BatchCosts, cached_costs
-from draftlight.engine.disk_cache import cache_key, load_cached, store_cached
 from draftlight.engine.drafters import Drafter, ModelDrafter, NgramDrafter, word_fold
 from draftlight.engine.errors import EngineError
 from draftlight.engine.origins import OriginFinder, kept_messages
 from draftlight.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from draftlight.engine.invariance import BatchDrift, cached_drift
+from draftlight.engine.learnt_counts import restore_learnt, save_learnt
 from draftlight.engine.prediction import PredictionDrafter
 from draftlight.engine.prompt import answered_start, fit_prompt
 from draftlight.engine.reply_steps import (emit, learn, up_to_the_end, window_full_notice,
@@ -56,8 +56,6 @@ CostSource = Callable[[LanguageModel, list[int], str], tuple[BatchCosts, float]]
 DriftSource = Callable[[LanguageModel, list[int]], BatchDrift]
 
 MODES: tuple[str, ...] = IN_PROCESS  # draftlight.modes owns what a mode is
-# Part of the key of saved acceptance counts (adaptive.py buckets); 4: matches measured in words
-ACCEPTANCE_VERSION = 4
 # Text used to time the models for auto mode's cost curve.
 PROBE_TEXT = ("Speculative decoding lets a small draft guess several tokens that a large model "
               "then checks in a single pass; accepted guesses stream out at once. ")
@@ -170,10 +168,8 @@ class Engine:
             self.costs, _ = self.cost_source(cancellable(self.target, should_cancel), probe,
                                              "target")
         candidates = [Candidate(self.ngram, 0.0, self.config.auto_max_tokens)]
-        learnt = self._learnt_key()
-        saved = load_cached(learnt) if learnt else None
-        if saved:  # start from what n-gram lookup achieved on this model last time
-            candidates[0].model.restore(saved)
+        # start from what n-gram lookup achieved on this model last time
+        restore_learnt(self.target, candidates[0].model)
         if self.draft is not None:
             # The draft is timed on its own tokens (another vocabulary's ids would be others).
             draft_probe = self.draft.tokenize(PROBE_TEXT * 8, add_bos=False)
@@ -193,24 +189,13 @@ class Engine:
     def _probe_tokens(self) -> list[int]:
         return self.target.tokenize(PROBE_TEXT * 8, add_bos=False)
 
-    def _learnt_key(self) -> str | None:
-        """Cache key of auto's n-gram acceptance counts for this target file (None: no file)."""
-        path = getattr(self.target, "path", None)
-        return cache_key(path, "ngram-acceptance", ACCEPTANCE_VERSION) if path else None
-
     def save_learnt(self) -> None:
-        """Keep auto's n-gram acceptance counts for the next session on this target: a new
-        conversation (or a one-shot `draftlight chat`) then starts from them instead of the
-        cautious prior, which drafts little until it has seen the model copy."""
-        key = self._learnt_key()
-        if self._auto is None or key is None:
+        """Keep auto's n-gram acceptance counts for the next session on this target."""
+        if self._auto is None:
             return
         for candidate in self._auto.candidates:
             if candidate.drafter is self.ngram:
-                try:
-                    store_cached(key, candidate.model.counts())
-                except OSError:
-                    pass  # the cache folder is not writable: only a head start is lost
+                save_learnt(self.target, candidate.model)
 
     def close(self) -> None:
         self.detach_draft()  # keeps what auto learnt
