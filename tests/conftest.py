@@ -54,9 +54,11 @@ from tests.support import leftovers  # noqa: E402
 from tests.support.user_folders import remove_folders, writes_to_not_home  # noqa: E402
 
 # The loopback hub's fixtures (clean_env, fake_hub, hub_client, closed_port_url), for the tests of
-# every room that talk to a hub; the guard that ends a hung test (hang_guard.py). pytest reads
-# pytest_plugins only in this, the root conftest.
-pytest_plugins = ["tests.support.hub_fixtures", "tests.support.hang_guard"]
+# every room that talk to a hub; the guard that ends a hung test (hang_guard.py); the scheduler
+# that lets the run go on and end after a worker crash (crashed_workers.py); the CPU check once
+# per run (cpu_check_once.py). pytest reads pytest_plugins only in this, the root conftest.
+pytest_plugins = ["tests.support.hub_fixtures", "tests.support.hang_guard",
+                  "tests.support.crashed_workers", "tests.support.cpu_check_once"]
 
 
 def pytest_collection_modifyitems(config, items):

@@ -234,12 +234,30 @@ def _open_llama_server(spec: EngineSpec, report: Report | None, on_log, should_c
         binary = server_for_terminal(spec.llama_server or None)
     else:
         binary = find_server(spec.llama_server or None) or build_server(report, should_cancel)
+    repack, notices = _repack_for(binary)
     options = ServerOptions(target=Path(spec.target_path), spec_type=spec.spec_type,
                             draft=Path(spec.draft_path) if spec.draft_path else None,
                             n_ctx=spec.n_ctx, threads=spec.n_threads,
                             gpu_layers=spec.target_gpu_layers,
-                            rpc=rpc_addresses(spec.rpc_servers))
-    return ServerEngine.managed(binary, options, on_log=on_log, should_cancel=should_cancel)
+                            rpc=rpc_addresses(spec.rpc_servers), repack=repack)
+    return ServerEngine.managed(binary, options, on_log=on_log, should_cancel=should_cancel,
+                                notices=notices)
+
+
+def _repack_for(binary: Path) -> tuple[bool, tuple[str, ...]]:
+    """Whether llama-server may repack weights, and the note if not: our own build runs the
+    in-process engine's llama.cpp libraries, so engine/cpu_check.py's answer holds for it
+    (another build that crashes at start is started again without: ManagedServer.start)."""
+    from draftlight.engine import cpu_check
+    from draftlight.engine.llama_backend import extra_buffers_usable
+    from draftlight.engine.server.build import built_server_path
+    from draftlight.paths import bundled_model_path
+    if Path(binary) != built_server_path() or bundled_model_path() is None:
+        return True, ()
+    if extra_buffers_usable(bundled_model_path()):
+        return True, ()
+    note = cpu_check.untold_note(cpu_check.cache_file())
+    return False, (note,) if note else ()
 
 
 def spec_for_command_line(args, settings: Settings) -> EngineSpec:

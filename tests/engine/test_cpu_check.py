@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from draftlight.engine import cpu_check, llama_backend
+from draftlight.engine import cpu_check
 from draftlight.engine.errors import ModelLoadError
 from draftlight.engine.llama_backend import LlamaBackend
 from draftlight.engine.load_options import LoadOptions
@@ -19,6 +19,15 @@ from draftlight.engine.load_options import LoadOptions
 @pytest.fixture
 def amx_build(monkeypatch):
     monkeypatch.setattr(cpu_check, "has_amx", lambda: True)
+    monkeypatch.setattr(cpu_check, "_known", {})  # nothing found out in this process yet
+
+
+@pytest.fixture
+def simulated_crash(monkeypatch, tmp_path):
+    """A CPU whose extra buffers crash, on any CPU (no child), checked afresh."""
+    monkeypatch.setenv(cpu_check.SIMULATE_VARIABLE, "1")
+    monkeypatch.setenv(cpu_check.FILE_VARIABLE, str(tmp_path / "cpu_check.json"))
+    monkeypatch.setattr(cpu_check, "_known", {})
 
 
 def scripted_children(monkeypatch, crashes: set[bool]) -> list[bool]:
@@ -62,6 +71,7 @@ def test_a_llama_cpp_that_crashes_either_way_is_one_clear_error(amx_build, monke
 
 
 def test_a_child_killed_by_a_signal_is_a_crash_and_a_failing_one_is_not(monkeypatch, tmp_path):
+    monkeypatch.delenv(cpu_check.SIMULATE_VARIABLE, raising=False)  # real children
     killed = [sys.executable, "-c", f"import os; os.kill(os.getpid(), {int(signal.SIGILL)})"]
     monkeypatch.setattr(cpu_check, "child_command", lambda model, extra: killed)
     assert not cpu_check.runs(tmp_path / "m.gguf", True)
@@ -80,17 +90,37 @@ def test_the_real_child_evaluates_the_bundled_model(bundled_model):
     assert usual.returncode == 0 or (cpu_check.has_amx() and usual.returncode < 0), usual.stderr
 
 
-def test_a_model_loaded_without_extra_buffers_says_so_and_gives_the_same_logits(
-        bundled_model, monkeypatch):
+def test_a_model_loaded_without_extra_buffers_says_so_once_and_gives_the_same_logits(
+        bundled_model, simulated_crash, monkeypatch):
     options = LoadOptions(n_ctx=256, n_batch=64)
-    with monkeypatch.context() as patched:
-        patched.setattr(llama_backend, "_extra_buffers_usable", lambda path: False)
-        plain = LlamaBackend(bundled_model, options)
-    with plain:
+    with LlamaBackend(bundled_model, options) as plain:
         assert not plain.options.extra_buffers and "AMX" in plain.load_note
         tokens = plain.tokenize("The United States of America", add_bos=True)
         without = plain.eval(tokens, n_logits=len(tokens))
+    with LlamaBackend(bundled_model, options) as again:  # said once per machine, not per load
+        assert not again.options.extra_buffers and again.load_note == ""
+    monkeypatch.delenv(cpu_check.SIMULATE_VARIABLE)
     with LlamaBackend(bundled_model, options) as usual:  # with them wherever they run
         assert usual.options.extra_buffers == (usual.load_note == "")
         with_them = usual.eval(tokens, n_logits=len(tokens))
     assert np.argmax(without, axis=-1).tolist() == np.argmax(with_them, axis=-1).tolist()
+
+
+def test_a_load_that_fails_does_not_use_up_the_note(bundled_model, simulated_crash, tmp_path):
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(bundled_model.read_bytes()[:100_000])
+    with pytest.raises(ModelLoadError):
+        LlamaBackend(broken, LoadOptions(n_ctx=256))
+    with LlamaBackend(bundled_model, LoadOptions(n_ctx=256)) as loaded:
+        assert loaded.load_note == cpu_check.NOTE
+
+
+def test_the_note_is_remembered_by_the_machine_not_the_process(simulated_crash, tmp_path):
+    cache = cpu_check.cache_file()
+    assert cpu_check.untold_note(cache) == ""  # nothing found out yet: nothing to say
+    assert not cpu_check.extra_buffers_usable(tmp_path / "m.gguf", cache)
+    assert cpu_check.untold_note(cache) == cpu_check.NOTE
+    assert cpu_check.untold_note(cache) == ""
+    cpu_check._known.clear()  # another process on this machine
+    assert not cpu_check.extra_buffers_usable(tmp_path / "m.gguf", cache)
+    assert cpu_check.untold_note(cache) == ""

@@ -20,7 +20,7 @@ from draftlight.engine.speculative import speculative_step
 from tests.support.chi_square import chi_square_sf, pearson
 from tests.support.synthetic_models import cached_model
 
-OPTIONS = LoadOptions(n_ctx=2048, n_threads=1, check_cpu=False)
+OPTIONS = LoadOptions(n_ctx=2048, n_threads=1)
 GREEDY = SamplingParams(temperature=0.0, max_tokens=40)
 PROMPTS = ["Repeat exactly: the cat sat on the mat, the cat sat on the mat.",
            "Write a list of ten numbers.",

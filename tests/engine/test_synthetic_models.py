@@ -34,7 +34,7 @@ def backend(request, tmp_path_factory, module_home):
     path = write_model(request.param, tmp_path_factory.mktemp("synthetic") / "model.gguf")
     # One thread: a model this small gains nothing from two, and where other processes share
     # the cores, two threads wait on each other at every op (~1 s a token instead of ~3 ms).
-    with LlamaBackend(path, LoadOptions(n_ctx=1024, n_threads=1, check_cpu=False)) as loaded:
+    with LlamaBackend(path, LoadOptions(n_ctx=1024, n_threads=1)) as loaded:
         yield request.param, loaded
 
 

@@ -7,6 +7,7 @@ API with the same threads, context, KV cache type and flash attention as our eng
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,14 +30,16 @@ class PromptLookupPeer:
     def __init__(self, target: Path, options: LoadOptions, num_pred_tokens: int = 10) -> None:
         from llama_cpp import Llama
         from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+        from draftlight.engine.llama_backend import extra_buffers_usable
         threads = options.n_threads or default_threads()
         # Its draft path needs logits for every prompt row; a batch as large as the context
         # avoids the "could not broadcast" crash on prompts longer than n_batch (FACTS.md).
-        self.llama = Llama(model_path=str(target), n_ctx=options.n_ctx, n_batch=options.n_ctx,
-                           n_ubatch=options.n_batch, n_threads=threads, n_threads_batch=threads,
-                           flash_attn=True, verbose=False,
-                           type_k=options.kv_type, type_v=options.kv_type,
-                           draft_model=LlamaPromptLookupDecoding(num_pred_tokens=num_pred_tokens))
+        with _extra_buffers(options.extra_buffers and extra_buffers_usable(target)):
+            self.llama = Llama(
+                model_path=str(target), n_ctx=options.n_ctx, n_batch=options.n_ctx,
+                n_ubatch=options.n_batch, n_threads=threads, n_threads_batch=threads,
+                flash_attn=True, verbose=False, type_k=options.kv_type, type_v=options.kv_type,
+                draft_model=LlamaPromptLookupDecoding(num_pred_tokens=num_pred_tokens))
 
     def run(self, messages: list[dict[str, str]], max_tokens: int, temperature: float,
             seed: int | None) -> PeerResult:
@@ -60,3 +63,25 @@ class PromptLookupPeer:
 
     def close(self) -> None:
         self.llama.close()
+
+
+@contextmanager
+def _extra_buffers(usable: bool):
+    """`Llama(...)` with llama.cpp's extra buffer types only where they run on this CPU
+    (engine/cpu_check.py): Llama takes no option for them, so the default model parameters it
+    starts from have them off while it loads."""
+    if usable:
+        yield
+        return
+    import llama_cpp.llama_cpp as low_level
+    defaults = low_level.llama_model_default_params
+
+    def without_extra_buffers():
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+    low_level.llama_model_default_params = without_extra_buffers
+    try:
+        yield
+    finally:
+        low_level.llama_model_default_params = defaults

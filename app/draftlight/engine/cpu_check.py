@@ -12,12 +12,17 @@ weight repacking live), and if that crashes, without them:
     runs only without  -> load without them: slower batched passes, but it runs (one note)
     crashes both ways  -> ModelLoadError saying how to rebuild llama-cpp-python without AMX
 
-The answer is cached per llama.cpp library and CPU. Builds without AMX are never checked.
+The answer is cached per llama.cpp library and CPU (and within a process), and the note that
+says so is given once per machine (`untold_note`), not before every error. Builds without AMX
+are never checked. DRAFTLIGHT_SIMULATE_AMX_CRASH=1 makes the check answer "runs only without"
+without a child, so that the suite can walk that path on any CPU; DRAFTLIGHT_CPU_CHECK_FILE
+names the cache file (the suite shares one between its tests).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -35,10 +40,30 @@ REBUILD = ("rebuild llama-cpp-python without AMX: CMAKE_ARGS=\"-DCMAKE_C_FLAGS='
            f"llama-cpp-python=={llama_cpp.__version__}")
 NOTE = ("llama.cpp's AMX kernels crash on this CPU, so models load without llama.cpp's repacked "
         "weights (drafts are checked more slowly); to get them back, " + REBUILD)
+SIMULATE_VARIABLE = "DRAFTLIGHT_SIMULATE_AMX_CRASH"  # "1": extra buffers "crash" (no child)
+FILE_VARIABLE = "DRAFTLIGHT_CPU_CHECK_FILE"  # the cache file, instead of the cache folder's
+TOLD = "told"  # the cache's list of keys whose note was given
+
+_known: dict[str, str] = {}  # this process's answers, by _cache_key()
+
+
+def _simulated() -> bool:
+    return os.environ.get(SIMULATE_VARIABLE) == "1"
 
 
 def has_amx() -> bool:
+    if _simulated():
+        return True
     return "AMX_INT8 = 1" in llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+
+
+def cache_file() -> Path:
+    """Where the answers are kept: DRAFTLIGHT_CPU_CHECK_FILE, else the cache folder's."""
+    named = os.environ.get(FILE_VARIABLE)
+    if named:
+        return Path(named)
+    from draftlight.paths import cache_dir
+    return cache_dir() / "cpu_check.json"
 
 
 def child_command(model: Path, extra_buffers: bool) -> list[str]:
@@ -53,6 +78,8 @@ def runs(model: Path, extra_buffers: bool) -> bool:
     """Whether a child process loads `model` and evaluates a batch without being killed (a
     child that fails otherwise, or takes too long, did not crash: that is for the real load to
     report)."""
+    if _simulated():
+        return not extra_buffers
     try:
         child = subprocess.run(child_command(model, extra_buffers), capture_output=True,
                                timeout=TIMEOUT_SECONDS)
@@ -66,7 +93,7 @@ def _cache_key() -> str:
     stamps = sorted((p.name, p.stat().st_size, int(p.stat().st_mtime))
                     for p in library.glob("*ggml-cpu*")) if library.is_dir() else []
     return json.dumps([llama_cpp.__version__, stamps, platform.processor() or platform.machine(),
-                       _cpu_model()])
+                       _cpu_model()] + (["simulated"] if _simulated() else []))
 
 
 def _cpu_model() -> str:
@@ -79,30 +106,61 @@ def _cpu_model() -> str:
     return ""
 
 
-def extra_buffers_usable(model: Path, cache_file: Path) -> bool:
+def _read(cache: Path) -> dict:
+    try:
+        known = json.loads(cache.read_text())
+    except (OSError, ValueError):
+        return {}
+    return known if isinstance(known, dict) else {}
+
+
+def _write(cache: Path, known: dict) -> None:
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(known))
+    except OSError:
+        pass  # asked again next time
+
+
+def answer(model: Path, cache: Path) -> str:
+    """"extra", "plain" or "crashes" (the module's docstring): known, else found out now."""
+    if not has_amx():
+        return "extra"
+    key = _cache_key()
+    if key not in _known:
+        known = _read(cache)
+        if known.get(key) not in ("extra", "plain", "crashes"):
+            if runs(model, True):
+                known[key] = "extra"
+            elif runs(model, False):
+                known[key] = "plain"
+            else:
+                known[key] = "crashes"
+            _write(cache, known)
+        _known[key] = known[key]
+    return _known[key]
+
+
+def extra_buffers_usable(model: Path, cache: Path) -> bool:
     """Whether models may load with llama.cpp's extra buffer types here (see the module's
     docstring); raises ModelLoadError where llama.cpp cannot run at all."""
-    if not has_amx():
-        return True
-    key = _cache_key()
-    try:
-        known = json.loads(cache_file.read_text())
-    except (OSError, ValueError):
-        known = {}
-    if not isinstance(known, dict):
-        known = {}
-    if key not in known:
-        if runs(model, True):
-            known[key] = "extra"
-        elif runs(model, False):
-            known[key] = "plain"
-        else:
-            known[key] = "crashes"
-        try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            cache_file.write_text(json.dumps(known))
-        except OSError:
-            pass  # asked again next time
-    if known[key] == "crashes":
+    found = answer(model, cache)
+    if found == "crashes":
         raise ModelLoadError(f"llama.cpp crashes on this CPU (illegal instruction); {REBUILD}")
-    return known[key] == "extra"
+    return found == "extra"
+
+
+def untold_note(cache: Path) -> str:
+    """NOTE the first time it is asked for on this machine (this library and CPU) where models
+    load without extra buffers, "" after that and everywhere else: a user reads it once, where
+    it belongs (the window's banner, `draftlight chat`'s first run), not before every error."""
+    key = _cache_key() if has_amx() else ""
+    if _known.get(key) != "plain":
+        return ""
+    known = _read(cache)
+    told = known.get(TOLD) if isinstance(known.get(TOLD), list) else []
+    if key in told:
+        return ""
+    known[TOLD] = [*told, key]
+    _write(cache, known)
+    return NOTE

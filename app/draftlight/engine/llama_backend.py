@@ -71,11 +71,12 @@ class RollbackCounters:
     full: int = 0  # rollbacks that re-evaluated the whole kept context
 
 
-def _extra_buffers_usable(path: Path) -> bool:
-    """cpu_check.extra_buffers_usable, trying the bundled model (or this one) once per machine."""
+def extra_buffers_usable(path: Path) -> bool:
+    """cpu_check.extra_buffers_usable, trying the bundled model (or this one) once per machine:
+    every in-process load asks it (LlamaBackend here, the bench's llama-cpp-python peer)."""
     from draftlight import paths
     return cpu_check.extra_buffers_usable(paths.bundled_model_path() or path,
-                                          paths.cache_dir() / "cpu_check.json")
+                                          cpu_check.cache_file())
 
 
 def check_gguf_file(path: Path) -> None:
@@ -100,9 +101,10 @@ class LlamaBackend:
         self.path = Path(path)
         check_gguf_file(self.path)
         self.load_note = ""  # what the user should know about how it was loaded
-        if options.extra_buffers and options.check_cpu and not _extra_buffers_usable(self.path):
+        left_out = options.extra_buffers and options.check_cpu and not extra_buffers_usable(
+            self.path)
+        if left_out:
             options = replace(options, extra_buffers=False)
-            self.load_note = cpu_check.NOTE
         self.options = options
         self._stack = ExitStack()
         _recent_log.clear()
@@ -165,6 +167,8 @@ class LlamaBackend:
         self._native_pending = False  # a native rollback waits for the next llama_decode
         self._seconds_per_token = 0.0  # of the latest long batched pass (a prompt's)
         self._piece_buffer = ctypes.create_string_buffer(256)
+        if left_out:  # once loaded: a load that fails says only why it failed
+            self.load_note = cpu_check.untold_note(cpu_check.cache_file())
 
     # --- the Backend protocol -------------------------------------------------------------
 

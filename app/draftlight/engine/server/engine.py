@@ -63,17 +63,21 @@ class ServerEngine:
         self._vllm_steps = False  # the last reply's chunks were shown to be vLLM's steps
         self._model_asked = False  # a remote server was asked which model it serves
         self._control_text_cache: dict[str, set[str]] = {}  # message text -> markers in it
+        self._notices: tuple[str, ...] = ()  # said at the start (how it was loaded)
 
     @classmethod
     def managed(cls, binary: str | Path, options: ServerOptions, *,
                 on_log: Callable[[str], None] | None = None,
-                should_cancel: Callable[[], bool] = lambda: False) -> "ServerEngine":
+                should_cancel: Callable[[], bool] = lambda: False,
+                notices: tuple[str, ...] = ()) -> "ServerEngine":
         """Start llama-server with `options` (its spec_type is the first mode). The modes on
         offer are those these models can run: draft-model types with a draft model, MTP with a
-        target that carries MTP layers."""
+        target that carries MTP layers. `notices`: what the user should know about how it
+        was started (load_notices)."""
         engine = cls(None, binary=Path(binary), options=options, on_log=on_log,
                      spec_types=runnable_spec_types(options))
         engine._start(options, should_cancel)
+        engine._notices = notices + ((engine.server.note,) if engine.server.note else ())
         return engine
 
     @classmethod
@@ -94,8 +98,9 @@ class ServerEngine:
 
     @property
     def load_notices(self) -> tuple[str, ...]:
-        """llama-server says what it needs to in its log (View ▸ Server log)."""
-        return ()
+        """How it was started, where the user should know (without repacked weights where
+        they crash this CPU); llama-server says the rest in its log (View ▸ Server log)."""
+        return self._notices
 
     @property
     def n_ctx(self) -> int:
@@ -163,7 +168,9 @@ class ServerEngine:
         self.close()
         server = ManagedServer(self.binary, options, on_log=self.on_log)
         server.start(should_cancel)
-        self.server, self.options = server, options
+        # its options as it runs (without repacked weights where a start crashed): the next
+        # start (another spec type) keeps them
+        self.server, self.options = server, server.options
         self.endpoint = Endpoint(server.url, api_key=server.api_key)
 
     def use_spec_type(self, spec_type: str) -> bool:

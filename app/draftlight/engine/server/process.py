@@ -23,12 +23,13 @@ import http.client
 import os
 import re
 import secrets
+import signal
 import socket
 import subprocess
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -38,6 +39,9 @@ from draftlight.lifetimes import popen_tied
 from draftlight.modes import Mode, ModeError
 
 LOG_LINES = 2000  # the server's latest log lines kept for the Server log view
+NO_REPACK_NOTE = ("llama-server crashed at start with llama.cpp's repacked weights (signal {signal}; "
+                  "AMX kernels do that on some CPUs), so it runs without them (--no-repack): "
+                  "drafts are checked more slowly")
 HEALTH_TIMEOUT = 180.0  # seconds a start may take (loading a large model) before giving up
 _LOG_PREFIX = re.compile(r"^\d+\.\d+\.\d+\.\d+ [A-Z] ")  # llama.cpp's "0.00.018.518 E "
 
@@ -60,6 +64,9 @@ class ServerOptions:
     kv_type: str = "q8_0"
     # Other machines' rpc-servers ("host:port"): the model's layers are split over them
     rpc: tuple[str, ...] = ()
+    # llama.cpp's repacked weights (its extra buffer types); off (--no-repack) where they crash
+    # this CPU: engine/cpu_check.py's answer for our own build, or a start that died of a signal
+    repack: bool = True
     extra: tuple[str, ...] = field(default_factory=tuple)
 
     def arguments(self) -> list[str]:
@@ -92,6 +99,8 @@ class ServerOptions:
                      "-lv", "4"]
             if self.gpu_layers == 0:
                 args[args.index("-ngl") + 1] = "999"
+        if not self.repack:
+            args.append("--no-repack")
         return args + list(self.extra)
 
 
@@ -110,6 +119,7 @@ class ManagedServer:
         self.port = 0
         self.api_key = secrets.token_hex(24)
         self._reader: threading.Thread | None = None
+        self.note = ""  # what the user should know about how it was started
 
     @property
     def url(self) -> str:
@@ -130,8 +140,17 @@ class ManagedServer:
                 self._wait_healthy(should_cancel)
                 return
             except ServerStartError as exc:
+                died_of = -self.process.returncode if self.process and self.process.poll() else 0
                 self.close()
                 if attempt < 2 and self._port_was_taken():
+                    continue
+                if attempt < 2 and self.options.repack and died_of in _CRASH_SIGNALS:
+                    # llama.cpp's AMX kernels (repacked weights) kill it on some CPUs at its
+                    # first batch; without them it runs (engine/cpu_check.py finds the same
+                    # for the in-process engine)
+                    self.options = replace(self.options, repack=False)
+                    self.note = NO_REPACK_NOTE.format(signal=signal.Signals(died_of).name)
+                    self._record(f"# {self.note}")
                     continue
                 raise exc from None
 
@@ -227,6 +246,8 @@ class ManagedServer:
 
 
 _RUNNING: "weakref.WeakSet[ManagedServer]" = weakref.WeakSet()
+_CRASH_SIGNALS = {int(getattr(signal, name)) for name in ("SIGILL", "SIGSEGV", "SIGBUS")
+                  if hasattr(signal, name)}
 
 
 @atexit.register
