@@ -31,6 +31,7 @@ from pathlib import Path
 import llama_cpp
 
 from draftlight.engine.errors import ModelLoadError
+from draftlight.shared_files import read_json_object, update_json
 
 CHILD_COMMAND = "_cpu-check-child"  # hidden `draftlight` command, for the frozen app
 TIMEOUT_SECONDS = 180
@@ -106,18 +107,9 @@ def _cpu_model() -> str:
     return ""
 
 
-def _read(cache: Path) -> dict:
+def _update(cache: Path, change) -> None:
     try:
-        known = json.loads(cache.read_text())
-    except (OSError, ValueError):
-        return {}
-    return known if isinstance(known, dict) else {}
-
-
-def _write(cache: Path, known: dict) -> None:
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps(known))
+        update_json(cache, change)
     except OSError:
         pass  # asked again next time
 
@@ -128,16 +120,12 @@ def answer(model: Path, cache: Path) -> str:
         return "extra"
     key = _cache_key()
     if key not in _known:
-        known = _read(cache)
-        if known.get(key) not in ("extra", "plain", "crashes"):
-            if runs(model, True):
-                known[key] = "extra"
-            elif runs(model, False):
-                known[key] = "plain"
-            else:
-                known[key] = "crashes"
-            _write(cache, known)
-        _known[key] = known[key]
+        found = read_json_object(cache).get(key)
+        if found not in ("extra", "plain", "crashes"):
+            found = ("extra" if runs(model, True) else "plain" if runs(model, False)
+                     else "crashes")
+            _update(cache, lambda known: known.__setitem__(key, found))
+        _known[key] = found
     return _known[key]
 
 
@@ -157,10 +145,12 @@ def untold_note(cache: Path) -> str:
     key = _cache_key() if has_amx() else ""
     if _known.get(key) != "plain":
         return ""
-    known = _read(cache)
-    told = known.get(TOLD) if isinstance(known.get(TOLD), list) else []
-    if key in told:
+    told = read_json_object(cache).get(TOLD)
+    if isinstance(told, list) and key in told:
         return ""
-    known[TOLD] = [*told, key]
-    _write(cache, known)
+
+    def tell(known: dict) -> None:
+        earlier = known.get(TOLD) if isinstance(known.get(TOLD), list) else []
+        known[TOLD] = [*earlier, key]
+    _update(cache, tell)
     return NOTE

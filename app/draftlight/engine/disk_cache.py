@@ -17,6 +17,7 @@ import platform
 from pathlib import Path
 
 from draftlight import paths
+from draftlight.shared_files import read_json_object, update_json
 
 # Part of every cache_key: bumping it measures every entry again. (It was costs.CURVE_VERSION,
 # kept at its value so the entries of earlier versions of the app are still found.)
@@ -57,21 +58,10 @@ def _cache_file() -> Path:
 
 
 def load_cached(key: str) -> dict | None:
-    try:
-        return json.loads(_cache_file().read_text()).get(key)
-    except (OSError, ValueError, AttributeError):
-        return None
+    return read_json_object(_cache_file()).get(key)
 
 
 def store_cached(key: str, value: dict) -> None:
-    path = _cache_file()
-    try:
-        data = json.loads(path.read_text()) if path.exists() else {}
-        if not isinstance(data, dict):
-            data = {}
-    except (OSError, ValueError):
-        data = {}
-    data[key] = value
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    os.replace(tmp, path)
+    """Keep `value` under `key` (raises OSError); another process's entries written meanwhile
+    are kept (shared_files.update_json)."""
+    update_json(_cache_file(), lambda known: known.__setitem__(key, value), indent=1)

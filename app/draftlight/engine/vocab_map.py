@@ -9,7 +9,7 @@ model files' identity as disk_cache.py names its entries).
 
 from __future__ import annotations
 
-import os
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +18,7 @@ import numpy as np
 from draftlight import paths
 from draftlight.engine.backend import LanguageModel
 from draftlight.engine.disk_cache import digest, file_identity
+from draftlight.shared_files import write_atomically
 
 MAP_VERSION = 1  # part of a cached map's key: maps built the old way are rebuilt
 SPOT_CHECKS = 64  # tokens per side compared with the live model when a cached map is loaded
@@ -119,9 +120,9 @@ def save_vocab_map(vocab_map: VocabMap, path: Path) -> None:
     arrays["shared"] = np.array([vocab_map.shared, vocab_map.smaller])
     arrays["eog"] = np.array(sorted(vocab_map.draft_eog_to_target.items()),
                              dtype=np.int64).reshape(-1, 2)
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez_compressed(tmp, **arrays)
-    os.replace(tmp, path)
+    packed = io.BytesIO()
+    np.savez_compressed(packed, **arrays)
+    write_atomically(path, packed.getvalue())
 
 
 def load_vocab_map(path: Path) -> VocabMap:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from draftlight.lifetimes import owned, popen_tied, remove_abandoned
+from draftlight.shared_files import WaitCancelled, lock_path, once
 from draftlight.store.errors import StoreError
 from draftlight.store.gguf_info import read_gguf_info
 
@@ -60,7 +61,7 @@ class ConversionCancelled(ConversionError):
 class ConvertProgress:
     done: int  # tensors written
     total: int  # tensors in the model (0 until the quantizer says)
-    stage: str  # "quantizing" or "verifying"
+    stage: str  # "waiting" (for another Draftlight making it), "quantizing" or "verifying"
 
 
 def weight_type(name: str) -> str:
@@ -115,7 +116,9 @@ def convert(source: Path, dest: Path, type_name: str, *,
     """Write `source` re-quantised to `type_name` at `dest` (temp file, verified, renamed).
 
     Blocks until done; `should_cancel` is polled ten times a second. Ctrl-C (KeyboardInterrupt)
-    and cancelling stop the child and delete the temp file.
+    and cancelling stop the child and delete the temp file. One process converts into `dest` at
+    a time: another Draftlight converting into it is waited for (`on_progress` hears stage
+    "waiting"), and what it made is used.
 
     Raises:
         ConversionError: unreadable source, no disk space, a folder that cannot be written, or
@@ -133,9 +136,41 @@ def convert(source: Path, dest: Path, type_name: str, *,
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConversionError(f"cannot create {dest.parent}: {exc.strerror or exc}") from exc
+    waited = []
+
+    def on_wait() -> None:
+        waited.append(True)
+        if on_progress is not None:
+            on_progress(ConvertProgress(0, 0, "waiting"))
+    try:
+        with once(lock_path(dest), on_wait=on_wait,
+                  should_cancel=should_cancel or (lambda: False)):
+            if waited and _made(dest):  # by the process it waited for
+                return dest
+            return _convert_alone(source, dest, type_name, info, on_progress, should_cancel,
+                                  threads)
+    except WaitCancelled:
+        raise ConversionCancelled(f"converting {source.name} was cancelled") from None
+    except StoreError:
+        raise
+    except OSError as exc:  # the lock file cannot be made
+        raise ConversionError(f"cannot write {dest.parent}: {exc.strerror or exc}") from exc
+
+
+def _made(dest: Path) -> bool:
+    try:
+        read_gguf_info(dest)
+        return True
+    except (OSError, StoreError):
+        return False
+
+
+def _convert_alone(source: Path, dest: Path, type_name: str, info, on_progress, should_cancel,
+                   threads: int | None) -> Path:
+    """convert(), once this process holds `dest`'s lock."""
     check_space(dest.parent, estimated_size(info.parameter_count, type_name))
     temp = converting_path(dest)
-    _remove(temp)  # left by a crash
+    _remove(temp)  # left by a crash (the lock says nobody is writing it)
     # marked as this process's: if the app is killed, its next start removes the file
     with owned(temp):
         command = child_command(str(source), str(temp), type_name, threads or 0)

@@ -20,8 +20,15 @@ def default_target_in_terminal(path: Path | None) -> Path:
         print(f"making the faster {DEFAULT_TYPE} copy of the bundled model (once)…",
               file=sys.stderr, flush=True)
     bar = ConvertBar(sys.stderr, DEFAULT_TYPE) if show else None
+
+    def on_progress(progress) -> None:
+        if progress.stage == "waiting":  # said in a pipe too: the pause is another program's
+            note(f"waiting for the {DEFAULT_TYPE} copy of the bundled model that another "
+                 "Draftlight is making")
+        elif bar is not None:
+            bar(progress)
     try:
-        chosen = default_target(path, on_progress=bar)
+        chosen = default_target(path, on_progress=on_progress)
     finally:
         if bar is not None:
             bar.finish()

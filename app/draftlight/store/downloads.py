@@ -21,6 +21,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Callable
 
+from draftlight.shared_files import WaitCancelled, lock_path, once
 from draftlight.store import http_client
 from draftlight.store.errors import (ChecksumMismatchError, DownloadCancelledError, DownloadError,
                               DownloadInterruptedError, HubError, InsufficientSpaceError)
@@ -38,6 +39,7 @@ SPEED_WINDOW_S = 3.0
 class JobState(Enum):
     QUEUED = "queued"
     CHECKING = "checking"  # asking the hub for size and hash, checking disk space
+    WAITING = "waiting"  # for another Draftlight downloading the same file, then using it
     DOWNLOADING = "downloading"
     VERIFYING = "verifying"  # sha256 of the complete file
     DONE = "done"
@@ -126,6 +128,15 @@ class DownloadJob:
         expected = self.expected_sha256 or remote.sha256
         self._total = remote.size
         self.destination.parent.mkdir(parents=True, exist_ok=True)
+        try:  # one process fetches a file at a time; the next finds it complete
+            with once(lock_path(self.destination), should_cancel=self._cancel.is_set,
+                      on_wait=lambda: self._emit(JobState.WAITING, force=True)):
+                return self._fetch_alone(remote, expected)
+        except WaitCancelled:
+            raise DownloadCancelledError(f"{self.filename}: cancelled") from None
+
+    def _fetch_alone(self, remote: RemoteFile, expected: str | None) -> InstalledModel:
+        """The rest of _run(), once this process holds the destination's lock."""
         if self._already_complete(remote, expected):
             self._downloaded = remote.size
             return self._register(remote, expected)

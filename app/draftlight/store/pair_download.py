@@ -77,7 +77,7 @@ def _combined(states: list[JobState]) -> JobState:
             return final
     if states and all(s == JobState.DONE for s in states):
         return JobState.DONE
-    for busy in (JobState.DOWNLOADING, JobState.VERIFYING, JobState.CHECKING):
+    for busy in (JobState.DOWNLOADING, JobState.VERIFYING, JobState.WAITING, JobState.CHECKING):
         if busy in states:
             return busy
     return JobState.QUEUED

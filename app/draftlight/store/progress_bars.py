@@ -53,6 +53,9 @@ class PullProgress:
         elif progress.state == JobState.VERIFYING:
             self.finish()
             print(f"verifying sha256 of {job.filename} …", file=self.stream, flush=True)
+        elif progress.state == JobState.WAITING:
+            print(f"waiting for the download of {job.filename} that another Draftlight is "
+                  "making …", file=self.stream, flush=True)
 
     def _start(self, job, progress) -> tqdm:
         if progress.resumed_from:

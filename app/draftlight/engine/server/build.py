@@ -31,6 +31,7 @@ from draftlight.engine.errors import ServerBuildError
 from draftlight.engine.server.build_record import RECORD, changed_files, write_record
 from draftlight.engine.server.sdist import PACKAGE, download_sdist
 from draftlight.lifetimes import owned, popen_tied, remove_abandoned
+from draftlight.shared_files import WaitCancelled, lock_path, once
 
 BINARY = "llama-server.exe" if sys.platform == "win32" else "llama-server"
 # llama.cpp's RPC helper (runs on each machine a model is split over) and the RPC backend module
@@ -204,6 +205,18 @@ def build_server(report: Report | None = None, should_cancel: Callable[[], bool]
             pinned checksum), the build failed or was cancelled."""
     report = report or (lambda what, percent: None)
     target = built_server_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:  # one build at a time: another Draftlight's is waited for, then used
+        with once(lock_path(target), should_cancel=should_cancel, on_wait=lambda: report(
+                "waiting for the llama-server build another Draftlight is making", -1)):
+            return _build_alone(target, report, should_cancel, sources, jobs)
+    except WaitCancelled:
+        raise ServerBuildError("the llama-server build was cancelled") from None
+
+
+def _build_alone(target: Path, report: Report, should_cancel: Callable[[], bool],
+                 sources: str | Path | None, jobs: int | None) -> Path:
+    """build_server(), once this process holds the build's lock."""
     if target.is_file():
         try:
             return check_build(target)

@@ -16,6 +16,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from draftlight.shared_files import write_atomically
+
 RECORD = "build.json"
 
 
@@ -33,9 +35,7 @@ def write_record(folder: Path, names: Iterable[str], made_in: Path) -> None:
     """Record in `folder` the files `names` as they are in `made_in` (before they are copied
     into `folder`); written whole or not at all."""
     record = {name: fingerprint(made_in / name) for name in names}
-    part = folder / (RECORD + ".part")
-    part.write_text(json.dumps(record, indent=1), encoding="utf-8")
-    os.replace(part, folder / RECORD)
+    write_atomically(folder / RECORD, json.dumps(record, indent=1))
 
 
 def changed_files(folder: Path, names: Iterable[str]) -> list[str]:

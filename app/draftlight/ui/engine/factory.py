@@ -31,8 +31,10 @@ class LlamaEngineFactory:
         words = f"Making the faster {DEFAULT_TYPE} copy of the bundled model (once)…"
 
         def on_progress(progress) -> None:
-            report(progress.done, progress.total, words if progress.stage == "quantizing"
-                   else "Checking the converted model…")
+            report(progress.done, progress.total, {
+                "quantizing": words,
+                "waiting": f"Waiting for the {DEFAULT_TYPE} copy another Draftlight is making…",
+            }.get(progress.stage, "Checking the converted model…"))
 
         try:
             model = prepare_default_model(on_progress, should_cancel)
