@@ -21,8 +21,9 @@ def test_smollm2_metadata(bundled_model):
     assert info.file_size == 98_362_432
     assert "<|im_start|>" in info.chat_template  # ChatML
     # 30 layers x 3 KV heads x (64 + 64) x 2 bytes per token
-    assert info.kv_cache_bytes(4096, bytes_per_value=2) == 30 * 4096 * 3 * 128 * 2  # f16
-    assert info.kv_cache_bytes(4096) == 30 * 4096 * 3 * 128 * 34 // 32  # q8_0, the default
+    assert info.kv_cache_bytes(4096, key_bytes=2) == 30 * 4096 * 3 * 128 * 2  # f16
+    # the engine's: q8_0 keys, f16 values
+    assert info.kv_cache_bytes(4096) == 30 * 4096 * 3 * 64 * (34 / 32 + 2)
 
 
 @pytest.mark.slow

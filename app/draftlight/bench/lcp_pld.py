@@ -38,7 +38,7 @@ class PromptLookupPeer:
             self.llama = Llama(
                 model_path=str(target), n_ctx=options.n_ctx, n_batch=options.n_ctx,
                 n_ubatch=options.n_batch, n_threads=threads, n_threads_batch=threads,
-                flash_attn=True, verbose=False, type_k=options.kv_type, type_v=options.kv_type,
+                flash_attn=True, verbose=False, type_k=options.k_type, type_v=options.v_type,
                 draft_model=LlamaPromptLookupDecoding(num_pred_tokens=num_pred_tokens))
 
     def run(self, messages: list[dict[str, str]], max_tokens: int, temperature: float,

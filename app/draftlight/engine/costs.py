@@ -222,7 +222,7 @@ def cached_costs(backend, probe: list[int], role: str) -> tuple[BatchCosts, floa
     timed for one-token passes only (its cost per drafted token)."""
     options = backend.options
     key = cache_key(backend.path, role, options.n_threads, options.n_gpu_layers,
-                    options.n_batch, context_length(backend))
+                    options.n_batch, context_length(backend), options.k_type, options.v_type)
     cached = load_cached(key)
     if cached and "checkpoint" not in cached and getattr(backend, "rollback", "") == "checkpoint":
         cached = None  # timed before rollback from checkpoints was priced: time it again

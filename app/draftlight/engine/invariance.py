@@ -78,7 +78,7 @@ def cached_drift(model: LanguageModel, probe_tokens: list[int]) -> BatchDrift:
     if path is None or options is None:
         return measure_drift(model, probe_tokens)
     key = disk_cache.cache_key(path, "batch-drift", options.n_threads, options.n_gpu_layers,
-                               options.n_batch, options.kv_type)
+                               options.n_batch, options.k_type, options.v_type)
     cached = disk_cache.load_cached(key)
     if cached and isinstance(cached.get("gap_change"), (int, float)):
         return BatchDrift(float(cached["gap_change"]))

@@ -4,7 +4,7 @@ We drive `llama_decode` ourselves instead of `Llama.eval`: that asks for logits 
 being verified (no n_ctx × n_vocab buffer), and rolls the KV cache back with llama_memory_seq_rm.
 Flash attention is on and the KV cache is q8_0 because together they make batched and
 one-at-a-time evaluation give bit-identical logits on llama.cpp's CPU backend (see
-LoadOptions.kv_type), which greedy speculation needs to be exactly lossless.
+LoadOptions.k_type), which greedy speculation needs to be exactly lossless.
 
 Recurrent and hybrid models (Mamba, LFM2, Qwen3.5, Granite 4, ...) keep one state per sequence
 instead of a key and value per token, so a rejected draft cannot simply be cut off. Two tools
@@ -133,9 +133,10 @@ class LlamaBackend:
             # (truncate: a Regenerate, a new conversation) needs them, and seq_rm does not say
             # they are gone. It is llama.cpp's default; store/memory.py counts this full size.
             ctx_params.swa_full = True
-            if options.kv_type is not None:
-                ctx_params.type_k = options.kv_type
-                ctx_params.type_v = options.kv_type
+            if options.k_type is not None:
+                ctx_params.type_k = options.k_type
+            if options.v_type is not None:
+                ctx_params.type_v = options.v_type
             model = self._model.model
             recurrent = bool(llama_cpp.llama_model_is_recurrent(model)
                              or llama_cpp.llama_model_is_hybrid(model))

@@ -39,16 +39,18 @@ class GGUFInfo:
     key_length: int | None  # per-head size of K; llama.cpp defaults it to embedding/heads
     value_length: int | None
 
-    def kv_cache_bytes(self, n_ctx: int, *, bytes_per_value: float = 34 / 32) -> int | None:
+    def kv_cache_bytes(self, n_ctx: int, *, key_bytes: float = 34 / 32,
+                       value_bytes: float = 2) -> int | None:
         """Bytes of K and V for `n_ctx` tokens; None if the header lacks sizes.
 
-        The default is q8_0 (34 bytes per block of 32 values), the engine's cache type."""
+        The defaults are the engine's cache types (load_options.LoadOptions): q8_0 keys (34
+        bytes per block of 32 values) and f16 values."""
         if not (self.block_count and self.head_count and self.embedding_length):
             return None
         head_kv = self.head_count_kv or self.head_count
         k_len = self.key_length or self.embedding_length // self.head_count
         v_len = self.value_length or k_len
-        return int(self.block_count * n_ctx * head_kv * (k_len + v_len) * bytes_per_value)
+        return int(self.block_count * n_ctx * head_kv * (k_len * key_bytes + v_len * value_bytes))
 
 
 def read_gguf_info(path: str | Path) -> GGUFInfo:

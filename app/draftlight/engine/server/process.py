@@ -59,9 +59,10 @@ class ServerOptions:
     threads: int = 0  # 0 = the same default as the in-process engine
     draft_tokens: int | None = None  # --spec-draft-n-max
     gpu_layers: int = 0
-    # The in-process engine's KV cache type (llama_backend.LoadOptions.kv_type): with the same
-    # cache both engines take the same attention path, so greedy text matches.
-    kv_type: str = "q8_0"
+    # The in-process engine's KV cache types (load_options.LoadOptions.k_type, v_type): with
+    # the same cache both engines take the same attention path, so greedy text matches.
+    k_type: str = "q8_0"
+    v_type: str = "f16"
     # Other machines' rpc-servers ("host:port"): the model's layers are split over them
     rpc: tuple[str, ...] = ()
     # llama.cpp's repacked weights (its extra buffer types); off (--no-repack) where they crash
@@ -79,13 +80,13 @@ class ServerOptions:
         from draftlight.engine.load_options import default_threads
         args = ["-m", str(self.target), "-c", str(self.n_ctx),
                 "-t", str(self.threads or default_threads()), "-np", "1", "--no-webui",
-                "-ctk", self.kv_type, "-ctv", self.kv_type, "-fa", "on",
+                "-ctk", self.k_type, "-ctv", self.v_type, "-fa", "on",
                 "-ngl", str(self.gpu_layers), "--spec-type", self.spec_type]
         if self.draft is not None and mode.needs_draft_model:
             args += ["-md", str(self.draft)]
         if mode.needs_draft_model or "draft-mtp" in mode.spec_types:
             # the draft's (or the MTP head's) own cache: the same type as the target's
-            args += ["-ctkd", self.kv_type, "-ctvd", self.kv_type]
+            args += ["-ctkd", self.k_type, "-ctvd", self.v_type]
         if self.draft_tokens is not None and self.spec_type != "none":
             args += ["--spec-draft-n-max", str(self.draft_tokens)]
         if self.rpc:
