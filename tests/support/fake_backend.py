@@ -176,6 +176,13 @@ def scripted_costs(model, probe, role):
     return curve, (0.002 if role == "draft" else 0.01)
 
 
+def busy_costs(model, probe, role):
+    """A busy CPU's cost curve: a pass over k tokens costs about k one-token passes (v(2) 2.6),
+    so no draft can pay."""
+    from draftlight.engine.costs import BatchCosts
+    return BatchCosts({1: 1.0, 2: 2.6, 4: 5.2, 8: 10.4, 16: 20.8}, 0.015), 0.01
+
+
 class FakeWordChatModel(FakeChatModel):
     """A chat model like FakeChatModel whose vocabulary is another tokenisation of the same
     bytes: the `words` first (ids 0..), then the 256 single bytes, then BOS and EOS, so no id

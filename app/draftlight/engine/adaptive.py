@@ -12,6 +12,10 @@ from draftlight.engine.acceptance import (  # noqa: F401 (what auto's users impo
 from draftlight.engine.costs import BatchCosts, OnlineCosts
 from draftlight.engine.drafters import Draft, Drafter, ModelDrafter
 
+# Why a step drafted nothing: no guess anywhere; guesses whose expected gain did not cover their
+# pass; or passes so dear now that even a guess sure to be right would not pay.
+WHY_NOT = {"no-match": "no match", "too-short": "match too short to pay",
+           "costly": "checking costs too much right now"}
 PROBE_EVERY = 32  # a costly drafter left idle this many steps drafts one token to re-learn
 # ... and only once the time since its last probe is this many times what that probe cost
 # (its drafting and its pass's extra token): a probe also catches the draft up with everything
@@ -85,11 +89,16 @@ class AdaptiveDrafter:
     (a free observation), so auto notices when copying starts.
     """
 
+    why_nothing = ""  # the latest step's, if it drafted nothing: a key of WHY_NOT
+
     def __init__(self, costs: BatchCosts, candidates: list[Candidate]) -> None:
         self.costs = OnlineCosts(costs)  # v(k), corrected by the passes that really run
         # A drafter that cannot pay even if every guess were right is never used (e.g. a draft
         # model as slow as the target on a CPU, where v(k) grows fast).
         self.candidates = [c for c in candidates if self.ceiling(c) > 1.0]
+        # n-gram lookup itself left out so: every step is too dear to draft
+        self._lookup_priced_out = (any(c.free for c in candidates)
+                                   and not any(c.free for c in self.candidates))
         self._chosen: Candidate | None = None
         self._probing = False  # the latest step is a costly drafter's probe
         self._shadow: tuple[Candidate, int] | None = None
@@ -104,6 +113,7 @@ class AdaptiveDrafter:
         combined = AdaptiveDrafter(self.costs.measured, [candidate])
         combined.costs = self.costs
         combined.candidates += self.candidates
+        combined._lookup_priced_out = self._lookup_priced_out
         return combined
 
     def new_reply(self) -> None:
@@ -153,6 +163,8 @@ class AdaptiveDrafter:
     def propose(self, context, max_tokens, params, rng) -> Draft:
         self._chosen, self._shadow, self._probing = None, None, False
         self._beliefs = ()
+        # why a step drafts nothing (WHY_NOT), told under a reply and on its strip's cells
+        self.why_nothing = "costly" if self._lookup_priced_out else "no-match"
         best: tuple[float, int, Candidate | None, Draft | None] = (1.0, 0, None, None)
         for candidate in self.candidates:
             limit = min(max_tokens, candidate.max_tokens)
@@ -169,9 +181,12 @@ class AdaptiveDrafter:
             r, gamma = self.rate(candidate, limit)
             if r > best[0]:
                 best = (r, gamma, candidate, guess)
+            elif self.why_nothing != "costly":  # even a sure guess would not pay: the costs
+                self.why_nothing = "costly" if self.ceiling(candidate) <= 1.0 else "too-short"
         rate, gamma, chosen, guess = best
         if chosen is None:
             return self._probe(context, max_tokens, params, rng)
+        self.why_nothing = ""
         self._chosen = chosen
         chosen.idle_steps, chosen.idle_seconds = 0, 0.0
         if guess is not None:

@@ -64,6 +64,10 @@ class Stats:
     engine_note: str = ""
     # Auto has timed a one-token target pass here: plain decoding's speed (0 = not measured)
     plain_token_seconds: float = 0.0
+    # Auto: its passes that drafted nothing, by why (adaptive.WHY_NOT's keys), and what a pass
+    # over 2 tokens cost in one-token passes as the reply ended (its v(2), 0 = not known)
+    undrafted: dict = field(default_factory=dict)
+    pass_cost_2: float = 0.0
 
     @classmethod
     def from_dict(cls, figures: dict) -> "Stats":
@@ -81,8 +85,11 @@ class Stats:
         return replace(self, **{name: getattr(earlier, name) + getattr(self, name)
                                 for name in summed})
 
-    def add_step(self, step: StepResult) -> None:
-        """Count one speculative step: a target pass, what it drafted and kept, and its times."""
+    def add_step(self, step: StepResult, why_nothing: str = "") -> None:
+        """Count one speculative step: a target pass, what it drafted and kept, and its times
+        (`why_nothing`: auto's reason, where it drafted nothing)."""
+        if why_nothing and not step.drafted:
+            self.undrafted[why_nothing] = self.undrafted.get(why_nothing, 0) + 1
         self.target_passes += 1
         self.drafted += step.drafted
         self.accepted += len(step.accepted)
@@ -96,6 +103,25 @@ class Stats:
             return ""
         return (f"greedy identity not guaranteed here: max logit difference "
                 f"{self.batch_drift:.2g} between batched and one-token passes")
+
+    @property
+    def auto_note(self) -> str:
+        """Why auto drafted little or nothing in this reply, in measured terms, and what would
+        pay ("" where it drafted enough, or is not auto)."""
+        if self.mode != "auto" or self.target_passes < 4 or self.accepted * 10 >= self.new_tokens:
+            return ""
+        said = ("Auto drafted nothing" if not self.drafted else
+                f"Auto drafted little ({self.accepted} of {self.new_tokens} tokens)")
+        reasons = []
+        if self.pass_cost_2 > 0 and self.undrafted.get("costly"):
+            reasons.append(f"checking 2 tokens costs {self.pass_cost_2:.1f}x one on this "
+                           "machine now")
+        if self.undrafted.get("too-short"):
+            reasons.append("the matches it found were too short to pay")
+        if self.undrafted.get("no-match") or not reasons:
+            reasons.append("nothing in this conversation was worth copying")
+        return (f"{said}: {', and '.join(reasons)}. Attach the file you are asking about, or "
+                "try N-gram.")
 
     @property
     def acceptance_rate(self) -> float:
@@ -126,7 +152,7 @@ class Stats:
     def to_dict(self) -> dict:
         out = asdict(self)
         for name in ("acceptance_rate", "mean_accepted_length", "tokens_per_second",
-                     "other_seconds", "decode_seconds", "identity_note"):
+                     "other_seconds", "decode_seconds", "identity_note", "auto_note"):
             out[name] = getattr(self, name)
         return out
 
@@ -147,6 +173,8 @@ class Stats:
                  f"{', ' + self.draft_kind if self.draft_kind else ''}]")
         if self.identity_note:
             line += f" | {self.identity_note}"
+        if self.auto_note:
+            line += f" | {self.auto_note}"
         if self.rollback_note:
             line += f" | {self.rollback_note}"
         if self.engine_note:
@@ -169,6 +197,8 @@ class Progress:
     # Tokens drafted since the previous Progress, all in pass stats.target_passes - 1 (the
     # acceptance strip's cells): counted once, where the pass happened.
     pass_drafted: int = 0
+    # Auto, where that pass drafted nothing: why (a key of adaptive.WHY_NOT)
+    pass_why: str = ""
 
 
 @dataclass(frozen=True)

@@ -307,7 +307,8 @@ class Engine:
                 gamma = max(0, min(draft_length, budget, room - 1))
                 step = up_to_the_end(speculative_step(target, drafter, last, gamma, params, rng),
                                      target)
-                stats.add_step(step)
+                why = getattr(drafter, "why_nothing", "") if not step.drafted else ""
+                stats.add_step(step, why)
                 learn(step, learner, predicted, stats)
                 if step.left_out and not told_window_full:
                     told_window_full = True
@@ -315,7 +316,10 @@ class Engine:
                 finished = yield from emit(step, target, decoder, origins, text, stats, params)
                 last = step.token
                 stats.seconds = time.perf_counter() - started
-                yield Progress(replace(stats), pass_drafted=step.drafted)
+                if why and isinstance(drafter, AdaptiveDrafter):
+                    stats.pass_cost_2 = drafter.costs(2)  # v(2) as it is now
+                yield Progress(replace(stats, undrafted=dict(stats.undrafted)),
+                               pass_drafted=step.drafted, pass_why=why)
                 if finished:
                     break
         except GeneratorExit:

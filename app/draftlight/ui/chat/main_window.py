@@ -188,6 +188,7 @@ class MainWindow(QMainWindow):
         self.regenerate_button.clicked.connect(self.regenerate)
         self.chat.regenerate_requested.connect(self.regenerate)
         self.chat.continue_requested.connect(self.continue_reply)
+        self.chat.mode_requested.connect(self.set_mode)
         self.chat.version_requested.connect(partial(branches.show_source, self.session))
         self.chat.edit_requested.connect(self.message_edit.start)
         self.composer.edit_last.connect(self.message_edit.start_last)

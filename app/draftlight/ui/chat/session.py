@@ -335,8 +335,9 @@ class ChatSession(QObject):
                 self._dirty = True
         elif isinstance(event, Progress):
             stream.live = event.stats
-            if event.pass_drafted:  # the strip's cell of that pass
-                stream.builder.note_drafted(event.stats.target_passes - 1, event.pass_drafted)
+            if event.pass_drafted or event.pass_why:  # the strip's cell of that pass
+                stream.builder.note_drafted(event.stats.target_passes - 1, event.pass_drafted,
+                                            event.pass_why)
             if event.stats.plain_token_seconds:  # auto mode timed a one-token pass
                 self.plain_rate = 1.0 / event.stats.plain_token_seconds
         elif isinstance(event, Notice):
@@ -398,6 +399,7 @@ class ChatSession(QObject):
         if stats is not None:  # the strip's cells, exactly (older replies estimate them)
             stats = {**continued_stats(stream.earlier, stats),
                      "passes": [list(row) for row in builder.pass_table],
+                     "passes_why": builder.pass_why,
                      "origins": builder.origins}
             if builder.prediction_from:  # the footer says what drafted: a file, an answer
                 stats["prediction_from"] = builder.prediction_from

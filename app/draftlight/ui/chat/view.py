@@ -22,6 +22,7 @@ class ChatView(QScrollArea):
     copied = Signal(str)
     regenerate_requested = Signal()  # a reply's right-click menu
     continue_requested = Signal()  # the latest reply's Continue (its button or menu)
+    mode_requested = Signal(str)  # a reply's "Try N-gram": switch the mode box to it
     # a click on a run an earlier version drafted: (that answer's history id, start, end, tokens)
     version_requested = Signal(int, int, int, int)
     branch_step_requested = Signal(object, int)  # a message's ‹ or ›: (its view, -1 or +1)
@@ -63,6 +64,7 @@ class ChatView(QScrollArea):
         view.copied.connect(self.copied)
         view.regenerate_requested.connect(self.regenerate_requested)
         view.continue_requested.connect(self.continue_requested)
+        view.mode_requested.connect(self.mode_requested)
         view.diff_requested.connect(partial(self.show_diff, view))
         view.branch_step.connect(partial(self.branch_step_requested.emit, view))
         view.edit_requested.connect(partial(self.edit_requested.emit, view))

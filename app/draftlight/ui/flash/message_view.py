@@ -66,6 +66,7 @@ class MessageView(QFrame):
     branch_step = Signal(int)  # ‹ or ›: show the previous (-1) or next (+1) version
     edit_requested = Signal()  # a user message's Edit: change it (a new branch)
     continue_requested = Signal()  # the latest reply's Continue: write more of it
+    mode_requested = Signal(str)  # a reply's "Try N-gram" (auto drafted little, and said why)
 
     def __init__(self, role: str, text: str = "", *, runs: list | None = None,
                  stats: dict | None = None, status: str = "complete", mode: str | None = None,
@@ -159,6 +160,22 @@ class MessageView(QFrame):
         self.footer.setStyleSheet("color: palette(mid); font-size: small;")
         self.footer.setTextInteractionFlags(Qt.TextSelectableByMouse)
         layout.addWidget(self.footer)
+        # auto drafted little or nothing: why, in measured terms, and what would pay
+        self.why_row = QWidget()
+        why_layout = QHBoxLayout(self.why_row)
+        why_layout.setContentsMargins(0, 0, 0, 0)
+        self.why_label = QLabel()
+        self.why_label.setWordWrap(True)
+        self.why_label.setStyleSheet("font-size: small;")
+        self.why_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        why_layout.addWidget(self.why_label, 1)
+        self.try_ngram_button = QToolButton(text="Try N-gram")
+        self.try_ngram_button.setToolTip("Draft every match from the conversation from now on "
+                                         "(the mode box: N-gram)")
+        self.try_ngram_button.clicked.connect(lambda: self.mode_requested.emit("ngram"))
+        why_layout.addWidget(self.try_ngram_button, 0, Qt.AlignTop)
+        self.why_row.setVisible(False)
+        layout.addWidget(self.why_row)
         self.run_origins = RunOrigins(self)  # hover and click: where each run came from
         self.render()
 
@@ -357,6 +374,9 @@ class MessageView(QFrame):
             line += " · " + self.run_origins.summary()
         self.footer.setText(line)
         self.footer.setVisible(bool(line))
+        why = (self.stats or {}).get("auto_note") if self.role == "assistant" else ""
+        self.why_label.setText(why if isinstance(why, str) else "")
+        self.why_row.setVisible(bool(why) and isinstance(why, str) and not self.streaming)
 
     # --- copying ------------------------------------------------------------------------------
 

@@ -10,7 +10,9 @@ tokens), so their cells say "drafted: not recorded".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from draftlight.engine.adaptive import WHY_NOT
 
 _WORD = re.compile(r"\s*\S+|\s+")
 
@@ -22,6 +24,7 @@ class Pass:
     tokens: int  # tokens it produced: accepted + the target's own
     accepted: int
     drafted: int | None  # None: not recorded (an older reply)
+    why: str = ""  # auto's reason it drafted nothing (adaptive.WHY_NOT's keys), if recorded
 
 
 def from_table(table: list, text_length: int) -> list[Pass] | None:
@@ -62,8 +65,16 @@ def passes_of(text: str, runs: list[list[int]], stats: dict | None) -> list[Pass
     if isinstance(table, list):
         passes = from_table(table, len(text))
         if passes is not None:
-            return passes
+            return with_reasons(passes, (stats or {}).get("passes_why"))
     return estimated(text, runs)
+
+
+def with_reasons(passes: list[Pass], reasons) -> list[Pass]:
+    """`passes` with auto's reasons for those that drafted nothing (stats["passes_why"])."""
+    if not isinstance(reasons, list):
+        return passes
+    return [replace(p, why=why) if isinstance(why, str) and why in WHY_NOT and p.drafted == 0
+            else p for p, why in zip(passes, reasons + [""] * (len(passes) - len(reasons)))]
 
 
 def describe(p: Pass, text: str) -> str:
@@ -74,7 +85,7 @@ def describe(p: Pass, text: str) -> str:
     if p.drafted is None:
         drafted = "drafted: not recorded"
     elif p.drafted == 0:
-        drafted = "nothing drafted"
+        drafted = "nothing drafted" + (f": {WHY_NOT[p.why]}" if p.why in WHY_NOT else "")
     else:
         drafted = f"{p.accepted} of {p.drafted} drafted accepted"
     wrote = f"{p.tokens} token" + ("" if p.tokens == 1 else "s")

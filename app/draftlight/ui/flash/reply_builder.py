@@ -40,6 +40,7 @@ class ReplyBuilder:
         self._last_step: int | None = None
         self._recent: deque[float] = deque()  # times of the pieces of the last RATE_WINDOW s
         self.pass_table: list[list[int]] = []  # [end, tokens, accepted, drafted] per pass
+        self.pass_why: list[str] = []  # auto's reason a pass drafted nothing ("": it drafted)
         self._pass_steps: list[int] = []
         self.first_piece_at: float | None = None
         self.last_piece_at: float | None = None
@@ -105,10 +106,14 @@ class ReplyBuilder:
         span = min(self.RATE_WINDOW, now - started)
         return len(self._recent) / span if span > 0.05 else 0.0
 
-    def note_drafted(self, step: int, drafted: int) -> None:
-        """Pass `step` had `drafted` tokens proposed (told after its pieces)."""
+    def note_drafted(self, step: int, drafted: int, why: str = "") -> None:
+        """Pass `step` had `drafted` tokens proposed (told after its pieces); `why`: auto's
+        reason where it drafted nothing."""
         if self._pass_steps and self._pass_steps[-1] == step:
             self.pass_table[-1][3] = drafted
+            if why:
+                self.pass_why += [""] * (len(self.pass_table) - len(self.pass_why))
+                self.pass_why[-1] = why
 
     @property
     def text(self) -> str:

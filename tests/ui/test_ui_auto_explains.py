@@ -1,0 +1,49 @@
+"""Under a reply where auto drafted nothing, one line says why in measured terms, with N-gram a
+click away; the strip's cell of each undrafted pass says why that pass drafted nothing (issue 54,
+part 3). The engine is the real one, on a scripted chat model whose passes cost as a busy CPU's
+do."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from draftlight.engine.generator import Engine
+from draftlight.ui.flash.passes import describe
+from tests.support.fake_backend import FakeChatModel, busy_costs
+from tests.support.scripted_engine import ScriptedFactory
+from tests.support.window import send_and_wait
+
+ANSWER = b"The quick brown fox jumps over the lazy dog."
+
+
+class BusyMachineFactory(ScriptedFactory):
+    """The window's engines: the real Engine on a scripted model, timed as a busy machine."""
+
+    def __init__(self) -> None:
+        super().__init__(modes=("off", "ngram", "auto"))
+
+    def load_engine(self, spec, **_):
+        self.loads.append(spec)
+        return Engine(FakeChatModel(lambda conversation: ANSWER), cost_source=busy_costs)
+
+
+def test_a_reply_auto_drafted_nothing_in_says_why_and_offers_ngram(qtbot, open_window):
+    window = open_window(BusyMachineFactory())
+    window.set_mode("auto")
+    reply = send_and_wait(qtbot, window, "Say the motto.")
+    assert reply.stats["drafted"] == 0
+    assert reply.why_row.isVisibleTo(window)
+    assert reply.why_label.text().startswith(
+        "Auto drafted nothing: checking 2 tokens costs 2.6x one on this machine now")
+    cells = reply.strip.passes
+    assert cells and all(p.why == "costly" for p in cells)
+    assert describe(cells[0], reply.text).endswith(
+        "nothing drafted: checking costs too much right now")
+    qtbot.mouseClick(reply.try_ngram_button, Qt.LeftButton)
+    assert window.current_mode() == "ngram"
+    again = send_and_wait(qtbot, window, "Say the motto again.")
+    assert again.stats["mode"] == "ngram" and not again.why_row.isVisibleTo(window)
+    # reopened from the history, the reply still says why
+    window.session.writes.flush()
+    saved = window.history.messages(window.session.conversation_id)[1]
+    assert saved.stats["auto_note"] == reply.why_label.text()
