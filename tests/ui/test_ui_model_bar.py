@@ -117,3 +117,16 @@ def test_a_saved_draft_mode_is_the_mode_after_a_restart(qtbot, open_window, inst
     assert window.current_mode() == "draft" and window.settings.mode == "draft"
     send_and_wait(qtbot, window)
     assert factory.calls[-1][1] == "draft"
+
+
+def test_the_draft_box_says_n_gram_for_n_gram_mode_before_and_after_the_engine_loads(qtbot):
+    """It said "None" for n-gram mode before the engine told its modes, and "N-gram (no
+    model)" for the same set-up after a restart (issue 54)."""
+    from draftlight.ui.engine.model_bar import ModelBar
+    bar = ModelBar()
+    qtbot.addWidget(bar)
+    for modes in ((), ("off", "ngram", "auto")):
+        bar.fill(None, None, "ngram", modes, [], {})
+        assert bar.draft_box.currentText() == "N-gram (no model)"
+    bar.fill(None, None, "auto", ("off", "ngram", "auto"), [], {})
+    assert bar.draft_box.currentText() == "No draft model"  # auto drafts by n-gram without one

@@ -272,3 +272,23 @@ def test_on_the_real_model_a_repeated_phrase_is_shown_as_copied_from_the_users_m
     assert hover_text(qtbot, reply.body.viewport(), run_point(reply, copied[0])).startswith(
         "copied from your message 1: '")
     assert "copied from your message" in reply.footer.text()
+
+
+def test_the_footer_names_the_attached_file_a_copy_came_from_not_your_messages():
+    """"45% of this reply was copied from your messages" where the copy came from an attached
+    file (issue 54): the file is named."""
+    from draftlight.store.attachments import Attachment, with_attachments
+    from draftlight.ui.flash.origin_words import Source, summary
+    report = "The harvest moon rises over the quiet fields of the valley tonight."
+    message = with_attachments("Summarise it.", [Attachment("report.txt", report, "utf-8", "0")])
+    start = message.index("harvest moon")
+    origin = {"kind": "message", "role": "user", "at": 0, "message": 0,
+              "start": start, "end": start + 30}
+    runs, origins = [[0, 30, 6]], [origin]
+    source = Source("user", message, 1)
+    assert summary(60, runs, origins, lambda o: source) == (
+        "50% of this reply was copied from report.txt")
+    typed = {**origin, "start": message.index("Summarise"), "end": message.index("Summarise") + 5}
+    assert summary(60, runs, [typed], lambda o: source) == (
+        "50% of this reply was copied from your messages")
+    assert summary(60, runs, origins) == "50% of this reply was copied from your messages"

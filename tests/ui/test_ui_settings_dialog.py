@@ -34,3 +34,30 @@ def test_a_remote_server_hides_the_local_fields(qtbot):
     assert not any(w.isVisible() for w in local)
     engine.setCurrentIndex(engine.findData("local"))
     assert all(w.isVisible() for w in local)
+
+
+def _wheel(widget, steps: int) -> None:
+    from PySide6.QtCore import QPoint, QPointF, Qt
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+    centre = QPointF(widget.rect().center())
+    event = QWheelEvent(centre, QPointF(widget.mapToGlobal(centre.toPoint())), QPoint(0, 0),
+                        QPoint(0, -120 * steps), Qt.NoButton, Qt.NoModifier, Qt.NoScrollPhase,
+                        False)
+    QApplication.sendEvent(widget, event)
+
+
+def test_the_wheel_scrolls_the_page_over_a_spin_box_until_it_is_clicked(qtbot):
+    """Scrolling Settings with the pointer over Top-p took it from 1.00 to 0.01 (issue 54)."""
+    dialog = SettingsDialog(Settings(top_p=1.0), gpu_offload=False)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    bar = dialog.scroll.verticalScrollBar()
+    before = bar.value()
+    _wheel(dialog.top_p, 5)
+    assert dialog.top_p.value() == 1.0 and bar.value() > before  # the page moved, not the value
+    dialog.top_p.setFocus()
+    qtbot.waitUntil(dialog.top_p.hasFocus)
+    _wheel(dialog.top_p, 2)
+    assert dialog.top_p.value() < 1.0  # clicked into: the wheel is the box's

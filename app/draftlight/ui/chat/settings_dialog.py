@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
                                QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
                                QPlainTextEdit, QScrollArea, QSpinBox, QVBoxLayout,
                                QWidget)
@@ -16,6 +17,29 @@ from draftlight.ui.chat.folder_list import FolderList
 from draftlight.ui.chat.path_field import PathField
 from draftlight.ui.chat.serve_key_field import ServeKeyField
 from draftlight.ui.flash.palette import SCHEMES
+
+
+class _WheelScrollsThePage(QObject):
+    """A spin box or list the pointer passes over while the page scrolls keeps its value: the
+    wheel changes it only once it has been clicked (has focus); otherwise the page scrolls (a
+    scroll over Top-p took it from 1.00 to 0.01)."""
+
+    def __init__(self, page: QScrollArea) -> None:
+        super().__init__(page)
+        self.page = page
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Wheel and not watched.hasFocus():
+            QApplication.sendEvent(self.page.verticalScrollBar(), event)
+            return True
+        return False
+
+
+def _keep_values_while_scrolling(dialog: QWidget, page: QScrollArea) -> None:
+    guard = _WheelScrollsThePage(page)
+    for box in dialog.findChildren(QAbstractSpinBox) + dialog.findChildren(QComboBox):
+        box.setFocusPolicy(Qt.StrongFocus)
+        box.installEventFilter(guard)
 
 
 def _spin(minimum: int, maximum: int, value: int, special: str | None = None) -> QSpinBox:
@@ -156,6 +180,7 @@ class SettingsDialog(QDialog):
         self.engine_section.offer_spec_types(self.draft.value() is not None)
         self.engine_section.engine.currentIndexChanged.connect(self._show_local_fields)
         self._show_local_fields()
+        _keep_values_while_scrolling(self, self.scroll)
         self._fit(body)
 
     def _show_local_fields(self) -> None:

@@ -14,9 +14,10 @@ from draftlight.ui.flash.palette import DEFAULT, Scheme
 # message, and the target accepts it in a few passes. The README's demo, and the GIF's.
 DEMO_PROMPT = "Repeat after me: the United States of America declared independence in 1776."
 
-TOY_NOTE = ("You are chatting with the bundled SmolLM2-135M: small enough to load in a second "
+TOY_NOTE = ("You are chatting with the bundled SmolLM2-135M: small enough to load in seconds "
             "and show the flash, too small for real questions (it repeats itself and makes things "
-            "up). A real model is a download away.")
+            "up). A real model is a download away; a model of 1-2 GB takes a minute or more to "
+            "load the first time on a laptop CPU.")
 
 
 class WelcomeCard(QFrame):

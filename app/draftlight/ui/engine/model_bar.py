@@ -90,8 +90,9 @@ class ModelBar(QWidget):
             next((str(m.path) for m in models if m.source == "bundled"), None))
         self.draft_box.blockSignals(True)
         self.draft_box.clear()
-        self.draft_box.addItem("None", NONE)
-        if NGRAM in modes:
+        # "No draft model", not "None": auto drafts by n-gram lookup without one
+        self.draft_box.addItem("No draft model", NONE)
+        if NGRAM in modes or mode == NGRAM:  # before the engine says its modes, too
             self.draft_box.addItem("N-gram (no model)", NGRAM)
         if mtp:
             self.draft_box.addItem("MTP (built into the model)", MTP)

@@ -11,6 +11,7 @@ instead of "p" for a draft of another vocabulary); None when it is not known.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from draftlight.store.attachments import attachment_at
 
@@ -111,16 +112,33 @@ def category(origin: dict | None) -> str | None:
     return kind if kind in ("reply", "model") else None
 
 
-def summary(text_length: int, runs: list, origins: list) -> str:
+def summary(text_length: int, runs: list, origins: list,
+            resolve: Callable[[dict], Source | None] = lambda origin: None) -> str:
     """The footer's phrase: the largest share of the reply's characters by origin, e.g.
-    "41% of this reply was copied from your messages"; "" when nothing is known."""
+    "41% of this reply was copied from your messages", or "from report.pdf" where the copied
+    text lies in a file attached to them (`resolve` finds an origin's message); "" when
+    nothing is known."""
     chars: dict[str, int] = {}
     for (start, end, _tokens), origin in zip(runs, origins):
         key = category(origin)
+        if key == "user":
+            key = _attached_file(origin, resolve(origin)) or key
         if key is not None:
             chars[key] = chars.get(key, 0) + end - start
     if not chars or text_length <= 0:
         return ""
     key = max(chars, key=chars.get)
     share = round(100 * chars[key] / text_length)
-    return f"{share}% of this reply was {SHARES[key]}" if share >= 1 else ""
+    words = SHARES.get(key) or f"copied from {key.removeprefix(FILE)}"
+    return f"{share}% of this reply was {words}" if share >= 1 else ""
+
+
+FILE = "file:"  # summary()'s key for the text of an attached file: FILE + its name
+
+
+def _attached_file(origin: dict, source: Source | None) -> str | None:
+    start = origin.get("start")
+    if source is None or not isinstance(start, int) or not 0 <= start <= len(source.text):
+        return None
+    attached = attachment_at(source.text, start)
+    return FILE + attached[0] if attached else None
