@@ -112,6 +112,7 @@ class ConversationList(QWidget):
             buttons.addWidget(button)
         layout.addLayout(buttons)
         self.current_id: int | None = None
+        self.writing_id: int | None = None  # where a reply is being written (set_writing)
         self._searches = LatestRequests(self, workers=1, thread_name_prefix="search")
         self.refresh()
 
@@ -130,7 +131,9 @@ class ConversationList(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         for conversation in conversations:
-            item = self._add_row(conversation.id, conversation.title, when(conversation.updated),
+            writing = conversation.id == self.writing_id
+            item = self._add_row(conversation.id, conversation.title,
+                                 "writing a reply…" if writing else when(conversation.updated),
                                  f"last message {when(conversation.updated, long=True)}")
             if conversation.id == self.current_id:
                 self.list.setCurrentItem(item)
@@ -164,6 +167,12 @@ class ConversationList(QWidget):
 
     def close_searches(self) -> None:
         self._searches.shutdown()
+
+    def set_writing(self, conversation_id: int | None) -> None:
+        """Mark the conversation a reply is being written in (None: none is)."""
+        if conversation_id != self.writing_id:
+            self.writing_id = conversation_id
+            self.refresh()
 
     def set_current(self, conversation_id: int | None) -> None:
         self.current_id = conversation_id

@@ -165,6 +165,7 @@ class MainWindow(QMainWindow):
         session.busy_changed.connect(self._update_actions)
         session.conversations_changed.connect(self.conversations.refresh)
         session.current_changed.connect(self.conversations.set_current)
+        session.writing_changed.connect(self.conversations.set_writing)
         session.current_changed.connect(self._update_actions)  # Regenerate needs a message
         session.error.connect(self._on_reply_failed)
         session.info.connect(self.show_status)

@@ -49,6 +49,9 @@ class Stream:
     earlier: dict | None = None  # a continued reply: the stats of what was written before
     last_saved: float = field(default_factory=time.monotonic)
     stop_requested_at: float | None = None
+    # the conversation it is written in: it goes on there while another one is on screen
+    # (its view is then None), and is shown again when that one is opened
+    conversation: Row | None = None
 
 
 class ChatSession(QObject):
@@ -60,6 +63,7 @@ class ChatSession(QObject):
     info = Signal(str)
     saved_again = Signal(str)  # the history answers again; the line `error` showed till now
     live_stats = Signal(str)
+    writing_changed = Signal(object)  # the conversation a reply is being written in, or None
     speed = Signal(float, float)  # tokens/s now, plain tokens/s (0 = unknown); now < 0: ended
 
     FLUSH_INTERVAL_MS = 33  # ≈30 repaints per second at most
@@ -135,7 +139,7 @@ class ChatSession(QObject):
     # --- conversations -------------------------------------------------------------------------
 
     def new_conversation(self) -> None:
-        self._abandon_stream()
+        self._leave_stream()
         self.chat.clear()
         self.conversation = None
         self.current_changed.emit(None)
@@ -165,7 +169,7 @@ class ChatSession(QObject):
                        runs=reply.runs, stats=reply.stats, status=reply.status)
 
     def open_conversation(self, conversation_id: int) -> None:
-        self._abandon_stream()
+        self._leave_stream()
         self.chat.clear()
         self.conversation = Row(conversation_id)
         self.chat.system_prompt = self.settings.system_prompt.strip()  # not saved: a best guess
@@ -174,7 +178,11 @@ class ChatSession(QObject):
         except HistoryError as exc:
             messages = []
             self.error.emit(str(exc))
+        writing = self.stream if self._writes_in(conversation_id) else None
         for message in messages:
+            if writing is not None and message.id == writing.message_id.id:
+                self._show_stream_again(writing)
+                continue
             view = self.chat.add_message(message.role, message.text, runs=message.runs,
                                          stats=message.stats, status=message.status,
                                          mode=message.mode)
@@ -183,7 +191,10 @@ class ChatSession(QObject):
         self.current_changed.emit(conversation_id)
 
     def forget_conversation(self, conversation_id: int) -> None:
-        """It was deleted: if it is on screen, clear the screen."""
+        """It was deleted: a reply being written in it stops; if it is on screen, the screen
+        is cleared."""
+        if self._writes_in(conversation_id):
+            self._abandon_stream()
         if conversation_id == self.conversation_id:
             self.new_conversation()
 
@@ -290,10 +301,12 @@ class ChatSession(QObject):
                                           prediction)
         self.stream = Stream(request_id, mode, view, message_id, builder=builder,
                              sent=[(m["role"], at) for m, at in sent],
-                             earlier=(carry_on.stats or {}) if carry_on is not None else None)
+                             earlier=(carry_on.stats or {}) if carry_on is not None else None,
+                             conversation=self.conversation)
         self._dirty = False
         self._timer.start()
         self.busy_changed.emit(True)
+        self.writing_changed.emit(self.conversation_id)
 
     # --- stopping ------------------------------------------------------------------------------
 
@@ -301,6 +314,29 @@ class ChatSession(QObject):
         if self.stream is not None and self.stream.stop_requested_at is None:
             self.stream.stop_requested_at = time.perf_counter()
             self.engine.stop(self.stream.request_id)
+
+    def _writes_in(self, conversation_id: int) -> bool:
+        """Whether the reply being written belongs to that conversation (and is in the history)."""
+        stream = self.stream
+        return (stream is not None and stream.conversation is not None
+                and stream.conversation.id == conversation_id and stream.message_id is not None
+                and stream.message_id.id is not None)
+
+    def _leave_stream(self) -> None:
+        """Another conversation is opened, or a new one begun: the reply being written goes on
+        in its own conversation, saved as it goes (only Stop stops it), unseen till then."""
+        if self.stream is not None:
+            self.stream.view = None
+            self.live_stats.emit("")
+
+    def _show_stream_again(self, stream: Stream) -> None:
+        """Its conversation is open again: the reply shows what it has written so far (without
+        flashing it again) and goes on streaming."""
+        view = self.chat.add_message("assistant", streaming=True, mode=stream.mode)
+        view.message_id = stream.message_id
+        view.stream_update(stream.builder.text, stream.builder.runs, flash=False)
+        view.run_origins.set_origins(stream.builder.origins)
+        stream.view = view
 
     def _abandon_stream(self) -> None:
         """Leave the reply being written (another conversation is opened): stop it, save it."""
@@ -415,6 +451,7 @@ class ChatSession(QObject):
         self.live_stats.emit("")
         self.speed.emit(-1.0, self.plain_rate)
         self.busy_changed.emit(False)
+        self.writing_changed.emit(None)
         if stream.view is not None:
             self.reply_finished.emit(stream.view)
 
