@@ -27,12 +27,6 @@ from tests.support.real_window import cost_cache_file  # noqa: F401
 pytestmark = pytest.mark.slow
 
 
-def kept(found) -> list[str]:
-    """The names of what a folder holds, less the empty lock files that say who is making a
-    file (draftlight.shared_files.once): the kernel released them when their holder died."""
-    return [p.name for p in found if not (p.name.endswith(".lock") and p.stat().st_size == 0)]
-
-
 def start_app(*args: str) -> subprocess.Popen:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     return subprocess.Popen([sys.executable, "-P", "-m", "draftlight", *args], env=env,
@@ -127,8 +121,8 @@ def test_sigkill_during_a_download_installs_nothing_half_written(clean_env):
         listing = subprocess.run([sys.executable, "-P", "-m", "draftlight", "models", "list"],
                                  capture_output=True, text=True, timeout=60)
         assert "crash-q4_k_m" not in listing.stdout
-        kept_bytes = part.stat().st_size
-        assert 0 < kept_bytes < len(data)
+        kept = part.stat().st_size
+        assert 0 < kept < len(data)
 
         hub.delay_per_chunk = 0.0
         pulled = subprocess.run([sys.executable, "-P", "-m", "draftlight", "models", "pull", repo, name,
@@ -136,8 +130,8 @@ def test_sigkill_during_a_download_installs_nothing_half_written(clean_env):
                                 timeout=120)
         assert pulled.returncode == 0, pulled.stderr
         assert (folder / name).read_bytes() == data
-        assert sorted(kept(folder.iterdir())) == [name]  # no .part, no sidecar
-        assert hub.file_requests(name)[-1].range_start == kept_bytes  # it resumed
+        assert sorted(p.name for p in folder.iterdir()) == [name]  # no .part, no sidecar
+        assert hub.file_requests(name)[-1].range_start == kept  # it resumed
     finally:
         hub.stop()
 
@@ -169,7 +163,7 @@ def test_sigkill_during_a_conversion_stops_the_quantizer_and_a_restart_removes_i
     assert outlive(app) == []
     assert temp.exists()  # what the kill left: the app could not delete it
     start_again()
-    assert sorted(kept(temp.parent.iterdir())) == []
+    assert sorted(p.name for p in temp.parent.iterdir()) == []
 
 
 def test_sigkill_during_a_build_stops_cmake_and_its_children_and_a_restart_removes_the_folder(
@@ -192,7 +186,7 @@ def test_sigkill_during_a_build_stops_cmake_and_its_children_and_a_restart_remov
     assert outlive(app) == []
     assert list(servers.glob("*/build-*"))  # what the kill left: a half-finished build
     start_again(env)
-    assert kept(servers.rglob("*")) == [next(servers.iterdir()).name]  # its folder
+    assert [p.name for p in servers.rglob("*")] == [next(servers.iterdir()).name]  # its folder
 
 
 def test_sigkill_during_an_rpc_server_session_leaves_no_rpc_server(llama_server_binary):

@@ -98,8 +98,7 @@ def test_two_conversions_into_one_file_convert_once(tmp_path, bundled_model):
     # one converted (it quantized and verified); the other either waited for it and took its
     # file, or came after it and converted again into the same place, never alongside
     assert ["quantizing", "verifying"] in seen, seen
-    assert dest.is_file() and sorted(p.name for p in dest.parent.iterdir()) == [
-        f".{dest.name}.lock", dest.name]
+    assert dest.is_file() and sorted(p.name for p in dest.parent.iterdir()) == [dest.name]
 
 
 def _serve(home: Path, log: Path) -> subprocess.Popen:
@@ -135,7 +134,7 @@ def _ask_served(log: Path, process: subprocess.Popen) -> str:
 def _check_home(home: Path) -> None:
     models = home / "data" / "models"
     assert sorted(p.name for p in models.iterdir() if p.is_file()) == [
-        ".SmolLM2-135M-Instruct.Q8_0.gguf.lock", "SmolLM2-135M-Instruct.Q8_0.gguf"]
+        "SmolLM2-135M-Instruct.Q8_0.gguf"]
     leftovers = [p for p in home.rglob("*") if p.name.endswith((".tmp", ".converting"))]
     assert leftovers == []
 

@@ -4,7 +4,7 @@ home), and work that must happen once between them.
     write_atomically(path, text)          # a temp file of this write's own, then os.replace
     known = read_json_object(path)        # {} for a missing, half-written or foreign file
     update_json(path, change)             # read, change(dict), write: under a lock, no lost keys
-    with once(lock_path, on_wait, should_cancel):
+    with once(lock_path(path), on_wait, should_cancel):
         ...                               # one process at a time; the others wait, told once
 
 A reader never sees half a file: every write goes to a temp file named for this write alone
@@ -15,6 +15,7 @@ so a lock whose holder was killed is simply taken. Imports nothing of the app.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -55,9 +56,14 @@ def read_json_object(path: Path) -> dict:
 
 
 def lock_path(path: Path) -> Path:
-    """The lock file that guards `path` (beside it, hidden)."""
-    path = Path(path)
-    return path.with_name(f".{path.name}.lock")
+    """The lock file that guards `path`: in a folder of this user's under the system's temp
+    folder, named for `path`'s absolute form, so that every process writing `path` takes the
+    same lock and nothing is added beside the user's files."""
+    where = os.path.abspath(Path(path))
+    owner = os.getuid() if hasattr(os, "getuid") else 0  # the temp folder is the user's own
+    folder = Path(tempfile.gettempdir()) / f"draftlight-locks-{owner}"
+    name = hashlib.sha256(where.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return folder / f"{name}.lock"
 
 
 def update_json(path: Path, change: Callable[[dict], None], *, indent: int | None = None) -> None:
@@ -65,7 +71,9 @@ def update_json(path: Path, change: Callable[[dict], None], *, indent: int | Non
     update in between waits, so neither loses the other's keys. Raises OSError."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(lock_path(path)):
+    lock = lock_path(path)
+    lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with FileLock(lock):
         known = read_json_object(path)
         change(known)
         write_atomically(path, json.dumps(known, indent=indent))
@@ -82,7 +90,7 @@ def once(lock_file: Path, *, on_wait: Callable[[], None] | None = None,
     a build). Where another process holds it, `on_wait()` is called once, then this one waits
     (WaitCancelled if `should_cancel` says stop); the block then usually finds the work done."""
     lock_file = Path(lock_file)
-    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    lock_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     lock = FileLock(lock_file)
     try:
         lock.acquire(timeout=0)

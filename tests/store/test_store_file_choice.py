@@ -143,3 +143,28 @@ def test_a_pair_adds_up_bytes_with_hints_until_sizes_are_known():
     assert PairDownload([second], [None]).progress.total is None
     pair.cancel()
     assert first.cancelled and second.cancelled
+
+
+def test_a_target_is_never_offered_as_its_own_draft_nor_a_draft_over_a_third_of_it(tmp_path):
+    """The picker offered the 1.1 GB Qwen2.5-Coder-1.5B an Ollama store held as a "same
+    tokenizer" draft for the same model on the hub (issue 54)."""
+    models = [installed("ollama:qwen2.5-coder:1.5b", 1_117_320_768, None, tmp_path),
+              installed("ollama:qwen2.5-coder:0.5b", 400_000_000, None, tmp_path),
+              installed("ollama:qwen2.5-coder:3b", 1_900_000_000, None, tmp_path)]
+    for model in models:
+        model.path.write_bytes(b"x")
+    for size in (None, 1_117_320_768):  # before and after a file of the repo is chosen
+        options = draft_options("Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF", target_size=size,
+                                catalog=None, installed=models,
+                                hub_repos=[HubRepo("h/Qwen2.5-Coder-1.5B-Instruct-GGUF"),
+                                           HubRepo("h/Qwen2.5-Coder-0.5B-Instruct-GGUF")])
+        offered = [o.name for o in options]
+        assert "ollama:qwen2.5-coder:1.5b" not in offered and "ollama:qwen2.5-coder:3b" not in offered
+        assert "h/Qwen2.5-Coder-1.5B-Instruct-GGUF" not in offered
+        assert "h/Qwen2.5-Coder-0.5B-Instruct-GGUF" in offered
+    big = draft_options("bartowski/Qwen2.5-Coder-7B-Instruct-GGUF", target_size=4_700_000_000,
+                        catalog=None, installed=models,
+                        hub_repos=[HubRepo("h/Qwen2.5-Coder-3B-Instruct-GGUF"),
+                                   HubRepo("h/Qwen2.5-Coder-1.5B-Instruct-GGUF")])
+    assert [o.name for o in big if o.name.startswith("h/")] == [
+        "h/Qwen2.5-Coder-1.5B-Instruct-GGUF"]  # 3B is over a third of 7B

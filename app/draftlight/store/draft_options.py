@@ -74,6 +74,9 @@ def draft_options(target_repo: str, *, target_size: int | None, catalog: Catalog
         if (model.repo or "").lower() in seen or any(o.path == model.path for o in options):
             continue
         family = family_from_name(label)
+        if target_family and family == target_family and not could_draft_for(target_repo,
+                                                                             label):
+            continue  # the target itself (another app's copy), or too large a sibling
         if target_family and family == target_family:
             kind, why = SAME_TOKENIZER, f"same tokenizer: an installed {family} model"
         else:

@@ -64,8 +64,14 @@ def is_projector(file_name: str) -> bool:
     return "mmproj" in file_name.lower()
 
 
+# A draft is at most a third of its target's parameters (0.5B for 1.5B, give or take the
+# rounding of names): a larger one costs too much of a target pass per drafted token to pay.
+MAX_DRAFT_PARAMETERS = 1 / 3 * 1.02
+
+
 def could_draft_for(target_name: str, draft_name: str) -> bool:
-    """Whether `draft_name` looks like a smaller model of `target_name`'s family."""
+    """Whether `draft_name` looks like a model of `target_name`'s family at most a third of
+    its size (never the target itself)."""
     family = family_from_name(target_name)
     if family is None or family_from_name(draft_name) != family:
         return False
@@ -73,7 +79,7 @@ def could_draft_for(target_name: str, draft_name: str) -> bool:
     draft_size = parameter_size_from_name(draft_name)
     if target_size is None or draft_size is None:
         return True  # same family, sizes unknown: offer it, the engine will check
-    return draft_size < target_size
+    return draft_size <= target_size * MAX_DRAFT_PARAMETERS
 
 
 _FAMILY_SEARCH = {"qwen2.5-coder": "Qwen2.5-Coder", "qwen2.5": "Qwen2.5", "qwen3": "Qwen3",
