@@ -128,11 +128,11 @@ class EngineSpec:
     def target_name(self) -> str:
         if self.engine == "remote":
             return f"the server at {self.server_url}" if self.server_url else "a remote server"
-        return Path(self.target_path).name if self.target_path else "the default model"
+        return model_name(self.target_path) if self.target_path else "the default model"
 
     @property
     def draft_name(self) -> str | None:
-        return Path(self.draft_path).name if self.draft_path else None
+        return model_name(self.draft_path) if self.draft_path else None
 
 
 def open_engine(spec: EngineSpec, *, report: Report | None = None,
@@ -155,6 +155,15 @@ def open_engine(spec: EngineSpec, *, report: Report | None = None,
     if spec.engine == "llama-server":
         return _open_llama_server(spec, report, on_log, should_cancel)
     return _open_in_process(spec, should_cancel)
+
+
+def model_name(text: str) -> str:
+    """What a model is called: a found model's reference as it is ("ollama:qwen2.5-coder:1.5b",
+    not its blob's hash), a file by its name."""
+    from draftlight.store.found_models import SCHEMES
+    if text.partition(":")[0] in SCHEMES and not Path(text).expanduser().exists():
+        return text
+    return Path(text).name
 
 
 def model_file(text: str) -> str:

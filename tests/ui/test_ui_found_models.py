@@ -30,11 +30,14 @@ def test_an_ollama_model_is_a_target_in_the_window_and_in_the_picker(qtbot, open
     qtbot.waitUntil(lambda: window.model_scan.scanned, timeout=10_000)  # found off the GUI thread
     box = window.model_bar.target_box
     index = box.findText("ollama:qwen2.5:7b")
-    assert index > 0 and box.itemData(index) == str(blob)
+    assert index > 0 and box.itemData(index) == "ollama:qwen2.5:7b"  # kept by its reference
     box.setCurrentIndex(index)
     box.activated.emit(index)  # as a click on the entry does
     qtbot.waitUntil(lambda: window.ready and factory.loads[-1].target_path == str(blob),
                     timeout=10_000)
+    assert window.settings.target_path == "ollama:qwen2.5:7b"
+    assert window.windowTitle() == "Draftlight — ollama:qwen2.5:7b"  # not sha256-…
+    assert "ollama:qwen2.5:7b" in window.status_label.text()
 
     dialog = make_dialog(closed_port_url)
     panel = dialog.installed_panel
@@ -195,4 +198,38 @@ def test_settings_take_a_found_model_by_its_name(qtbot, open_window, tmp_path, m
                                            draft_path="ollama:qwen2.5:0.5b"))
     assert factory.loads[-1].target_path == str(target)
     assert factory.drafts == [str(draft)]
+    forget_found()
+
+
+def test_a_found_target_is_restored_by_its_reference_and_follows_its_tag(qtbot, open_window,
+                                                                         tmp_path, monkeypatch):
+    """Settings keep "ollama:qwen2.5:7b", not the blob: when Ollama updates the tag (a new blob,
+    the old one removed), the next start loads the new file; a reference that names nothing
+    any more says so by its name (issue 54, part 2)."""
+    from draftlight.settings import Settings
+    root = tmp_path / "ollama"
+    old = pulled(root, "qwen2.5", "7b")
+    monkeypatch.setenv("OLLAMA_MODELS", str(root))
+    forget_found()
+    factory = ScriptedFactory()
+    window = open_window(factory, settings=Settings(target_path="ollama:qwen2.5:7b"))
+    assert factory.loads[-1].target_path == str(old)
+    assert window.model_bar.target_box.currentText() == "ollama:qwen2.5:7b"
+    window.close()
+
+    old.unlink()  # `ollama pull` again: the tag names another blob now
+    new = ollama_pull(root, "qwen2.5", "7b", size=1 << 15)
+    assert new != old
+    forget_found()
+    window = open_window(factory, settings=Settings(target_path="ollama:qwen2.5:7b"))
+    assert factory.loads[-1].target_path == str(new)
+    assert window.windowTitle() == "Draftlight — ollama:qwen2.5:7b"
+
+    new.unlink()
+    (root / "manifests").rename(tmp_path / "gone")  # removed from Ollama
+    forget_found()
+    factory.fail_load = True  # as loading a missing file does: the error names the reference
+    window = open_window(factory, settings=Settings(target_path="ollama:qwen2.5:7b"), wait=False)
+    qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=5000)
+    assert "ollama:qwen2.5:7b" in window.banner.label.text()
     forget_found()

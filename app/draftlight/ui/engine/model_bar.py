@@ -17,6 +17,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QWidget
 
+from draftlight.launch import model_name
 from draftlight.modes import llama_mode
 from draftlight.store.pairs import vocabulary_difference
 # The draft drop-down's data besides a file: the target's own multi-token-prediction layers on
@@ -81,11 +82,19 @@ class ModelBar(QWidget):
         self.target_box.clear()
         self.target_box.addItem("Default model", "")
         for model in models:
-            self.target_box.addItem(model.name, str(model.path))
-        self.target_box.setCurrentIndex(max(self.target_box.findData(current_target), 0))
+            self.target_box.addItem(model.name, _setting(model))
+        shown = self.target_box.findData(current_target)
+        if shown < 0:  # a found model's file (older settings), or a file not in the list
+            found = next((m for m in models if str(m.path) == current_target), None)
+            shown = self.target_box.findData(_setting(found)) if found else -1
+        if shown < 0 and current_target:
+            self.target_box.addItem(model_name(current_target), current_target)
+            shown = self.target_box.count() - 1
+        self.target_box.setCurrentIndex(max(shown, 0))
         self.target_box.blockSignals(False)
 
-        resolved_target = target_path or next(
+        by_reference = {m.name: str(m.path) for m in models}
+        resolved_target = by_reference.get(target_path or "", target_path) or next(
             (str(m.path) for m in models if m.source == "converted"),
             next((str(m.path) for m in models if m.source == "bundled"), None))
         self.draft_box.blockSignals(True)
@@ -103,7 +112,7 @@ class ModelBar(QWidget):
         for model in models:
             if str(model.path) == resolved_target:
                 continue
-            self.draft_box.addItem(model.name, str(model.path))
+            self.draft_box.addItem(model.name, _setting(model))
             item = self.draft_box.model().item(self.draft_box.count() - 1)
             try:
                 difference = (vocabulary_difference(resolved_target, str(model.path), facts,
@@ -117,7 +126,9 @@ class ModelBar(QWidget):
                 item.setText(f"{model.name} — cross-vocabulary")
                 item.setToolTip(f"{difference}: drafts through the tokens both share; the "
                                 "overlap is measured when it loads")
-        wanted = draft_path or (NGRAM if mode == NGRAM else MTP if mode == llama_mode("draft-mtp")
+        wanted = draft_path and next((_setting(m) for m in models if str(m.path) == draft_path),
+                                     draft_path)
+        wanted = wanted or (NGRAM if mode == NGRAM else MTP if mode == llama_mode("draft-mtp")
                                 else NONE)
         self.draft_box.setCurrentIndex(max(self.draft_box.findData(wanted), 0))
         self.draft_box.blockSignals(False)
@@ -150,3 +161,10 @@ class ModelBar(QWidget):
 
     def hide_progress(self) -> None:
         self.progress.setVisible(False)
+
+
+def _setting(model) -> str:
+    """What Settings keep for a model of the list: a found model's reference, resolved to its
+    file only when it loads (a tag updated in Ollama then loads its new file), else the path."""
+    from draftlight.store.found_models import OWN_SOURCES
+    return str(model.path) if model.source in OWN_SOURCES else model.name

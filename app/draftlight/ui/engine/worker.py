@@ -94,13 +94,15 @@ class EngineWorker(QObject):
                 self._capabilities_sent = True
             self._close_engine()
             notices, context_note = [], ""
+            # a found model is called by its reference ("ollama:qwen2.5:7b"), not its blob's hash
+            reference = spec.target_path if spec.target_name == spec.target_path else None
             if spec.engine != "remote":
                 spec = with_model_files(spec)  # "ollama:qwen2.5:7b" typed in Settings
                 spec, notices = self._resolve_target(spec)
                 spec, context_note = resolve_context(spec)  # automatic: what fits
             self.n_ctx = spec.n_ctx
             if spec.engine == "local":
-                self.loading.emit(f"Loading {spec.target_name}…")
+                self.loading.emit(f"Loading {reference or spec.target_name}…")
                 self.engine = self.factory.load_engine(replace(spec, draft_path=None),
                                                        should_cancel=self._closing)
             else:
@@ -111,7 +113,7 @@ class EngineWorker(QObject):
                 traceback.print_exc()
             self.load_failed.emit(one_line(exc))
             return
-        loaded = Loaded(spec.target_name, notices=tuple(notices + self._notices(spec)),
+        loaded = Loaded(reference or spec.target_name, notices=tuple(notices + self._notices(spec)),
                         mtp_layers=mtp_layers(spec.target_path) if spec.engine != "remote" else 0,
                         n_ctx=spec.n_ctx if spec.engine != "remote" else 0,
                         context_note=context_note,
