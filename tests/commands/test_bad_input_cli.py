@@ -99,7 +99,8 @@ def test_a_pair_that_does_not_fit_in_memory_is_refused_before_loading(
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("draftlight: error: not enough memory for "
                            "SmolLM2-135M-Instruct.Q4_1.gguf + SmolLM2-135M-Instruct.Q4_1.gguf")
-    assert "it needs about 611.6 MB (weights 196.7 MB, KV cache at 4,096 tokens 100.3 MB" in line
+    # KV cache: 30 layers x 4,096 tokens x 3 heads x 64 x (q8_0 keys 34/32 + f16 values 2) x 2
+    assert "it needs about 655.8 MB (weights 196.7 MB, KV cache at 4,096 tokens 144.5 MB" in line
     assert "this machine has 209.7 MB of RAM (104.9 MB available)" in line
 
 

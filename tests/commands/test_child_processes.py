@@ -27,7 +27,9 @@ def ran(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.glob("*-ran"))
 
 
-def test_the_cpu_check_child_runs_the_installed_package(hostile_folder, bundled_model):
+def test_the_cpu_check_child_runs_the_installed_package(hostile_folder, bundled_model,
+                                                        monkeypatch):
+    monkeypatch.delenv(cpu_check.SIMULATE_VARIABLE, raising=False)  # a real child
     assert cpu_check.runs(bundled_model, True)
     assert ran(hostile_folder) == []
     # negative control: started as before (without -P), the child imports the folder's package

@@ -220,6 +220,8 @@ class TextPrinter:
         sys.stdout.write("\n")
         if self.stats:
             print(done.stats.summary())
+            if done.stats.auto_note:  # a note: the figures' line stays the last on stdout
+                note(done.stats.auto_note)
         sys.stdout.flush()
 
 

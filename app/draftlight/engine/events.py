@@ -173,8 +173,6 @@ class Stats:
                  f"{', ' + self.draft_kind if self.draft_kind else ''}]")
         if self.identity_note:
             line += f" | {self.identity_note}"
-        if self.auto_note:
-            line += f" | {self.auto_note}"
         if self.rollback_note:
             line += f" | {self.rollback_note}"
         if self.engine_note:
