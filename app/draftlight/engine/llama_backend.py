@@ -2,9 +2,9 @@
 
 We drive `llama_decode` ourselves instead of `Llama.eval`: that asks for logits only for the rows
 being verified (no n_ctx × n_vocab buffer), and rolls the KV cache back with llama_memory_seq_rm.
-Flash attention is on and the KV cache is q8_0 because together they make batched and
-one-at-a-time evaluation give bit-identical logits on llama.cpp's CPU backend (see
-LoadOptions.k_type), which greedy speculation needs to be exactly lossless.
+Flash attention is on and the KV cache's keys are q8_0 (its values f16) because together they
+make batched and one-at-a-time evaluation give bit-identical logits on llama.cpp's CPU backend
+(see LoadOptions.k_type), which greedy speculation needs to be exactly lossless.
 
 Recurrent and hybrid models (Mamba, LFM2, Qwen3.5, Granite 4, ...) keep one state per sequence
 instead of a key and value per token, so a rejected draft cannot simply be cut off. Two tools
