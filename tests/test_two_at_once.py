@@ -182,12 +182,14 @@ def test_a_chat_killed_mid_conversion_leaves_the_next_ones_to_convert_and_answer
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("round_", range(max(1, ROUNDS // 2)))
 def test_the_window_and_a_chat_started_together_on_a_fresh_home_both_answer(
-        qtbot, real_window, isolated_home):
+        qtbot, real_window, isolated_home, round_):
     from draftlight.settings import Settings
     from tests.support.real_window import send_and_wait_real
     from tests.support.window import wait_ready
     chat = _chat(isolated_home)  # the same home as the window's (this test's)
+    time.sleep(random.Random(round_).choice([0, 0.05, 0.2, 0.5]))
     window = real_window(Settings(n_ctx=1024))
     wait_ready(qtbot, window, 240_000)
     view = send_and_wait_real(qtbot, window, "Say hello.")
