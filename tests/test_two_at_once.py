@@ -5,7 +5,6 @@ share are never half-written or lost (draftlight.shared_files)."""
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import random
 import re
@@ -19,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from draftlight.shared_files import once, read_json_object, update_json
-from draftlight.store.convert import convert
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 
 # DRAFTLIGHT_TEST_ROUNDS=20 for the tries the issue names; the suite runs a few
@@ -27,20 +25,22 @@ ROUNDS = int(os.environ.get("DRAFTLIGHT_TEST_ROUNDS", "2"))
 KEY = "two-at-once-key"
 
 
-def _add_keys(path: str, writer: int, count: int) -> None:
-    for i in range(count):
-        update_json(Path(path), lambda known: known.__setitem__(f"{writer}-{i}", i))
+def in_children(code: str, *args: str, count: int) -> None:
+    """Run `code` (argv: *args, then the child's number) in `count` Python processes at once;
+    each must exit 0."""
+    children = [subprocess.Popen([sys.executable, "-P", "-c", code, *args, str(i)])
+                for i in range(count)]
+    assert [child.wait(timeout=120) for child in children] == [0] * count
 
 
 def test_updates_from_many_processes_keep_every_key(tmp_path):
     path = tmp_path / "cache" / "costs.json"
-    context = multiprocessing.get_context("spawn")
-    writers = [context.Process(target=_add_keys, args=(str(path), w, 25)) for w in range(4)]
-    for writer in writers:
-        writer.start()
-    for writer in writers:
-        writer.join(60)
-        assert writer.exitcode == 0
+    in_children("import sys\nfrom pathlib import Path\n"
+                "from draftlight.shared_files import update_json\n"
+                "path, writer = Path(sys.argv[1]), sys.argv[2]\n"
+                "for i in range(25):\n"
+                "    update_json(path, lambda known: known.__setitem__(f'{writer}-{i}', i))\n",
+                str(path), count=4)
     assert len(read_json_object(path)) == 100
     assert [p.name for p in path.parent.iterdir() if p.suffix == ".tmp"] == []
 
@@ -76,25 +76,16 @@ def test_a_lock_whose_holder_was_killed_is_taken_over(tmp_path):
         holder.wait()
 
 
-def _convert_in_child(source: str, dest: str, stages: "multiprocessing.Queue") -> None:
-    seen: list[str] = []
-    convert(Path(source), Path(dest), "Q8_0",
-            on_progress=lambda progress: seen.append(progress.stage))
-    stages.put(sorted(set(seen)))
-
-
 def test_two_conversions_into_one_file_convert_once(tmp_path, bundled_model):
     dest = tmp_path / "models" / "smol.Q8_0.gguf"
-    context = multiprocessing.get_context("spawn")
-    stages = context.Queue()
-    children = [context.Process(target=_convert_in_child,
-                                args=(str(bundled_model), str(dest), stages)) for _ in range(2)]
-    for child in children:
-        child.start()
-    for child in children:
-        child.join(120)
-        assert child.exitcode == 0
-    seen = sorted(stages.get(timeout=5) for _ in children)
+    in_children("import json, sys\nfrom pathlib import Path\n"
+                "from draftlight.store.convert import convert\n"
+                "seen = []\n"
+                "convert(Path(sys.argv[1]), Path(sys.argv[2]), 'Q8_0',\n"
+                "        on_progress=lambda progress: seen.append(progress.stage))\n"
+                "Path(sys.argv[3] + sys.argv[4]).write_text(json.dumps(sorted(set(seen))))\n",
+                str(bundled_model), str(dest), str(tmp_path / "stages-"), count=2)
+    seen = sorted(json.loads((tmp_path / f"stages-{i}").read_text()) for i in range(2))
     # one converted (it quantized and verified); the other either waited for it and took its
     # file, or came after it and converted again into the same place, never alongside
     assert ["quantizing", "verifying"] in seen, seen
