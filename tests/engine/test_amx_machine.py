@@ -17,20 +17,13 @@ from draftlight.engine import cpu_check
 from draftlight.engine.server.process import ManagedServer, ServerOptions
 
 
-@pytest.fixture
-def amx_crashes(monkeypatch, tmp_path):
-    monkeypatch.setenv(cpu_check.SIMULATE_VARIABLE, "1")
-    monkeypatch.setenv(cpu_check.FILE_VARIABLE, str(tmp_path / "cpu_check.json"))
-    monkeypatch.setattr(cpu_check, "_known", {})
-
-
 def chat(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-P", "-m", "draftlight", "chat", "--no-color",
                            "--max-tokens", "12", "--temp", "0", *args],
                           capture_output=True, text=True, timeout=300)
 
 
-def test_chat_says_the_note_on_its_first_run_only_and_answers_as_usual(amx_crashes, tmp_path):
+def test_chat_says_the_note_on_its_first_run_only_and_answers_as_usual(simulated_amx_crash, tmp_path):
     usual = subprocess.run(  # the same question where nothing crashes
         [sys.executable, "-P", "-m", "draftlight", "chat", "--no-color", "--max-tokens", "12",
          "--temp", "0", "--mode", "off", "Name three colours."],
@@ -45,7 +38,7 @@ def test_chat_says_the_note_on_its_first_run_only_and_answers_as_usual(amx_crash
     assert second.stdout == usual.stdout
 
 
-def test_a_bad_input_on_such_a_cpu_is_still_one_line(amx_crashes, tmp_path, bundled_model):
+def test_a_bad_input_on_such_a_cpu_is_still_one_line(simulated_amx_crash, tmp_path, bundled_model):
     cut = tmp_path / "cut.gguf"
     cut.write_bytes(bundled_model.read_bytes()[:200_000])
     proc = chat("--target", str(cut), "Hi")
@@ -56,7 +49,7 @@ def test_a_bad_input_on_such_a_cpu_is_still_one_line(amx_crashes, tmp_path, bund
 
 @pytest.mark.slow
 def test_our_llama_server_starts_without_repacked_weights_and_answers_as_plain_decoding(
-        amx_crashes, llama_server_binary, bundled_model):
+        simulated_amx_crash, llama_server_binary, bundled_model):
     from draftlight.engine.sampling import SamplingParams
     from draftlight.launch import EngineSpec, open_engine
     messages = [{"role": "user", "content": "Repeat: the cat sat on the mat, the cat sat."}]
@@ -113,7 +106,7 @@ def test_a_llama_server_that_fails_otherwise_is_not_started_again(tmp_path, bund
     assert sum(line.startswith("$ ") for line in server.log) == 1
 
 
-def test_the_bench_peer_loads_without_extra_buffers_where_they_crash(amx_crashes, bundled_model):
+def test_the_bench_peer_loads_without_extra_buffers_where_they_crash(simulated_amx_crash, bundled_model):
     from draftlight.bench.lcp_pld import PromptLookupPeer
     from draftlight.engine.load_options import LoadOptions
     peer = PromptLookupPeer(bundled_model, LoadOptions(n_ctx=512, n_threads=1))

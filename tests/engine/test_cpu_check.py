@@ -22,14 +22,6 @@ def amx_build(monkeypatch):
     monkeypatch.setattr(cpu_check, "_known", {})  # nothing found out in this process yet
 
 
-@pytest.fixture
-def simulated_crash(monkeypatch, tmp_path):
-    """A CPU whose extra buffers crash, on any CPU (no child), checked afresh."""
-    monkeypatch.setenv(cpu_check.SIMULATE_VARIABLE, "1")
-    monkeypatch.setenv(cpu_check.FILE_VARIABLE, str(tmp_path / "cpu_check.json"))
-    monkeypatch.setattr(cpu_check, "_known", {})
-
-
 def scripted_children(monkeypatch, crashes: set[bool]) -> list[bool]:
     """Children that crash when asked with extra buffers in `crashes`; returns the asks."""
     asked: list[bool] = []
@@ -91,7 +83,7 @@ def test_the_real_child_evaluates_the_bundled_model(bundled_model):
 
 
 def test_a_model_loaded_without_extra_buffers_says_so_once_and_gives_the_same_logits(
-        bundled_model, simulated_crash, monkeypatch):
+        bundled_model, simulated_amx_crash, monkeypatch):
     options = LoadOptions(n_ctx=256, n_batch=64)
     with LlamaBackend(bundled_model, options) as plain:
         assert not plain.options.extra_buffers and "AMX" in plain.load_note
@@ -106,7 +98,7 @@ def test_a_model_loaded_without_extra_buffers_says_so_once_and_gives_the_same_lo
     assert np.argmax(without, axis=-1).tolist() == np.argmax(with_them, axis=-1).tolist()
 
 
-def test_a_load_that_fails_does_not_use_up_the_note(bundled_model, simulated_crash, tmp_path):
+def test_a_load_that_fails_does_not_use_up_the_note(bundled_model, simulated_amx_crash, tmp_path):
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(bundled_model.read_bytes()[:100_000])
     with pytest.raises(ModelLoadError):
@@ -115,7 +107,7 @@ def test_a_load_that_fails_does_not_use_up_the_note(bundled_model, simulated_cra
         assert loaded.load_note == cpu_check.NOTE
 
 
-def test_the_note_is_remembered_by_the_machine_not_the_process(simulated_crash, tmp_path):
+def test_the_note_is_remembered_by_the_machine_not_the_process(simulated_amx_crash, tmp_path):
     cache = cpu_check.cache_file()
     assert cpu_check.untold_note(cache) == ""  # nothing found out yet: nothing to say
     assert not cpu_check.extra_buffers_usable(tmp_path / "m.gguf", cache)

@@ -33,17 +33,17 @@ def test_a_reply_auto_drafted_nothing_in_says_why_and_offers_ngram(qtbot, open_w
     reply = send_and_wait(qtbot, window, "Say the motto.")
     assert reply.stats["drafted"] == 0
     assert reply.why_row.isVisibleTo(window)
-    assert reply.why_label.text().startswith(
+    assert reply.why_row.label.text().startswith(
         "Auto drafted nothing: checking 2 tokens costs 2.6x one on this machine now")
     cells = reply.strip.passes
     assert cells and all(p.why == "costly" for p in cells)
     assert describe(cells[0], reply.text).endswith(
         "nothing drafted: checking costs too much right now")
-    qtbot.mouseClick(reply.try_ngram_button, Qt.LeftButton)
+    qtbot.mouseClick(reply.why_row.try_ngram, Qt.LeftButton)
     assert window.current_mode() == "ngram"
     again = send_and_wait(qtbot, window, "Say the motto again.")
     assert again.stats["mode"] == "ngram" and not again.why_row.isVisibleTo(window)
     # reopened from the history, the reply still says why
     window.session.writes.flush()
     saved = window.history.messages(window.session.conversation_id)[1]
-    assert saved.stats["auto_note"] == reply.why_label.text()
+    assert saved.stats["auto_note"] == reply.why_row.label.text()

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBr
 
 from draftlight.ui.flash import highlight, markdown_render
 from draftlight.ui.flash.attached_files import AttachedFiles
+from draftlight.ui.flash.auto_note_row import AutoNoteRow
 from draftlight.ui.flash.branch_switch import BranchSwitch
 from draftlight.ui.flash.origins import RunOrigins
 from draftlight.ui.flash.overlay import FlashOverlay
@@ -160,21 +161,8 @@ class MessageView(QFrame):
         self.footer.setStyleSheet("color: palette(mid); font-size: small;")
         self.footer.setTextInteractionFlags(Qt.TextSelectableByMouse)
         layout.addWidget(self.footer)
-        # auto drafted little or nothing: why, in measured terms, and what would pay
-        self.why_row = QWidget()
-        why_layout = QHBoxLayout(self.why_row)
-        why_layout.setContentsMargins(0, 0, 0, 0)
-        self.why_label = QLabel()
-        self.why_label.setWordWrap(True)
-        self.why_label.setStyleSheet("font-size: small;")
-        self.why_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        why_layout.addWidget(self.why_label, 1)
-        self.try_ngram_button = QToolButton(text="Try N-gram")
-        self.try_ngram_button.setToolTip("Draft every match from the conversation from now on "
-                                         "(the mode box: N-gram)")
-        self.try_ngram_button.clicked.connect(lambda: self.mode_requested.emit("ngram"))
-        why_layout.addWidget(self.try_ngram_button, 0, Qt.AlignTop)
-        self.why_row.setVisible(False)
+        self.why_row = AutoNoteRow()  # auto drafted little or nothing: why, and N-gram
+        self.why_row.mode_requested.connect(self.mode_requested)
         layout.addWidget(self.why_row)
         self.run_origins = RunOrigins(self)  # hover and click: where each run came from
         self.render()
@@ -374,9 +362,7 @@ class MessageView(QFrame):
             line += " · " + self.run_origins.summary()
         self.footer.setText(line)
         self.footer.setVisible(bool(line))
-        why = (self.stats or {}).get("auto_note") if self.role == "assistant" else ""
-        self.why_label.setText(why if isinstance(why, str) else "")
-        self.why_row.setVisible(bool(why) and isinstance(why, str) and not self.streaming)
+        self.why_row.show_note(self.stats, self.role == "assistant" and not self.streaming)
 
     # --- copying ------------------------------------------------------------------------------
 
