@@ -47,6 +47,9 @@ class EngineSpec:
     server_model: str = ""  # the remote model to ask for; "" = the server's only one
     rpc_servers: str = ""  # llama-server: other machines' rpc-servers, "host:port, ..."
     time_auto: bool = False  # in-process: time the models for auto while loading
+    # in-process: measure later, one step at a time (Engine.measure_next; the window's worker
+    # does while no request waits), with what the cache knows until then
+    measure_later: bool = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "EngineSpec":
@@ -61,7 +64,7 @@ class EngineSpec:
                    spec_type=settings.spec_type, server_url=settings.server_url.strip(),
                    server_api_key=settings.server_api_key,
                    server_model=settings.server_model.strip(),
-                   rpc_servers=settings.rpc_servers.strip(), time_auto=True)
+                   rpc_servers=settings.rpc_servers.strip(), measure_later=True)
 
     @classmethod
     def from_arguments(cls, args, settings: Settings) -> "EngineSpec":
@@ -221,9 +224,10 @@ def _open_in_process(spec: EngineSpec, should_cancel: Callable[[], bool]):
     if spec.target_gpu_layers == 0:  # refuses, with the numbers, before anything loads
         check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
     engine = Engine.load(spec.target_path, spec.draft_path, load_options(spec),
-                         load_options(spec, draft=True), should_cancel=should_cancel)
+                         load_options(spec, draft=True), should_cancel=should_cancel,
+                         measure_later=spec.measure_later)
     try:
-        if spec.time_auto:
+        if spec.time_auto and not spec.measure_later:
             # times the models (once per machine, cached) while loading
             engine.prepare_auto(should_cancel)
     except BaseException:

@@ -48,7 +48,7 @@ def local_answers(bundled_model, module_home):
 
 
 @pytest.fixture(scope="module")
-def server_engine(llama_server_binary, bundled_model):
+def server_engine(llama_server_binary, bundled_model, module_home):
     # the bundled model drafts for itself in draft-simple: greedy, nearly every guess is kept
     options = ServerOptions(target=bundled_model, draft=bundled_model, threads=1,
                             spec_type="none", draft_tokens=4)

@@ -16,6 +16,7 @@ class ScriptedWorker(QObject):
     load_failed = Signal(str)
     draft_changed = Signal(object)
     draft_failed = Signal(str)
+    measuring = Signal(str)
 
 
 class RecordingEngine:

@@ -78,6 +78,9 @@ class ScriptedFactory:
     def capabilities(self):
         return Capabilities(tuple(self.modes))
 
+    def default_now(self):
+        return "default-model.gguf", False
+
     def prepare_default(self, report, should_cancel):
         report(136, 272, "Making the default model…")
         return "default-model.gguf", None

@@ -66,7 +66,6 @@ def test_a_slow_load_shows_its_steps_with_their_times(qtbot, open_window):
         return float(found.group(1)) if found else 0.0
 
     qtbot.waitUntil(lambda: so_far() >= 1.0, timeout=5000)  # it counts while it runs
-    assert card.steps.text().startswith("✓ Making the default model")
     assert "Loading default-model.gguf" in card.steps.text().splitlines()[-1]
     assert re.search(r"\(\d+ s\)$", window.status_label.text())
     factory.release()

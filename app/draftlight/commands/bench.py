@@ -1,7 +1,8 @@
 """`draftlight bench [--questions FILE.jsonl] [--target PATH] [--draft PATH] [--modes LIST]
 [--max-tokens N] [--temp T] [--limit N] [--repeats N] [--out DIR] [--engine URL]`
 (modes llama:SPEC_TYPE run llama.cpp's llama-server: server_modes.py), and
-`draftlight bench rollback --target PATH` (app/draftlight/bench/rollback.py)"""
+`draftlight bench rollback --target PATH` (app/draftlight/bench/rollback.py), and
+`draftlight bench load [--target MODEL ...]` (app/draftlight/bench/load.py)"""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from draftlight.bench.load import add_load_parser
 from draftlight.bench.rollback import add_rollback_parser
 from draftlight.bench.runner import BENCH_MODES, DEFAULT_QUESTIONS
 from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
@@ -63,9 +65,12 @@ def add_bench_parser(commands) -> None:
                             "the draft, at temperatures 0 and 0.7 (draftlight.bench.retry; "
                             "--target, --max-tokens, --limit, --repeats apply)")
     bench.set_defaults(run=run_bench)
-    add_rollback_parser(bench.add_subparsers(
-        dest="bench_command", metavar="rollback",
-        help="rollback: what a rejected draft costs a model (draftlight bench rollback -h)"))
+    subcommands = bench.add_subparsers(
+        dest="bench_command", metavar="{rollback,load}",
+        help="rollback: what a rejected draft costs a model; load: time to the first token "
+             "vs a bare llama.cpp load (draftlight bench rollback -h, bench load -h)")
+    add_rollback_parser(subcommands)
+    add_load_parser(subcommands)
 
 
 def run_bench(args: argparse.Namespace) -> int:

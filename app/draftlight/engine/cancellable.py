@@ -1,6 +1,6 @@
-"""A model whose passes stop once a load is cancelled: auto mode times its models while they
-load (seconds on a large model, engine/costs.py), and a window that closes then must not wait
-for the timing to end."""
+"""A model whose passes stop once asked to: auto mode times its models (seconds on a large model,
+engine/costs.py) while they load, where a window that closes must not wait for the timing to
+end, or in the background (engine/measuring.py), where a request that arrives goes first."""
 
 from __future__ import annotations
 
@@ -10,20 +10,27 @@ from draftlight.engine.backend import LanguageModel
 from draftlight.engine.errors import ModelLoadError
 
 
-class CancellableModel:
-    """`model`, except that `eval` raises ModelLoadError once `should_cancel()` is true."""
+def load_cancelled() -> Exception:
+    return ModelLoadError("the load was cancelled while its passes were being timed")
 
-    def __init__(self, model: LanguageModel, should_cancel: Callable[[], bool]) -> None:
-        self._model, self._should_cancel = model, should_cancel
+
+class CancellableModel:
+    """`model`, except that `eval` raises `error()` (a ModelLoadError by default) once
+    `should_cancel()` is true."""
+
+    def __init__(self, model: LanguageModel, should_cancel: Callable[[], bool],
+                 error: Callable[[], Exception] = load_cancelled) -> None:
+        self._model, self._should_cancel, self._error = model, should_cancel, error
 
     def eval(self, *args, **kwargs):
         if self._should_cancel():
-            raise ModelLoadError("the load was cancelled while its passes were being timed")
+            raise self._error()
         return self._model.eval(*args, **kwargs)
 
     def __getattr__(self, name: str):
         return getattr(self._model, name)
 
 
-def cancellable(model: LanguageModel, should_cancel: Callable[[], bool] | None) -> LanguageModel:
-    return model if should_cancel is None else CancellableModel(model, should_cancel)
+def cancellable(model: LanguageModel, should_cancel: Callable[[], bool] | None,
+                error: Callable[[], Exception] = load_cancelled) -> LanguageModel:
+    return model if should_cancel is None else CancellableModel(model, should_cancel, error)

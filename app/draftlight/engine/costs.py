@@ -78,6 +78,14 @@ class BatchCosts:
         return self.v[below] + t * (self.v[above] - self.v[below])
 
 
+# What auto prices passes by until this machine's curve is timed (measuring.py): dearer than any
+# CPU curve measured here (v(2) 1.6-1.8, v(8) 3.4-6.5, v(16) 6.2-9.1: SmolLM2 Q8_0 and
+# Qwen2.5-Coder-1.5B Q4_K_M on 2 cores), so a draft of k tokens is checked only where nearly
+# all of it is expected to be right, as a copy of the conversation is. The passes that then run
+# correct it (OnlineCosts), and the timed curve replaces it.
+PRIOR = BatchCosts({1: 1.0, 2: 1.8, 4: 3.4, 8: 6.6, 16: 13.0})
+
+
 class OnlineCosts:
     """v(k) from the curve measured at load, corrected by the passes that really run.
 
@@ -215,33 +223,49 @@ def token_seconds(backend: LanguageModel, probe_tokens: list[int]) -> float:
     return min(samples)
 
 
+def _costs_key(backend, role: str) -> str:
+    options = backend.options
+    return cache_key(backend.path, role, options.n_threads, options.n_gpu_layers,
+                     options.n_batch, context_length(backend), options.k_type, options.v_type,
+                     getattr(backend, "build", ""))
+
+
+def known_costs(backend, role: str) -> tuple[BatchCosts | None, bool]:
+    """(the curve cached for this model file, settings, llama.cpp build and machine, or None;
+    whether to time it again because the machine is QUIETER now than then). Nothing is timed:
+    a model not loaded from a file (tests' fakes) has no entry."""
+    if getattr(backend, "path", None) is None or getattr(backend, "options", None) is None:
+        return None, False
+    cached = load_cached(_costs_key(backend, role))
+    if not cached or ("checkpoint" not in cached
+                      and getattr(backend, "rollback", "") == "checkpoint"):
+        return None, False  # never timed, or before rollback from checkpoints was priced
+    curve = BatchCosts({int(k): v for k, v in cached["v"].items()}, cached["token_seconds"],
+                       cached.get("checkpoint", 0.0), cached.get("restore", 0.0))
+    load, then = machine_load(), cached.get("load", math.inf)  # inf: timed before loads were kept
+    quieter = load is not None and then is not None and load <= then - QUIETER
+    return curve, quieter
+
+
 def cached_costs(backend, probe: list[int], role: str) -> tuple[BatchCosts, float]:
     """(v(k) curve, one-token seconds) for a loaded model (a llama_backend.LlamaBackend: its
-    file and load options are part of the cache key), from the cache or measured now, and
-    measured again when the machine is quieter than it was then (QUIETER). A draft model is
+    file, load options and build are part of the cache key), from the cache or timed now, and
+    timed again when the machine is quieter than it was then (QUIETER). A draft model is
     timed for one-token passes only (its cost per drafted token)."""
-    options = backend.options
-    key = cache_key(backend.path, role, options.n_threads, options.n_gpu_layers,
-                    options.n_batch, context_length(backend), options.k_type, options.v_type)
-    cached = load_cached(key)
-    if cached and "checkpoint" not in cached and getattr(backend, "rollback", "") == "checkpoint":
-        cached = None  # timed before rollback from checkpoints was priced: time it again
-    load = machine_load()
-    curve = None
-    if cached:
-        curve = BatchCosts({int(k): v for k, v in cached["v"].items()}, cached["token_seconds"],
-                           cached.get("checkpoint", 0.0), cached.get("restore", 0.0))
-        then = cached.get("load", math.inf)  # timed before loads were kept: once more
-        if load is None or then is None or load > then - QUIETER:
-            return curve, curve.token_seconds
+    curve, quieter = known_costs(backend, role)
+    if curve is not None and not quieter:
+        return curve, curve.token_seconds
+    load = machine_load()  # before the timing, which adds its own
     if role == "draft":
         timed = BatchCosts({1: 1.0}, token_seconds(backend, probe))
     else:
         timed = measure(backend, probe)
     curve = curve.cheaper(timed) if curve is not None else timed
-    store_cached(key, {"v": curve.v, "token_seconds": curve.token_seconds,
-                       "checkpoint": curve.checkpoint, "restore": curve.restore, "load": load})
-    if role != "draft" and options.n_gpu_layers == 0:
+    store_cached(_costs_key(backend, role),
+                 {"v": curve.v, "token_seconds": curve.token_seconds,
+                  "checkpoint": curve.checkpoint, "restore": curve.restore,
+                  "load": load})
+    if role != "draft" and backend.options.n_gpu_layers == 0:
         store_cached(_verify_key(backend.path), {"v8": curve(8)})
     return curve, curve.token_seconds
 

@@ -21,6 +21,7 @@ names the cache file (the suite shares one between its tests).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -89,11 +90,19 @@ def runs(model: Path, extra_buffers: bool) -> bool:
     return child.returncode >= 0
 
 
-def _cache_key() -> str:
+@functools.cache  # the libraries do not change while the app runs
+def library_build() -> str:
+    """Which llama.cpp this is: llama-cpp-python's version and its CPU libraries' sizes and
+    times (a rebuild, e.g. without AMX kernels, is another build). Part of every cache key of
+    what is measured about a model (disk_cache.py's users), and of this check's."""
     library = Path(llama_cpp.__file__).parent / "lib"
     stamps = sorted((p.name, p.stat().st_size, int(p.stat().st_mtime))
                     for p in library.glob("*ggml-cpu*")) if library.is_dir() else []
-    return json.dumps([llama_cpp.__version__, stamps, platform.processor() or platform.machine(),
+    return json.dumps([llama_cpp.__version__, stamps])
+
+
+def _cache_key() -> str:
+    return json.dumps([library_build(), platform.processor() or platform.machine(),
                        _cpu_model()] + (["simulated"] if _simulated() else []))
 
 

@@ -31,13 +31,15 @@ from draftlight.engine.chat_template import ChatTemplate
 from draftlight.engine.control_text import ControlText
 from draftlight.engine.compat import Compatibility, check_compatible
 from draftlight.engine.cross_vocab import CrossVocabDrafter
-from draftlight.engine.costs import BatchCosts, cached_costs
+from draftlight.engine.costs import PRIOR, BatchCosts, cached_costs, known_costs
 from draftlight.engine.drafters import Drafter, ModelDrafter, NgramDrafter, word_fold
 from draftlight.engine.errors import EngineError
 from draftlight.engine.origins import OriginFinder, kept_messages
 from draftlight.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
-from draftlight.engine.invariance import BatchDrift, cached_drift
+from draftlight.engine.invariance import BatchDrift, cached_drift, known_drift
 from draftlight.engine.learnt_counts import restore_learnt, save_learnt
+from draftlight.engine.measuring import (DRAFT_SPEED, GREEDY_CHECK, PASS_COSTS, PROBE_ROOM,
+                                         MeasurementInterrupted, probe_view)
 from draftlight.engine.prediction import PredictionDrafter
 from draftlight.engine.prompt import answered_start, fit_prompt
 from draftlight.engine.reply_steps import (emit, learn, up_to_the_end, window_full_notice,
@@ -79,10 +81,15 @@ class Engine:
     def __init__(self, target: LanguageModel, draft: LanguageModel | None = None,
                  config: SpeculationConfig = SpeculationConfig(), *,
                  cost_source: CostSource = cached_costs,
-                 drift_source: DriftSource = cached_drift) -> None:
+                 drift_source: DriftSource = cached_drift, measure_later: bool = False) -> None:
+        """`measure_later`: what is not in the cache yet is measured by measure_next(), one
+        step at a time, and not before the first reply (measuring.py); else it is measured
+        here (the drift) and at auto's first use (the costs)."""
         self.target = target
         self.config = config
         self.cost_source = cost_source  # how auto mode learns what a k-token pass costs
+        self.drift_source = drift_source
+        self.measure_later = measure_later
         meta = target.metadata()
         self.template = ChatTemplate(meta.get("tokenizer.chat_template"),
                                      bos_token=target.token_text(target.bos),
@@ -93,13 +100,16 @@ class Engine:
         # ModelDrafter (same vocabulary) or CrossVocabDrafter (another one: drafts through text)
         self.model_drafter: ModelDrafter | CrossVocabDrafter | None = None
         self.compatibility: Compatibility | None = None  # how the draft drafts, with its note
-        self.costs: BatchCosts | None = None  # measured on first use of auto mode
+        self.costs: BatchCosts | None = None  # measured on first use of auto mode, or later
+        self._retime_costs = False  # the cached curve was timed on a busier machine
         self.draft_cost = 0.0  # draft token time / target token time
+        self._draft_seconds: float | None = None  # one drafted token, once timed
         self._auto: AdaptiveDrafter | None = None
-        # Whether greedy speculation is exactly plain decoding here (invariance.py). Checked at
-        # load (cached per model file and settings), not at the first speculative reply: the
-        # probe empties the KV cache, which by then holds the conversation.
-        self.drift = drift_source(target, self._probe_tokens())
+        # Whether greedy speculation is exactly plain decoding here (invariance.py), cached per
+        # model file and settings; None until measured. Checked at load or in the background,
+        # not at the first speculative reply: the probe would empty the conversation's cache.
+        self.drift: BatchDrift | None = (known_drift(target) if measure_later
+                                         else drift_source(target, self._probe_tokens()))
         if draft is not None:
             self.attach_draft(draft)
 
@@ -107,14 +117,15 @@ class Engine:
     def load(cls, target_path: str | Path, draft_path: str | Path | None = None,
              options: LoadOptions | None = None,
              draft_options: LoadOptions | None = None, *,
-             should_cancel: Callable[[], bool] | None = None) -> "Engine":
+             should_cancel: Callable[[], bool] | None = None,
+             measure_later: bool = False) -> "Engine":
         """Load GGUF files on llama.cpp; `should_cancel` returning True stops a load."""
         from draftlight.engine.llama_backend import LlamaBackend
         from draftlight.engine.load_options import LoadOptions
         options = options or LoadOptions()
         target = LlamaBackend(target_path, options, should_cancel=should_cancel)
         try:
-            engine = cls(target)
+            engine = cls(target, measure_later=measure_later)
             if draft_path is not None:
                 engine.attach_draft(LlamaBackend(draft_path, draft_options or options,
                                                  should_cancel=should_cancel),
@@ -155,27 +166,29 @@ class Engine:
         self.draft = None
         self.model_drafter = None
         self.compatibility = None
+        self._draft_seconds = None
         self._auto = None
 
     def prepare_auto(self, should_cancel: Callable[[], bool] | None = None) -> AdaptiveDrafter:
-        """Measure (or load from the cache) the cost curve and build auto mode's drafter.
-        `should_cancel` returning True stops the timing (ModelLoadError): it runs while a model
-        loads, and a window that closes then does not wait for it."""
+        """Build auto mode's drafter on the cost curve: cached, else timed now (`should_cancel`
+        returning True stops the timing: ModelLoadError; it runs while a model loads, and a
+        window that closes then does not wait for it) or, with `measure_later`, costs.PRIOR
+        until measure_next() has timed it (a draft model joins once it is timed too)."""
         if self._auto is not None:
             return self._auto
-        probe = self._probe_tokens()
-        if self.costs is None:
-            self.costs, _ = self.cost_source(cancellable(self.target, should_cancel), probe,
-                                             "target")
+        self._read_cached()
+        if not self.measure_later:
+            if self.costs is None or self._retime_costs:
+                self.costs, _ = self.cost_source(cancellable(self.target, should_cancel),
+                                                 self._probe_tokens(), "target")
+                self._retime_costs = False
+            if self.draft is not None and self._draft_seconds is None:
+                self._time_draft(cancellable(self.draft, should_cancel))
         candidates = [Candidate(self.ngram, 0.0, self.config.auto_max_tokens)]
         # start from what n-gram lookup achieved on this model last time
         restore_learnt(self.target, candidates[0].model)
-        if self.draft is not None:
-            # The draft is timed on its own tokens (another vocabulary's ids would be others).
-            draft_probe = self.draft.tokenize(PROBE_TEXT * 8, add_bos=False)
-            _, draft_seconds = self.cost_source(cancellable(self.draft, should_cancel),
-                                                draft_probe, "draft")
-            self.draft_cost = draft_seconds / self.costs.token_seconds
+        if self.draft is not None and self._draft_seconds is not None and self.costs:
+            self.draft_cost = self._draft_seconds / self.costs.token_seconds
             cost = self.draft_cost
             if isinstance(self.model_drafter, CrossVocabDrafter):
                 # It drafts one draft token more than it proposes (the last may be cut short):
@@ -183,8 +196,65 @@ class Engine:
                 cost *= 1.0 + 1.0 / self.config.draft_tokens
             candidates.append(Candidate(self.model_drafter, cost,
                                         self.config.draft_tokens * 2))
-        self._auto = AdaptiveDrafter(self.costs, candidates)
+        self._auto = AdaptiveDrafter(self.costs or PRIOR, candidates)
         return self._auto
+
+    def _read_cached(self) -> None:
+        """Take what the cache knows of the models' costs (a model's first use, or after another
+        process measured it)."""
+        if self.costs is None:
+            self.costs, self._retime_costs = known_costs(self.target, "target")
+        if self.draft is not None and self._draft_seconds is None:
+            known, _ = known_costs(self.draft, "draft")
+            self._draft_seconds = known.token_seconds if known is not None else None
+
+    def _time_draft(self, draft: LanguageModel) -> None:
+        # The draft is timed on its own tokens (another vocabulary's ids would be others).
+        _, self._draft_seconds = self.cost_source(
+            draft, draft.tokenize(PROBE_TEXT * 8, add_bos=False), "draft")
+
+    # --- measuring in the background (measuring.py) ----------------------------------------
+
+    def pending_measurements(self) -> tuple[str, ...]:
+        """What measure_next() would measure, first first (measuring.GREEDY_CHECK, ...)."""
+        self._read_cached()
+        steps = [GREEDY_CHECK] if self.drift is None else []
+        if self.costs is None or self._retime_costs:
+            steps.append(PASS_COSTS)
+        if self.draft is not None and self._draft_seconds is None:
+            steps.append(DRAFT_SPEED)
+        return tuple(steps)
+
+    def measure_next(self, should_cancel: Callable[[], bool] | None = None) -> str:
+        """Measure the first pending step and return its name ("" if none was pending); True
+        from `should_cancel` stops it before its next pass (MeasurementInterrupted; nothing
+        kept). The conversation's tokens stay cached (measuring.probe_view). Auto is rebuilt
+        on what was measured at its next use, keeping what it learnt."""
+        pending = self.pending_measurements()
+        if not pending:
+            return ""
+        step = pending[0]
+        model = self.draft if step == DRAFT_SPEED else self.target
+        view = probe_view(model, PROBE_ROOM)
+        timed = cancellable(view, should_cancel, MeasurementInterrupted)
+        try:
+            if step == GREEDY_CHECK:
+                self.drift = self.drift_source(timed, self._probe_tokens())
+            elif step == PASS_COSTS:
+                self.costs, _ = self.cost_source(timed, self._probe_tokens(), "target")
+                self._retime_costs = False
+            else:
+                self._time_draft(timed)
+        finally:
+            view.truncate(0)
+        self.save_learnt()
+        self._auto = None
+        return step
+
+    def measure(self, should_cancel: Callable[[], bool] | None = None) -> None:
+        """Everything measure_next() would measure, now."""
+        while self.measure_next(should_cancel):
+            pass
 
     def _probe_tokens(self) -> list[int]:
         return self.target.tokenize(PROBE_TEXT * 8, add_bos=False)
@@ -340,7 +410,7 @@ class Engine:
                       if self.costs is not None else 0.0)
         if mode in ("draft", "auto") and self.compatibility and not self.compatibility.same_vocabulary:
             stats.draft_kind = self.compatibility.label
-        if drafter is not None and params.greedy:
+        if drafter is not None and params.greedy and self.drift is not None:  # None: not yet
             stats.batch_drift = self.drift.gap_change
         if drafter is not None or predicted:
             stats.rollback_note = rollback_note(self.target)

@@ -71,17 +71,32 @@ def measure_drift(model: LanguageModel, probe_tokens: list[int]) -> BatchDrift:
     return BatchDrift(worst)
 
 
-def cached_drift(model: LanguageModel, probe_tokens: list[int]) -> BatchDrift:
-    """measure_drift, cached with the cost curves for a model loaded from a file (keyed by the
-    file, the machine and the settings that choose the kernels); measured each time otherwise."""
+def _drift_key(model) -> str | None:
     path, options = getattr(model, "path", None), getattr(model, "options", None)
     if path is None or options is None:
-        return measure_drift(model, probe_tokens)
-    key = disk_cache.cache_key(path, "batch-drift", options.n_threads, options.n_gpu_layers,
-                               options.n_batch, options.k_type, options.v_type)
-    cached = disk_cache.load_cached(key)
+        return None
+    return disk_cache.cache_key(path, "batch-drift", options.n_threads, options.n_gpu_layers,
+                                options.n_batch, options.k_type, options.v_type,
+                                getattr(model, "build", ""))
+
+
+def known_drift(model: LanguageModel) -> BatchDrift | None:
+    """The drift cached for this model file, settings, llama.cpp build and machine; None where
+    it was never measured (or the model is not from a file)."""
+    key = _drift_key(model)
+    cached = disk_cache.load_cached(key) if key else None
     if cached and isinstance(cached.get("gap_change"), (int, float)):
         return BatchDrift(float(cached["gap_change"]))
+    return None
+
+
+def cached_drift(model: LanguageModel, probe_tokens: list[int]) -> BatchDrift:
+    """known_drift, else measure_drift (kept in the cache for a model loaded from a file)."""
+    known = known_drift(model)
+    if known is not None:
+        return known
     drift = measure_drift(model, probe_tokens)
-    disk_cache.store_cached(key, {"gap_change": drift.gap_change})
+    key = _drift_key(model)
+    if key:
+        disk_cache.store_cached(key, {"gap_change": drift.gap_change})
     return drift

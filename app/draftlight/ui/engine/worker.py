@@ -17,7 +17,7 @@ import sys
 import traceback
 from dataclasses import replace
 
-from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
 
 from draftlight.engine.events import Done
 from draftlight.engine.server.process import HEALTH_TIMEOUT
@@ -25,6 +25,7 @@ from draftlight.engine.server.rpc import placement
 from draftlight.launch import EngineSpec, resolve_context, with_model_files
 from draftlight.ui.engine.factory import LlamaEngineFactory
 from draftlight.ui.engine.loaded import Loaded
+from draftlight.ui.engine.pending_work import PendingWork
 
 STOP_ALL = sys.maxsize
 
@@ -63,6 +64,9 @@ class EngineWorker(QObject):
     served = Signal(object)  # an draftlight.serve.worker.Job from the local server has ended
     server_log = Signal(str)  # a line llama-server printed (emitted on its log reader thread)
     closed = Signal()
+    # what the worker measures about its models in the background (engine/measuring.py), in
+    # words; "" once nothing is left to measure or a request came first
+    measuring = Signal(str)
 
     def __init__(self, factory=None) -> None:
         super().__init__()
@@ -74,6 +78,13 @@ class EngineWorker(QObject):
         # Requests up to this id are to stop. Written by the GUI thread, read here between
         # tokens; a plain int assignment is atomic, so no lock is needed.
         self.stop_upto = 0
+        self.pending = PendingWork()  # requests queued here and not begun: they go first
+        self._spec: EngineSpec | None = None  # the latest load's, as asked
+        # the bundled model's shipped file stands in until its faster copy is made, in the
+        # background (_make_default_copy), and the engine is then loaded again on the copy
+        self._convert_default = False
+        self._measuring_failed = False  # a measurement raised: not tried again on this engine
+        self._measure_queued = False
 
     def request_stop(self, request_id: int) -> None:
         """Thread-safe: the request stops before its next token."""
@@ -87,7 +98,16 @@ class EngineWorker(QObject):
     @Slot(object)
     def load(self, spec: EngineSpec) -> None:
         """Load the target, then the draft: a draft that is refused (another vocabulary, too
-        big, gone) is reported on its own and the target stays usable."""
+        big, gone) is reported on its own and the target stays usable. What is measured about
+        the models follows in the background (_measure_step)."""
+        self.pending.begin()
+        self._load(spec)
+
+    def _load(self, spec: EngineSpec, *, quiet: bool = False) -> None:
+        """`quiet`: no `loading` signal (the window stays ready: a message sent meanwhile
+        waits in the queue), for the default model loaded again on its faster copy."""
+        self._spec, self._convert_default = spec, False
+        self._measuring_failed = False
         try:
             if not self._capabilities_sent:
                 self.capabilities.emit(self.factory.capabilities())
@@ -102,7 +122,8 @@ class EngineWorker(QObject):
                 spec, context_note = resolve_context(spec)  # automatic: what fits
             self.n_ctx = spec.n_ctx
             if spec.engine == "local":
-                self.loading.emit(f"Loading {reference or spec.target_name}…")
+                if not quiet:
+                    self.loading.emit(f"Loading {reference or spec.target_name}…")
                 self.engine = self.factory.load_engine(replace(spec, draft_path=None),
                                                        should_cancel=self._closing)
             else:
@@ -125,7 +146,8 @@ class EngineWorker(QObject):
                              placement=placement(self.engine.log) if spec.rpc_servers else "")
         elif spec.draft_path:
             try:
-                self.loading.emit(f"Loading draft {spec.draft_name}…")
+                if not quiet:
+                    self.loading.emit(f"Loading draft {spec.draft_name}…")
                 self.engine.attach_draft(
                     self.factory.open_draft(spec, should_cancel=self._closing),
                     should_cancel=self._closing)
@@ -133,6 +155,7 @@ class EngineWorker(QObject):
             except Exception as exc:  # noqa: BLE001
                 loaded = replace(loaded, draft_error=one_line(exc))
         self.loaded.emit(loaded)
+        self._measure_soon()
 
     def _open_server(self, spec: EngineSpec):
         """llama-server (found, else built, then started) or a remote server. Cancelled, like
@@ -151,16 +174,34 @@ class EngineWorker(QObject):
         return self.stop_upto == STOP_ALL
 
     def _resolve_target(self, spec: EngineSpec) -> tuple[EngineSpec, list[str]]:
-        """A spec without a target means the default model, which the first time is converted
-        from the bundled file here (seconds), with progress for the window."""
+        """A spec without a target means the default model: its converted copy, or until that
+        is made (in the background, _make_default_copy) the bundled file itself."""
         if spec.target_path:
             return spec, []
+        path, self._convert_default = self.factory.default_now()
+        return replace(spec, target_path=path), []
 
-        def report(done: int, total: int, what: str) -> None:
-            self.preparing.emit(what, round(100 * done / total) if total else 0)
-
-        path, note = self.factory.prepare_default(report, lambda: self.stop_upto == STOP_ALL)
-        return replace(spec, target_path=path), [note] if note else []
+    def _make_default_copy(self) -> None:
+        """Convert the bundled model (seconds), then load the engine again on the copy; a
+        request that arrives stops the conversion (nothing is left) and it runs again later."""
+        from draftlight.store.convert import ConversionCancelled
+        from draftlight.store.default_model import DEFAULT_TYPE
+        self.measuring.emit(f"making the faster {DEFAULT_TYPE} copy of the bundled model")
+        try:
+            _, note = self.factory.prepare_default(
+                lambda done, total, what: None,
+                should_cancel=lambda: self.pending.waiting() or self._closing())
+        except ConversionCancelled:
+            self.measuring.emit("")
+            return
+        if note:  # could not be made: the bundled file stays, and measuring goes on
+            self._convert_default = False
+            print(f"draftlight: {note}", file=sys.stderr)
+            self._measure_soon()
+        elif self.pending.waiting() or self._closing():
+            self.measuring.emit("")  # loaded on the copy once the request has run
+        else:
+            self._load(self._spec, quiet=True)  # finds the copy now; then measures it
 
     def _notices(self, spec: EngineSpec) -> list[str]:
         """What the user should know about the loaded target (how it was loaded, a missing
@@ -169,6 +210,7 @@ class EngineWorker(QObject):
 
     @Slot(object)
     def change_draft(self, spec: EngineSpec) -> None:
+        self.pending.begin()
         if self.engine is None:
             return
         if self.engine_kind != "local":
@@ -189,10 +231,12 @@ class EngineWorker(QObject):
             self.draft_failed.emit(one_line(exc))
             return
         self.draft_changed.emit(spec.draft_name)
+        self._measure_soon()
 
     @Slot(int, object, object, str, object)
     def generate(self, request_id: int, messages: list, params, mode: str,
                  prediction: str | None = None) -> None:
+        self.pending.begin()
         if self.stop_upto >= request_id:
             self.stopped.emit(request_id)
             return
@@ -218,11 +262,13 @@ class EngineWorker(QObject):
         finally:
             if events is not None and hasattr(events, "close"):
                 events.close()
+            self._measure_soon()
 
     @Slot(int, object, object, str)
     def compare(self, request_id: int, messages: list, params, mode: str) -> None:
         """Plain and speculative greedy answers to the same messages (draftlight.engine.compare)."""
         from draftlight.engine.compare import compare
+        self.pending.begin()
         if self.engine is None:
             self.failed.emit(request_id, "no model is loaded")
             return
@@ -242,6 +288,7 @@ class EngineWorker(QObject):
         finally:
             if events is not None:
                 events.close()
+            self._measure_soon()
 
     @Slot(object, str)
     def serve(self, job, mode: str) -> None:
@@ -249,6 +296,7 @@ class EngineWorker(QObject):
         window's own replies exactly as `draftlight serve` answers it."""
         from draftlight.serve.schema import ApiError
         from draftlight.serve.worker import run_job
+        self.pending.begin()
         try:
             if self.stop_upto == STOP_ALL or job.cancelled.is_set():
                 job.deliver(ApiError(503, "the server was stopped", type="server_error",
@@ -264,6 +312,50 @@ class EngineWorker(QObject):
                 run_job(self.engine, job, mode)
         finally:
             self.served.emit(job)
+            self._measure_soon()
+
+    # --- measuring in the background ------------------------------------------------------
+
+    def _measure_soon(self) -> None:
+        """Measure what is left once the event loop has handed over any queued request."""
+        if not self._measure_queued and (self._convert_default
+                                         or hasattr(self.engine, "measure_next")):
+            self._measure_queued = True
+            QTimer.singleShot(0, self._measure_step)
+
+    @Slot()
+    def _measure_step(self) -> None:
+        """One of the engine's pending measurements (seconds on a large model), then the next
+        from the event loop; a request that arrives stops it and it runs again after."""
+        from draftlight.engine.measuring import MeasurementInterrupted
+        self._measure_queued = False
+        engine = self.engine
+        if (engine is None or self._measuring_failed or self.pending.waiting()
+                or self._closing()):
+            return
+        if self._convert_default:
+            self._make_default_copy()
+            return
+        if not hasattr(engine, "measure_next"):
+            return
+        try:
+            pending = engine.pending_measurements()
+            if not pending:
+                return
+            self.measuring.emit(pending[0])
+            engine.measure_next(should_cancel=lambda: self.pending.waiting() or self._closing())
+        except MeasurementInterrupted:
+            self.measuring.emit("")
+            return
+        except Exception:  # noqa: BLE001 - auto keeps its prior; the chat goes on
+            traceback.print_exc()
+            self._measuring_failed = True
+            self.measuring.emit("")
+            return
+        if engine.pending_measurements():
+            self._measure_soon()
+        else:
+            self.measuring.emit("")
 
     @Slot()
     def shutdown(self) -> None:
@@ -304,25 +396,30 @@ class EngineThread(QObject):
         self.thread.start()
 
     def load(self, spec: EngineSpec) -> None:
+        self.worker.pending.arrive()
         self._load.emit(spec)
 
     def change_draft(self, spec: EngineSpec) -> None:
+        self.worker.pending.arrive()
         self._change_draft.emit(spec)
 
     def generate(self, messages: list, params, mode: str, prediction: str | None = None) -> int:
         """`prediction`: text the reply is expected to resemble (Predicted Outputs), which
         drafts first: the earlier answer, when a reply is regenerated."""
         self._next_request += 1
+        self.worker.pending.arrive()
         self._generate.emit(self._next_request, messages, params, mode, prediction)
         return self._next_request
 
     def compare(self, messages: list, params, mode: str) -> int:
         self._next_request += 1
+        self.worker.pending.arrive()
         self._compare.emit(self._next_request, messages, params, mode)
         return self._next_request
 
     def serve(self, job, mode: str) -> None:
         """Thread-safe: queue a local server's job behind the window's own requests."""
+        self.worker.pending.arrive()
         self._serve.emit(job, mode)
 
     def stop(self, request_id: int) -> None:

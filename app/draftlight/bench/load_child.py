@@ -1,0 +1,107 @@
+"""One timed load for `draftlight bench load` (load.py), in a process of its own:
+
+    python -m draftlight.bench.load_child bare FILE N_CTX
+    python -m draftlight.bench.load_child app TARGET|"" [--measure]
+
+`bare`: llama-cpp-python as its own users load a model: `Llama(model_path=FILE)` with the
+context the app chose, then the first token of a chat completion. `app`: the window's worker's
+path (the default model's copy, or the shipped file until it is made; a found model's reference
+resolved; the context chosen; the engine opened as EngineSpec.from_settings opens it), then the
+first token of a reply in auto mode; with --measure, what the worker would then do in the
+background, each step timed (the default model's copy made and loaded, the measurements). Both
+time from after their imports and print one JSON object on their last line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import replace
+
+MESSAGES = [{"role": "user", "content": "Name three primary colours."}]
+
+
+def bare(path: str, n_ctx: int) -> dict:
+    import llama_cpp
+
+    from draftlight.engine.llama_backend import extra_buffers_usable
+    from pathlib import Path
+    if not extra_buffers_usable(Path(path)):  # where they crash this CPU (cpu_check.py)
+        llama_cpp.llama_model_default_params().use_extra_bufts = False
+    started = time.perf_counter()
+    model = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, verbose=False)
+    loaded = time.perf_counter()
+    for chunk in model.create_chat_completion(MESSAGES, max_tokens=8, stream=True,
+                                              temperature=0.0):
+        if chunk["choices"][0]["delta"].get("content"):
+            break
+    first = time.perf_counter()
+    model.close()
+    return {"steps": {"load": loaded - started, "first token": first - loaded},
+            "total": first - started}
+
+
+def app(target: str, measure: bool) -> dict:
+    from draftlight.engine.events import TextPiece
+    from draftlight.engine.sampling import SamplingParams
+    from draftlight.launch import EngineSpec, open_engine, resolve_context, with_model_files
+    from draftlight.settings import Settings
+    from draftlight.store.default_model import default_now, prepare_default_model
+
+    steps: dict[str, float] = {}
+    started = mark = time.perf_counter()
+
+    def step(name: str) -> None:
+        nonlocal mark
+        now = time.perf_counter()
+        steps[name] = steps.get(name, 0.0) + now - mark
+        mark = now
+
+    asked = with_model_files(EngineSpec.from_settings(Settings(target_path=target or None)))
+    spec, copy_later = asked, False
+    if not spec.target_path:  # as the window's worker: the shipped file until the copy is made
+        path, copy_later = default_now()
+        spec = replace(spec, target_path=str(path))
+        step("default model ready")
+    spec, _ = resolve_context(spec)
+    engine = open_engine(spec)
+    step("load")
+    events = engine.generate(MESSAGES, SamplingParams(max_tokens=8), "auto")
+    for event in events:
+        if isinstance(event, TextPiece) and event.text:
+            break
+    events.close()
+    step("first token")
+    total = time.perf_counter() - started
+    background = {}
+    if measure and copy_later:  # the faster copy, then the engine again on it
+        begun = time.perf_counter()
+        copy = prepare_default_model().path
+        engine.close()
+        engine = open_engine(resolve_context(replace(asked, target_path=str(copy)))[0])
+        background["making the default model's faster copy and loading it"] = (
+            time.perf_counter() - begun)
+    if measure:
+        while True:
+            begun = time.perf_counter()
+            name = engine.measure_next()
+            if not name:
+                break
+            background[name] = time.perf_counter() - begun
+    engine.close()
+    return {"steps": steps, "total": total, "background": background, "n_ctx": spec.n_ctx,
+            "file": spec.target_path, "copy_later": copy_later}
+
+
+def main(argv: list[str]) -> int:
+    if argv[0] == "bare":
+        result = bare(argv[1], int(argv[2]))
+    else:
+        result = app(argv[1], "--measure" in argv)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
