@@ -17,6 +17,9 @@ file = "A-7B-Q4_K_M.gguf"
 quant = "Q4_K_M"
 '''
 
+SMALL = GOOD_ENTRY.replace('"a"', '"s"').replace("A-7B", "A-0.5B")
+TOKENIZER = 'tokenizer = "A\'s BPE, 32,000 tokens (the model card)"\n'
+
 
 def write(tmp_path, text):
     path = tmp_path / "models.toml"
@@ -57,14 +60,28 @@ def test_shipped_bundled_sha256_matches_the_wheel(bundled_model):
      "plain .gguf file name"),
     ('default = "a"\n' + GOOD_ENTRY.replace("org/A-GGUF", "not a repo"), "owner/name"),
     ('default = "a"\n' + GOOD_ENTRY + GOOD_ENTRY, "two \\[\\[models\\]\\] entries are named 'a'"),
-    ('default = "a"\n' + GOOD_ENTRY + '[[pairs]]\ntarget = "a"\ndraft = "zz"\n',
+    ('default = "a"\n' + GOOD_ENTRY + '[[pairs]]\ntarget = "a"\ndraft = "zz"\n' + TOKENIZER,
      "\\[\\[pairs\\]\\] entry 1: draft 'zz' is not"),
+    ('default = "a"\n' + GOOD_ENTRY + SMALL + '[[pairs]]\ntarget = "a"\ndraft = "s"\n',
+     "needs exactly 'target', 'draft' and 'tokenizer'"),
+    ('default = "a"\n' + GOOD_ENTRY + SMALL + '[[pairs]]\ntarget = "a"\ndraft = "s"\n'
+     'tokenizer = "same"\n', "'tokenizer' must say which tokenizer"),
+    ('default = "a"\n' + GOOD_ENTRY + SMALL.replace("A-0.5B", "A-3B")
+     + '[[pairs]]\ntarget = "a"\ndraft = "s"\n' + TOKENIZER,
+     "the draft s is more than a third of a's size"),
     ('default = "a"\n[[models]\n', "models.toml: not valid TOML"),
 ])
 def test_invalid_catalog_names_the_file_and_the_problem(tmp_path, text, message):
     with pytest.raises(CatalogError, match=message) as caught:
         load_catalog(write(tmp_path, text))
     assert "models.toml" in str(caught.value)
+
+
+def test_a_pair_says_which_tokenizer_its_models_share(tmp_path):
+    pair = load_catalog(write(tmp_path, 'default = "a"\n' + GOOD_ENTRY + SMALL
+                              + '[[pairs]]\ntarget = "a"\ndraft = "s"\n' + TOKENIZER)).pairs[0]
+    assert pair.tokenizer == "A's BPE, 32,000 tokens (the model card)"
+    assert all("(" in p.tokenizer for p in load_catalog().pairs)  # each names its source
 
 
 def test_missing_catalog(tmp_path):

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from draftlight import paths
+from draftlight.store.model_names import MAX_DRAFT_PARAMETERS, parameter_size_from_name
 from draftlight.store.errors import CatalogError
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -35,6 +36,7 @@ class CatalogModel:
 class CuratedPair:
     target: CatalogModel
     draft: CatalogModel
+    tokenizer: str  # the tokenizer the two share, and where that is stated
 
     @property
     def label(self) -> str:
@@ -89,14 +91,23 @@ def load_catalog(path: Path | None = None) -> Catalog:
 
     pairs = []
     for index, raw in enumerate(data.get("pairs", []), start=1):
-        if not isinstance(raw, dict) or set(raw) != {"target", "draft"}:
-            fail(f"[[pairs]] entry {index}: needs exactly 'target' and 'draft'")
+        if not isinstance(raw, dict) or set(raw) != {"target", "draft", "tokenizer"}:
+            fail(f"[[pairs]] entry {index}: needs exactly 'target', 'draft' and 'tokenizer' "
+                 f"(the tokenizer they share, with its source)")
         for role in ("target", "draft"):
             if raw[role] not in models:
                 fail(f"[[pairs]] entry {index}: {role} {raw[role]!r} is not a [[models]] name")
         if raw["target"] == raw["draft"]:
             fail(f"[[pairs]] entry {index}: target and draft are the same model")
-        pairs.append(CuratedPair(models[raw["target"]], models[raw["draft"]]))
+        if not isinstance(raw["tokenizer"], str) or len(raw["tokenizer"].strip()) < 20:
+            fail(f"[[pairs]] entry {index}: 'tokenizer' must say which tokenizer the two share "
+                 f"and where that is stated")
+        target, draft = models[raw["target"]], models[raw["draft"]]
+        sizes = [parameter_size_from_name(m.file) for m in (target, draft)]
+        if None not in sizes and sizes[1] > sizes[0] * MAX_DRAFT_PARAMETERS:
+            fail(f"[[pairs]] entry {index}: the draft {draft.name} is more than a third of "
+                 f"{target.name}'s size: it would cost as much as it saves")
+        pairs.append(CuratedPair(target, draft, raw["tokenizer"].strip()))
     return Catalog(models[default_name], tuple(models.values()), tuple(pairs))
 
 

@@ -111,7 +111,8 @@ class SearchPanel(QWidget):
                                                                           pair.draft))), []))
             self.results.addItem(row_item(pair.target.name, facts,
                                           [chip("pair"), *chips], pair,
-                                          f"{pair.target.repo}\ndrafted by {pair.draft.repo}"))
+                                          f"{pair.target.repo}\ndrafted by {pair.draft.repo}"
+                                          f"\nshared tokenizer: {pair.tokenizer}"))
         self.summary.setText("Curated target + draft pairs: type to search the hub")
 
     def repos_shown(self) -> list:
