@@ -106,3 +106,19 @@ def test_the_strip_grows_while_the_reply_streams(qtbot, open_window):
     with qtbot.waitSignal(window.session.reply_finished, timeout=10_000):
         pass
     assert len(view.strip.passes) == 40
+
+
+def test_the_cells_count_the_end_token_as_the_footer_does():
+    """Issue 54, item 6: the footer's tokens/pass (2.50) and the strip's cells (2.33) disagreed
+    on a reply that ended: the last pass made the end token too, and both now count it."""
+    from draftlight.engine.events import Stats
+    from draftlight.ui.flash.passes import describe, passes_of
+    text = "Hello world, again."
+    stored = {"passes": [[5, 1, 0, 0], [12, 3, 2, 3], [19, 2, 1, 1]], "stop_reason": "eos"}
+    cells = passes_of(text, [], stored)
+    stats = Stats(new_tokens=6, target_passes=3, stop_reason="eos")
+    assert sum(c.tokens for c in cells) / len(cells) == stats.mean_accepted_length == 7 / 3
+    assert cells[-1].ends and describe(cells[-1], text).startswith(
+        "“again.”\n3 tokens (the last one ends the reply) in one pass")
+    cut = passes_of(text, [], dict(stored, stop_reason="max_tokens"))
+    assert not cut[-1].ends and sum(c.tokens for c in cut) == 6

@@ -25,6 +25,9 @@ class Pass:
     accepted: int
     drafted: int | None  # None: not recorded (an older reply)
     why: str = ""  # auto's reason it drafted nothing (adaptive.WHY_NOT's keys), if recorded
+    # The reply's last pass, which also made the end token the reply does not show (counted
+    # in `tokens`, as the footer's tokens/pass counts it: the cells and the footer agree)
+    ends: bool = False
 
 
 def from_table(table: list, text_length: int) -> list[Pass] | None:
@@ -62,11 +65,14 @@ def _word_passes(text: str, start: int, end: int) -> list[Pass]:
 
 def passes_of(text: str, runs: list[list[int]], stats: dict | None) -> list[Pass]:
     table = (stats or {}).get("passes")
-    if isinstance(table, list):
-        passes = from_table(table, len(text))
-        if passes is not None:
-            return with_reasons(passes, (stats or {}).get("passes_why"))
-    return estimated(text, runs)
+    passes = from_table(table, len(text)) if isinstance(table, list) else None
+    if passes is not None:
+        passes = with_reasons(passes, (stats or {}).get("passes_why"))
+    else:
+        passes = estimated(text, runs)
+    if passes and (stats or {}).get("stop_reason") == "eos":
+        passes[-1] = replace(passes[-1], tokens=passes[-1].tokens + 1, ends=True)
+    return passes
 
 
 def with_reasons(passes: list[Pass], reasons) -> list[Pass]:
@@ -89,4 +95,6 @@ def describe(p: Pass, text: str) -> str:
     else:
         drafted = f"{p.accepted} of {p.drafted} drafted accepted"
     wrote = f"{p.tokens} token" + ("" if p.tokens == 1 else "s")
+    if p.ends:
+        wrote += " (the last one ends the reply)"
     return f"“{shown}”\n{wrote} in one pass · {drafted}"
