@@ -140,7 +140,8 @@ class EngineSpec:
 
 def open_engine(spec: EngineSpec, *, report: Report | None = None,
                 on_log: Callable[[str], None] | None = None,
-                should_cancel: Callable[[], bool] = lambda: False):
+                should_cancel: Callable[[], bool] = lambda: False,
+                on_progress: Callable[[float], None] | None = None):
     """The ChatEngine `spec` names (its target must be a path: the default model is prepared
     before). With `report`, a missing llama-server is built (minutes, reported); without, the
     error says how to build it. Its `load_notices` say what the user should know.
@@ -157,7 +158,7 @@ def open_engine(spec: EngineSpec, *, report: Report | None = None,
                                             model=spec.server_model or None))
     if spec.engine == "llama-server":
         return _open_llama_server(spec, report, on_log, should_cancel)
-    return _open_in_process(spec, should_cancel)
+    return _open_in_process(spec, should_cancel, on_progress)
 
 
 def model_name(text: str) -> str:
@@ -218,14 +219,15 @@ def load_options(spec: EngineSpec, *, draft: bool = False):
                        n_gpu_layers=spec.draft_gpu_layers if draft else spec.target_gpu_layers)
 
 
-def _open_in_process(spec: EngineSpec, should_cancel: Callable[[], bool]):
+def _open_in_process(spec: EngineSpec, should_cancel: Callable[[], bool],
+                     on_progress: Callable[[float], None] | None = None):
     from draftlight.engine.generator import Engine
     from draftlight.store.memory import check_models_fit
     if spec.target_gpu_layers == 0:  # refuses, with the numbers, before anything loads
         check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
     engine = Engine.load(spec.target_path, spec.draft_path, load_options(spec),
                          load_options(spec, draft=True), should_cancel=should_cancel,
-                         measure_later=spec.measure_later)
+                         measure_later=spec.measure_later, on_progress=on_progress)
     try:
         if spec.time_auto and not spec.measure_later:
             # times the models (once per machine, cached) while loading

@@ -265,3 +265,22 @@ def test_a_folder_you_add_is_listed_and_taken_by_reference(tmp_path, capsys):
     assert "was not added" in capsys.readouterr().err
     assert main(["models", "add-folder", str(tmp_path / "nowhere")]) == 2
     assert hashes(shelf) == before
+
+
+def test_the_same_file_in_two_apps_is_one_row_that_names_both(tmp_path):
+    """Issue 54, item 2: an LM Studio folder that links Ollama's blob shows as one row naming
+    both; either reference resolves to the file."""
+    home = tmp_path / "home"
+    blob = ollama_model(home / ".ollama" / "models", "qwen2.5", "7b")
+    linked = home / ".lmstudio" / "models" / "Qwen" / "Qwen2.5-7B-GGUF" / "q.gguf"
+    linked.parent.mkdir(parents=True)
+    linked.symlink_to(blob)
+    own = gguf(home / ".lmstudio" / "models" / "Other" / "O-GGUF" / "o.gguf")
+    found = find_models(env={}, home=home)
+    rows = [m for m in found if m.path.resolve() == blob.resolve()]
+    assert len(rows) == 1
+    assert rows[0].reference == "ollama:qwen2.5:7b"
+    assert rows[0].also == ("lmstudio:Qwen/Qwen2.5-7B-GGUF/q.gguf",)
+    assert [m.path for m in found if m.app == "LM Studio"] == [own]
+    for reference in ("ollama:qwen2.5:7b", "lmstudio:Qwen/Qwen2.5-7B-GGUF/q.gguf"):
+        assert resolve_reference(reference, env={}, home=home) == rows[0].path

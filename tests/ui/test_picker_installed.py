@@ -228,3 +228,14 @@ def test_an_empty_selection_leaves_the_buttons_off(panel):
     panel.list.setCurrentRow(-1)
     panel._update_buttons()
     assert not panel.delete_button.isEnabled() and not panel.target_button.isEnabled()
+
+
+def test_a_file_two_apps_keep_names_the_other_app_once():
+    from pathlib import Path
+
+    from draftlight.store.installed import InstalledModel
+    from draftlight.ui.picker.installed import also_apps
+    model = InstalledModel("ollama:qwen2.5:7b", Path("/m"), "Ollama",
+                           also=("lmstudio:Q/R/q.gguf", "ollama:qwen2.5:latest",
+                                 "lmstudio:Q/S/q.gguf"))
+    assert also_apps(model) == ["LM Studio"]

@@ -89,7 +89,7 @@ def test_loading_shows_a_progress_bar_with_the_model_name(qtbot, open_window, in
         window.model_bar.target_box.findData(str(same.path)))
     wait_until(qtbot, lambda: window.ready and not window.loading, "the models to load", 5000,
                lambda: window_state(window))
-    assert (True, "Loading smol-copy.gguf…") in seen
+    assert (True, "Loading smol-copy.gguf (98.4 MB of weights)…") in seen
     assert len(factory.loads) == 2 and factory.loads[-1].target_path == str(same.path)
     assert window.progress.isHidden()
 

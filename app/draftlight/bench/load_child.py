@@ -9,7 +9,8 @@ path (the default model's copy, or the shipped file until it is made; a found mo
 resolved; the context chosen; the engine opened as EngineSpec.from_settings opens it), then the
 first token of a reply in auto mode; with --measure, what the worker would then do in the
 background, each step timed (the default model's copy made and loaded, the measurements). Both
-time from after their imports and print one JSON object on their last line.
+time from after their imports (llama_cpp; Draftlight's engine modules, which import it) and
+print one JSON object on their last line.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def bare(path: str, n_ctx: int) -> dict:
 
 
 def app(target: str, measure: bool) -> dict:
+    import draftlight.engine.generator  # noqa: F401 - imports before the clock, as bare's
+    import draftlight.engine.llama_backend  # noqa: F401   llama_cpp is imported before its own
     from draftlight.engine.events import TextPiece
     from draftlight.engine.sampling import SamplingParams
     from draftlight.launch import EngineSpec, open_engine, resolve_context, with_model_files

@@ -118,12 +118,15 @@ class Engine:
              options: LoadOptions | None = None,
              draft_options: LoadOptions | None = None, *,
              should_cancel: Callable[[], bool] | None = None,
-             measure_later: bool = False) -> "Engine":
-        """Load GGUF files on llama.cpp; `should_cancel` returning True stops a load."""
+             measure_later: bool = False,
+             on_progress: Callable[[float], None] | None = None) -> "Engine":
+        """Load GGUF files on llama.cpp; `should_cancel` returning True stops a load;
+        `on_progress` hears how much of the target's weights is loaded (0 to 1)."""
         from draftlight.engine.llama_backend import LlamaBackend
         from draftlight.engine.load_options import LoadOptions
         options = options or LoadOptions()
-        target = LlamaBackend(target_path, options, should_cancel=should_cancel)
+        target = LlamaBackend(target_path, options, should_cancel=should_cancel,
+                              on_progress=on_progress)
         try:
             engine = cls(target, measure_later=measure_later)
             if draft_path is not None:

@@ -95,9 +95,11 @@ class LlamaBackend:
     """One loaded GGUF: model, context, a reusable batch, and the tokens in its KV cache."""
 
     def __init__(self, path: str | Path, options: LoadOptions = LoadOptions(), *,
-                 should_cancel: Callable[[], bool] | None = None) -> None:
+                 should_cancel: Callable[[], bool] | None = None,
+                 on_progress: Callable[[float], None] | None = None) -> None:
         """`should_cancel` is asked as the weights load; True stops the load (ModelLoadError):
-        a window closing while a large model loads does not wait for it."""
+        a window closing while a large model loads does not wait for it. `on_progress` hears
+        llama.cpp's reports of how much of the weights is loaded (0 to 1)."""
         self.path = Path(path)
         check_gguf_file(self.path)
         self.load_note = ""  # what the user should know about how it was loaded
@@ -113,9 +115,14 @@ class LlamaBackend:
             model_params = llama_cpp.llama_model_default_params()
             model_params.n_gpu_layers = options.n_gpu_layers
             model_params.use_extra_bufts = options.extra_buffers
-            if should_cancel is not None:  # kept on self: llama.cpp holds only the pointer
-                self._keep_loading = llama_cpp.llama_progress_callback(
-                    lambda progress, user_data: not should_cancel())
+            if should_cancel is not None or on_progress is not None:
+                def keep_loading(progress: float, _user_data) -> bool:
+                    if on_progress is not None:
+                        on_progress(progress)
+                    return should_cancel is None or not should_cancel()
+
+                # kept on self: llama.cpp holds only the pointer
+                self._keep_loading = llama_cpp.llama_progress_callback(keep_loading)
                 model_params.progress_callback = self._keep_loading
             self._model = self._stack.enter_context(closing(
                 _internals.LlamaModel(path_model=str(self.path), params=model_params,

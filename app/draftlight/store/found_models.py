@@ -52,6 +52,9 @@ class FoundModel:
     path: Path  # the GGUF (the first part of a split model)
     app: str  # one of SCHEMES' values: "Ollama", "LM Studio", "Hugging Face cache", …
     size: int  # bytes, every part of a split model
+    # the same file as other apps know it (their references: "lmstudio:org/Repo/f.gguf"): one
+    # file, one row, that names every app keeping it
+    also: tuple[str, ...] = ()
 
     @property
     def reference(self) -> str:
@@ -79,18 +82,31 @@ def find_models(env=None, home: Path | None = None,
     if _memo is not None and _memo[1] == key and time.monotonic() - _memo[0] < _MEMO_SECONDS:
         return list(_memo[2])
     found: list[FoundModel] = []
-    seen: set[Path] = set()
+    seen: dict[Path, tuple[int, int]] = {}  # real file -> (app's place in scans, its index)
     scans = (("Ollama", _ollama), ("LM Studio", _lm_studio),
              ("Hugging Face cache", _hugging_face), ("llama.cpp", _llama_cpp),
              ("Jan", _jan), ("GPT4All", _gpt4all),
              ("a folder you added", lambda _env, _home: _added(folders)))
+    by_app: list[list[FoundModel]] = []
     for app, scan in scans:
-        models = []
+        models: list[FoundModel] = []
         for name, path, size in scan(env, home):
             real = _resolved(path)
-            if real is not None and real not in seen:
-                seen.add(real)
-                models.append(FoundModel(name, path, app, size))
+            if real is None:
+                continue
+            if real in seen:  # found already: that row names this app too
+                first_app, index = seen[real]
+                first = (by_app[first_app] if first_app < len(by_app) else models)[index]
+                again = FoundModel(name, path, app, size).reference
+                if again != first.reference and again not in first.also:
+                    (by_app[first_app] if first_app < len(by_app) else models)[index] = \
+                        FoundModel(first.name, first.path, first.app, first.size,
+                                   first.also + (again,))
+                continue
+            seen[real] = (len(by_app), len(models))
+            models.append(FoundModel(name, path, app, size))
+        by_app.append(models)
+    for models in by_app:
         found += sorted(models, key=lambda m: m.name.lower())
     _memo = (time.monotonic(), key, found)
     return list(found)
@@ -101,7 +117,8 @@ def every_model(folders=()) -> list:
     of `folders`, the ones the user added: settings.added_model_folders) as InstalledModels
     whose name is their reference and whose source is their app."""
     from draftlight.store.installed import InstalledModel, list_installed
-    return list_installed() + [InstalledModel(m.reference, m.path, m.app, size=m.size)
+    return list_installed() + [InstalledModel(m.reference, m.path, m.app, size=m.size,
+                                              also=m.also)
                                for m in find_models(folders=folders)]
 
 
@@ -121,7 +138,8 @@ def resolve_reference(text: str, env=None, home: Path | None = None,
     scheme, _, name = text.partition(":")
     models = find_models(env, home, folders)
     if scheme in SCHEMES and name:
-        matches = [m for m in models if m.app == SCHEMES[scheme] and m.name == name]
+        matches = [m for m in models if m.app == SCHEMES[scheme] and m.name == name
+                   or text in m.also]
         if not matches and scheme == "ollama" and ":" not in name:
             matches = [m for m in models if m.app == "Ollama" and m.name == f"{name}:latest"]
     else:

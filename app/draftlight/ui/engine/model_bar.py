@@ -83,7 +83,11 @@ class ModelBar(QWidget):
         self.target_box.addItem("Default model", "")
         for model in models:
             self.target_box.addItem(model.name, _setting(model))
+            _say_also(self.target_box, model)
         shown = self.target_box.findData(current_target)
+        if shown < 0:  # the same file, as another app knows it
+            found = next((m for m in models if current_target in m.also), None)
+            shown = self.target_box.findData(_setting(found)) if found else -1
         if shown < 0:  # a found model's file (older settings), or a file not in the list
             found = next((m for m in models if str(m.path) == current_target), None)
             shown = self.target_box.findData(_setting(found)) if found else -1
@@ -161,6 +165,13 @@ class ModelBar(QWidget):
 
     def hide_progress(self) -> None:
         self.progress.setVisible(False)
+
+
+def _say_also(box, model) -> None:
+    """The latest row's tooltip names the other apps' references to the same file."""
+    if getattr(model, "also", ()):
+        box.setItemData(box.count() - 1, "Same file as " + ", ".join(model.also),
+                        Qt.ToolTipRole)
 
 
 def _setting(model) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 import traceback
 from dataclasses import replace
+from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
 
@@ -38,6 +39,16 @@ def mtp_layers(path: str) -> int:
         return has_mtp(path) if path else 0
     except (OSError, ValueError):
         return 0
+
+
+def loading_words(name: str, path: str) -> str:
+    """"Loading qwen2.5:7b (4.7 GB of weights)…": what the status line says while it loads."""
+    from draftlight.units import format_bytes
+    try:
+        size = f" ({format_bytes(Path(path).stat().st_size)} of weights)"
+    except (OSError, ValueError):
+        size = ""
+    return f"Loading {name}{size}…"
 
 
 def one_line(exc: BaseException) -> str:
@@ -122,10 +133,12 @@ class EngineWorker(QObject):
                 spec, context_note = resolve_context(spec)  # automatic: what fits
             self.n_ctx = spec.n_ctx
             if spec.engine == "local":
+                words = loading_words(reference or spec.target_name, spec.target_path)
                 if not quiet:
-                    self.loading.emit(f"Loading {reference or spec.target_name}…")
-                self.engine = self.factory.load_engine(replace(spec, draft_path=None),
-                                                       should_cancel=self._closing)
+                    self.loading.emit(words)
+                self.engine = self.factory.load_engine(
+                    replace(spec, draft_path=None), should_cancel=self._closing,
+                    on_progress=None if quiet else self._load_progress(words))
             else:
                 self.engine = self._open_server(spec)
             self.engine_kind = spec.engine
@@ -156,6 +169,19 @@ class EngineWorker(QObject):
                 loaded = replace(loaded, draft_error=one_line(exc))
         self.loaded.emit(loaded)
         self._measure_soon()
+
+    def _load_progress(self, words: str):
+        """A callback for llama.cpp's load reports (on this thread): `preparing` with the
+        percentage, each once."""
+        shown = [-1]
+
+        def report(fraction: float) -> None:
+            percent = int(100 * min(max(fraction, 0.0), 1.0))
+            if percent != shown[0]:
+                shown[0] = percent
+                self.preparing.emit(words, percent)
+
+        return report
 
     def _open_server(self, spec: EngineSpec):
         """llama-server (found, else built, then started) or a remote server. Cancelled, like

@@ -129,10 +129,12 @@ class InstalledPanel(QWidget):
             readable = model.exists and not any(f and f.startswith("unreadable") for f in facts)
             fit = assess(model.size, memory=memory) if readable and model.size and memory \
                 else None
-            chips = [chip(model.source)] + ([fit_chip(fit.fit)] if fit else [])
+            chips = [chip(model.source)] + [chip(app) for app in also_apps(model)] + (
+                [fit_chip(fit.fit)] if fit else [])
+            also = "same file as " + ", ".join(model.also) if model.also else ""
             self.list.addItem(row_item(model.name, "  ·  ".join(x for x in facts if x),
                                        chips, model,
-                                       "\n".join(x for x in (origin, tip) if x)))
+                                       "\n".join(x for x in (origin, also, tip) if x)))
             if chosen is not None and model.name == chosen.name:
                 self.list.setCurrentRow(self.list.count() - 1)
         if self.list.currentRow() < 0 and self.list.count():
@@ -309,3 +311,10 @@ def without_replaced_original(models: list[InstalledModel]) -> list[InstalledMod
     the copy as "Default model", and two rows of one model read as two targets."""
     replaced = {m.converted_from for m in models if m.name == DEFAULT_NAME and m.converted_from}
     return [m for m in models if not (m.source == "bundled" and m.name in replaced)]
+
+
+def also_apps(model) -> list[str]:
+    """The other apps that keep the same file as `model` (a found model), each named once."""
+    from draftlight.store.found_models import SCHEMES
+    apps = [SCHEMES.get(reference.partition(":")[0]) for reference in model.also]
+    return [a for a in dict.fromkeys(apps) if a and a != model.source]
