@@ -24,7 +24,7 @@ from draftlight.engine.backend import LanguageModel
 from draftlight.engine.errors import EngineError
 
 # The steps, as the window names them while they run
-GREEDY_CHECK = "checking that batched passes match one-token ones"
+GREEDY_CHECK = "checking batched passes against one-token ones"
 PASS_COSTS = "timing passes of 1-16 tokens"
 DRAFT_SPEED = "timing the draft model"
 

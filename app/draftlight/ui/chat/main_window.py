@@ -254,6 +254,7 @@ class MainWindow(QMainWindow):
 
     def _on_model_status(self, text: str) -> None:
         self.status_label.setText(text)
+        self.status_label.setToolTip(text)  # the whole line, where a narrow window cuts it
         if self.models.loading:
             self.progress.setFormat(text)
         self._show_steps()

@@ -91,11 +91,11 @@ class ModelLoader(QObject):
     def _ready_line(self, target: str) -> str:
         line = f"Ready: {target}" + (f" + draft {self.draft_name}" if self.draft_name else "")
         line += " on llama-server" if self.engine_kind == "llama-server" else ""
+        if self.measuring:  # replies do not wait for it; said early, before a long note
+            line += f" · in the background, once: {self.measuring}…"
         line += f", split: {self.placement}" if self.placement else ""
         if self.context_note:  # chosen automatically: say what and why
             line += f" · context {self.n_ctx:,} tokens: {self.context_note}"
-        if self.measuring:  # replies do not wait for it
-            line += f" · in the background (once): {self.measuring}…"
         return line
 
     def _on_measuring(self, words: str) -> None:
