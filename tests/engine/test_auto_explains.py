@@ -73,6 +73,12 @@ def test_the_note_names_each_reason_and_is_silent_where_auto_drafted_enough():
                   undrafted={"too-short": 30, "no-match": 5})
     assert short.auto_note.startswith("Auto drafted little (2 of 40 tokens): the matches it "
                                       "found were too short to pay, and nothing")
+    before_timing = Stats(mode="auto", new_tokens=40, target_passes=40, untimed=True,
+                          undrafted={"too-short": 40})
+    assert before_timing.auto_note == (
+        "Auto drafted nothing: the matches it found were too short to pay. It is still timing "
+        "this machine's passes (once, in the background) and until then drafts only copies it "
+        "is nearly sure of. Attach the file you are asking about, or try N-gram.")
     enough = Stats(mode="auto", new_tokens=40, target_passes=20, drafted=25, accepted=20)
     assert enough.auto_note == ""
     assert Stats(mode="off", new_tokens=40, target_passes=40).auto_note == ""

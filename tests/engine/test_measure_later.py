@@ -47,6 +47,7 @@ def test_a_model_answers_before_anything_is_measured_and_auto_uses_the_prior():
     assert engine.pending_measurements() == (GREEDY_CHECK, PASS_COSTS)
     assert engine.prepare_auto().costs.measured is PRIOR
     assert done.stats.batch_drift is None and done.stats.identity_note == ""
+    assert done.stats.untimed
 
 
 def test_measuring_after_a_reply_keeps_the_conversation_cached():
@@ -65,7 +66,7 @@ def test_measuring_after_a_reply_keeps_the_conversation_cached():
                         {"role": "user", "content": "Again."}]
     _, done = run(engine, again, mode="auto")
     assert done.stats.reused_prompt_tokens >= len(cached) - 1
-    assert done.stats.batch_drift == 0.0
+    assert done.stats.batch_drift == 0.0 and not done.stats.untimed
 
 
 def test_a_request_that_arrives_stops_a_measurement_which_runs_again_later():

@@ -68,6 +68,8 @@ class Stats:
     # over 2 tokens cost in one-token passes as the reply ended (its v(2), 0 = not known)
     undrafted: dict = field(default_factory=dict)
     pass_cost_2: float = 0.0
+    # Auto priced its passes by costs.PRIOR: this machine's curve was still being timed
+    untimed: bool = False
 
     @classmethod
     def from_dict(cls, figures: dict) -> "Stats":
@@ -120,8 +122,10 @@ class Stats:
             reasons.append("the matches it found were too short to pay")
         if self.undrafted.get("no-match") or not reasons:
             reasons.append("nothing in this conversation was worth copying")
-        return (f"{said}: {', and '.join(reasons)}. Attach the file you are asking about, or "
-                "try N-gram.")
+        untimed = (" It is still timing this machine's passes (once, in the background) and "
+                   "until then drafts only copies it is nearly sure of." if self.untimed else "")
+        return (f"{said}: {', and '.join(reasons)}.{untimed} Attach the file you are asking "
+                "about, or try N-gram.")
 
     @property
     def acceptance_rate(self) -> float:

@@ -417,6 +417,7 @@ class Engine:
             stats.batch_drift = self.drift.gap_change
         if drafter is not None or predicted:
             stats.rollback_note = rollback_note(self.target)
+        stats.untimed = mode == "auto" and self.costs is None  # auto priced by costs.PRIOR
         return stats
 
     def _prefill(self, messages, params: SamplingParams, stats: Stats
