@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
@@ -87,6 +90,9 @@ def run_chat(args: argparse.Namespace) -> int:
     colour = not args.no_color and not args.json and sys.stdout.isatty()
     if spec.engine != "remote":
         spec = with_target(spec, default_target_in_terminal(args.target))
+    # the first answer does not wait for what is measured about the models: an interactive
+    # chat measures while it waits for the next line (measured_meanwhile)
+    spec = replace(spec, measure_later=True, time_auto=False)
     if spec.engine == "llama-server":
         note(f"starting llama-server with --spec-type {spec.spec_type}"
              + (f", split over {spec.rpc_servers}" if spec.rpc_servers else ""))
@@ -133,6 +139,34 @@ def answer(messages, engine, params, mode, printer, prediction: str | None = Non
     return ""
 
 
+@contextmanager
+def measured_meanwhile(engine):
+    """While the block runs (the user types), the in-process engine measures what it has not
+    yet (Engine.measure_next) on a thread of its own, which stops at its next pass and is
+    joined when the block ends: the engine is used by one thread at a time."""
+    if not hasattr(engine, "measure_next"):
+        yield
+        return
+    from draftlight.engine.measuring import MeasurementInterrupted
+    stop = threading.Event()
+
+    def measure() -> None:
+        try:
+            engine.measure(should_cancel=stop.is_set)
+        except MeasurementInterrupted:
+            pass
+        except Exception as exc:  # noqa: BLE001 - auto keeps its prior; the chat goes on
+            print(f"draftlight: measuring the model failed: {exc}", file=sys.stderr)
+
+    worker = threading.Thread(target=measure, name="measuring", daemon=True)
+    worker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        worker.join()
+
+
 def interactive(engine, params, mode, printer, start: list[dict[str, str]] | None = None) -> int:
     from draftlight.engine.errors import EngineError
     print(f"Draftlight chat. /mode {'|'.join(engine.modes)} switches speculation, /retry answers "
@@ -142,7 +176,8 @@ def interactive(engine, params, mode, printer, start: list[dict[str, str]] | Non
     messages: list[dict[str, str]] = list(start or [])
     while True:
         try:
-            line = input(f"[{mode}] > ")
+            with measured_meanwhile(engine):
+                line = input(f"[{mode}] > ")
         except EOFError:
             print(file=sys.stderr)
             return 0
