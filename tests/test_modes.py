@@ -68,3 +68,25 @@ def test_the_argparse_type_names_the_choices():
         mode_argument("llama:bogus")
     with pytest.raises(argparse.ArgumentTypeError, match="--engine"):
         mode_argument("remote")
+
+
+def test_every_mode_the_window_lists_is_explained_in_a_sentence():
+    from draftlight.modes import IN_PROCESS, REMOTE, SPEC_TYPES, mode_help
+    for mode in (*IN_PROCESS, REMOTE, *(f"llama:{t}" for t in SPEC_TYPES)):
+        sentence = mode_help(mode)
+        assert sentence.endswith(".") and len(sentence) > 30, mode
+    assert mode_help("llama:draft-mtp+ngram-mod").count(".") >= 2  # a chain: each in turn
+    assert mode_help("nonsense") == ""
+
+
+def test_the_toolbar_shows_each_modes_sentence_as_its_tooltip(qtbot):
+    from PySide6.QtCore import Qt
+
+    from draftlight.modes import mode_help
+    from draftlight.ui.chat.mode_box import ModeBox
+    box = ModeBox()
+    qtbot.addWidget(box)
+    box.fill(("auto", "off", "draft", "ngram"), draft_loaded=False, wanted="auto")
+    tips = {box.itemData(i): box.itemData(i, Qt.ToolTipRole) for i in range(box.count())}
+    assert tips["auto"] == mode_help("auto")
+    assert tips["draft"].startswith(mode_help("draft")) and "Choose a draft model" in tips["draft"]

@@ -169,6 +169,32 @@ def needs_draft_model(mode: str) -> bool:
         return False
 
 
+# Each mode in one sentence, where the window lists them (the toolbar's Speculation box)
+MODE_HELP = {
+    "auto": "Drafts only as much as pays on this machine now, from the conversation (n-gram) or "
+            "the draft model, and says under a reply why it drafted little.",
+    "off": "No drafting: the target writes one token per pass (plain decoding, to compare with).",
+    "draft": "The draft model guesses the next few tokens each pass; the target checks them "
+             "all at once.",
+    "ngram": "Copies what followed the same words earlier in the conversation or an attached "
+             "file: free to guess, fast on summaries, quotes and code edits.",
+    REMOTE: "The server decides how it drafts; Draftlight shows what it sends back.",
+}
+
+
+def mode_help(mode: str) -> str:
+    """The sentence that explains `mode` ("" for text that is no mode)."""
+    if mode in MODE_HELP:
+        return MODE_HELP[mode]
+    try:
+        parsed = Mode.parse(mode)
+    except ModeError:
+        return ""
+    if parsed.kind == LLAMA:
+        return " Then: ".join(SPEC_TYPE_HELP.get(t, t) for t in parsed.spec_types)
+    return ""
+
+
 def mode_label(mode: str) -> str:
     """A mode as the window names it; text that is no mode is shown as it is."""
     try:

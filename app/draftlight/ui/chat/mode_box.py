@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox
 
-from draftlight.modes import mode_label, needs_draft_model
+from draftlight.modes import mode_help, mode_label, needs_draft_model
 
 
 class ModeBox(QComboBox):
@@ -39,10 +39,12 @@ class ModeBox(QComboBox):
         self.clear()
         for mode in modes:
             self.addItem(mode_label(mode), mode)
+            item = self.model().item(self.count() - 1)
+            item.setToolTip(mode_help(mode))  # each mode in a sentence
             if needs_draft_model(mode) and not draft_loaded:
-                item = self.model().item(self.count() - 1)
                 item.setEnabled(False)
-                item.setToolTip("Choose a draft model in Settings first")
+                item.setToolTip(f"{mode_help(mode)} Choose a draft model first (Draft, above)."
+                                .strip())
         usable = self.usable()
         if wanted not in usable:
             wanted = "ngram" if "ngram" in usable else (usable[0] if usable else wanted)
