@@ -22,7 +22,8 @@ def test_bench_load_reports_both_states_with_ratios_steps_and_background(capsys)
                                  r"([0-9.]+)x \|", out, re.M)}
     assert set(rows) == {"fresh", "cached"}
     for bare, app, ratio in rows.values():
-        assert bare > 0 and app > 0 and ratio == pytest.approx(app / bare, abs=0.01)
+        # (the seconds are printed to 0.01 s, the ratio from the unrounded medians)
+        assert bare > 0 and app > 0 and ratio == pytest.approx(app / bare, rel=0.05)
     assert "bare loads SmolLM2-135M-Instruct.Q4_1.gguf" in out
     assert "app loads SmolLM2-135M-Instruct.Q4_1.gguf at once, then" in out
     assert re.search(r"app's steps, cached \(medians\): default model ready [0-9.]+ s, load "

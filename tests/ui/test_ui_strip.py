@@ -114,7 +114,8 @@ def test_the_cells_count_the_end_token_as_the_footer_does():
     from draftlight.engine.events import Stats
     from draftlight.ui.flash.passes import describe, passes_of
     text = "Hello world, again."
-    stored = {"passes": [[5, 1, 0, 0], [12, 3, 2, 3], [19, 2, 1, 1]], "stop_reason": "eos"}
+    stored = {"passes": [[5, 1, 0, 0], [12, 3, 2, 3], [19, 2, 1, 1]], "stop_reason": "eos",
+              "target_passes": 3}
     cells = passes_of(text, [], stored)
     stats = Stats(new_tokens=6, target_passes=3, stop_reason="eos")
     assert sum(c.tokens for c in cells) / len(cells) == stats.mean_accepted_length == 7 / 3
@@ -122,3 +123,9 @@ def test_the_cells_count_the_end_token_as_the_footer_does():
         "“again.”\n3 tokens (the last one ends the reply) in one pass")
     cut = passes_of(text, [], dict(stored, stop_reason="max_tokens"))
     assert not cut[-1].ends and sum(c.tokens for c in cut) == 6
+    # an end token made by a pass that wrote nothing else: a cell of its own
+    alone = passes_of(text, [], dict(stored, target_passes=4))
+    assert len(alone) == 4 and alone[-1].ends and not alone[-2].ends
+    assert sum(c.tokens for c in alone) / 4 == Stats(
+        new_tokens=6, target_passes=4, stop_reason="eos").mean_accepted_length
+    assert describe(alone[-1], text).startswith("“(the end of the reply)”\n1 token (the last")

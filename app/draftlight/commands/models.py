@@ -108,7 +108,8 @@ def run_list(args: argparse.Namespace) -> int:
              *_weights_of(m.path, unreadable), _origin(m)) for m in models]
     # Models other apps keep, used where they are: --target and --draft take the first column
     rows += [(m.reference, m.app, format_bytes(m.size) if m.size else "?",
-              *_weights_of(m.path, unreadable), str(m.path)) for m in found]
+              *_weights_of(m.path, unreadable),
+              str(m.path) + (f" (also {', '.join(m.also)})" if m.also else "")) for m in found]
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
         print("  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths)) + "  " + row[5])

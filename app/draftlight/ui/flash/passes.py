@@ -70,8 +70,14 @@ def passes_of(text: str, runs: list[list[int]], stats: dict | None) -> list[Pass
         passes = with_reasons(passes, (stats or {}).get("passes_why"))
     else:
         passes = estimated(text, runs)
-    if passes and (stats or {}).get("stop_reason") == "eos":
-        passes[-1] = replace(passes[-1], tokens=passes[-1].tokens + 1, ends=True)
+    # The end token counts, as in the footer's tokens/pass: in the last cell where its pass also
+    # wrote text, else in a cell of its own at the end (a pass that made only the end token)
+    stats = stats or {}
+    if passes and stats.get("stop_reason") == "eos":
+        if len(passes) == stats.get("target_passes"):
+            passes[-1] = replace(passes[-1], tokens=passes[-1].tokens + 1, ends=True)
+        elif len(passes) + 1 == stats.get("target_passes"):
+            passes.append(Pass(len(text), len(text), 1, 0, 0, ends=True))
     return passes
 
 
@@ -85,7 +91,8 @@ def with_reasons(passes: list[Pass], reasons) -> list[Pass]:
 
 def describe(p: Pass, text: str) -> str:
     """The hover text of a cell: what the pass wrote and how its draft fared."""
-    shown = text[p.start:p.end].strip() or "(whitespace)"
+    shown = text[p.start:p.end].strip() or ("(the end of the reply)" if p.ends and p.start == p.end
+                                             else "(whitespace)")
     if len(shown) > 80:
         shown = shown[:77] + "…"
     if p.drafted is None:
