@@ -18,13 +18,14 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from draftlight.engine.events import Done
 from draftlight.engine.server.process import HEALTH_TIMEOUT
 from draftlight.engine.server.rpc import placement
 from draftlight.launch import EngineSpec, resolve_context, with_model_files
 from draftlight.ui.engine.factory import LlamaEngineFactory
+from draftlight.ui.engine.background_steps import BackgroundSteps
 from draftlight.ui.engine.loaded import Loaded
 from draftlight.ui.engine.pending_work import PendingWork
 
@@ -57,7 +58,7 @@ def one_line(exc: BaseException) -> str:
     return text if from_engine else f"{type(exc).__name__}: {text}"
 
 
-class EngineWorker(QObject):
+class EngineWorker(BackgroundSteps, QObject):
     capabilities = Signal(object)  # loaded.Capabilities
     loading = Signal(str)  # what is being loaded, in words
     preparing = Signal(str, int)  # the default model is being converted: words, percent
@@ -207,28 +208,6 @@ class EngineWorker(QObject):
         path, self._convert_default = self.factory.default_now()
         return replace(spec, target_path=path), []
 
-    def _make_default_copy(self) -> None:
-        """Convert the bundled model (seconds), then load the engine again on the copy; a
-        request that arrives stops the conversion (nothing is left) and it runs again later."""
-        from draftlight.store.convert import ConversionCancelled
-        from draftlight.store.default_model import DEFAULT_TYPE
-        self.measuring.emit(f"making the faster {DEFAULT_TYPE} copy of the bundled model")
-        try:
-            _, note = self.factory.prepare_default(
-                lambda done, total, what: None,
-                should_cancel=lambda: self.pending.waiting() or self._closing())
-        except ConversionCancelled:
-            self.measuring.emit("")
-            return
-        if note:  # could not be made: the bundled file stays, and measuring goes on
-            self._convert_default = False
-            print(f"draftlight: {note}", file=sys.stderr)
-            self._measure_soon()
-        elif self.pending.waiting() or self._closing():
-            self.measuring.emit("")  # loaded on the copy once the request has run
-        else:
-            self._load(self._spec, quiet=True)  # finds the copy now; then measures it
-
     def _notices(self, spec: EngineSpec) -> list[str]:
         """What the user should know about the loaded target (how it was loaded, a missing
         chat template): the engine's own load notices."""
@@ -339,49 +318,6 @@ class EngineWorker(QObject):
         finally:
             self.served.emit(job)
             self._measure_soon()
-
-    # --- measuring in the background ------------------------------------------------------
-
-    def _measure_soon(self) -> None:
-        """Measure what is left once the event loop has handed over any queued request."""
-        if not self._measure_queued and (self._convert_default
-                                         or hasattr(self.engine, "measure_next")):
-            self._measure_queued = True
-            QTimer.singleShot(0, self._measure_step)
-
-    @Slot()
-    def _measure_step(self) -> None:
-        """One of the engine's pending measurements (seconds on a large model), then the next
-        from the event loop; a request that arrives stops it and it runs again after."""
-        from draftlight.engine.measuring import MeasurementInterrupted
-        self._measure_queued = False
-        engine = self.engine
-        if (engine is None or self._measuring_failed or self.pending.waiting()
-                or self._closing()):
-            return
-        if self._convert_default:
-            self._make_default_copy()
-            return
-        if not hasattr(engine, "measure_next"):
-            return
-        try:
-            pending = engine.pending_measurements()
-            if not pending:
-                return
-            self.measuring.emit(pending[0])
-            engine.measure_next(should_cancel=lambda: self.pending.waiting() or self._closing())
-        except MeasurementInterrupted:
-            self.measuring.emit("")
-            return
-        except Exception:  # noqa: BLE001 - auto keeps its prior; the chat goes on
-            traceback.print_exc()
-            self._measuring_failed = True
-            self.measuring.emit("")
-            return
-        if engine.pending_measurements():
-            self._measure_soon()
-        else:
-            self.measuring.emit("")
 
     @Slot()
     def shutdown(self) -> None:
