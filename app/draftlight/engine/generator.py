@@ -231,8 +231,8 @@ class Engine:
     def measure_next(self, should_cancel: Callable[[], bool] | None = None) -> str:
         """Measure the first pending step and return its name ("" if none was pending); True
         from `should_cancel` stops it before its next pass (MeasurementInterrupted; nothing
-        kept). The conversation's tokens stay cached (measuring.probe_view). Auto is rebuilt
-        on what was measured at its next use, keeping what it learnt."""
+        kept). The conversation's tokens stay cached (measuring.probe_view). After a timing,
+        auto is rebuilt on it at its next use, keeping what it learnt."""
         pending = self.pending_measurements()
         if not pending:
             return ""
@@ -250,8 +250,9 @@ class Engine:
                 self._time_draft(timed)
         finally:
             view.truncate(0)
-        self.save_learnt()
-        self._auto = None
+        if step != GREEDY_CHECK:  # auto is rebuilt on the new prices, keeping what it learnt
+            self.save_learnt()
+            self._auto = None
         return step
 
     def measure(self, should_cancel: Callable[[], bool] | None = None) -> None:
