@@ -90,22 +90,21 @@ def find_models(env=None, home: Path | None = None,
     by_app: list[list[FoundModel]] = []
     for app, scan in scans:
         models: list[FoundModel] = []
+        by_app.append(models)
         for name, path, size in scan(env, home):
             real = _resolved(path)
             if real is None:
                 continue
             if real in seen:  # found already: that row names this app too
-                first_app, index = seen[real]
-                first = (by_app[first_app] if first_app < len(by_app) else models)[index]
+                where, index = seen[real]
+                first = by_app[where][index]
                 again = FoundModel(name, path, app, size).reference
                 if again != first.reference and again not in first.also:
-                    (by_app[first_app] if first_app < len(by_app) else models)[index] = \
-                        FoundModel(first.name, first.path, first.app, first.size,
-                                   first.also + (again,))
+                    by_app[where][index] = FoundModel(first.name, first.path, first.app,
+                                                      first.size, first.also + (again,))
                 continue
-            seen[real] = (len(by_app), len(models))
+            seen[real] = (len(by_app) - 1, len(models))
             models.append(FoundModel(name, path, app, size))
-        by_app.append(models)
     for models in by_app:
         found += sorted(models, key=lambda m: m.name.lower())
     _memo = (time.monotonic(), key, found)
