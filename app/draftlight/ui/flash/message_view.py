@@ -14,7 +14,7 @@ import math
 import time
 
 from PySide6.QtCore import QTimer, QUrl, Qt, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QPalette, QTextCursor, QTextDocument
+from PySide6.QtGui import QAction, QGuiApplication, QImage, QPalette, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBrowser,
                                QToolButton, QVBoxLayout, QWidget)
 
@@ -33,10 +33,20 @@ from draftlight.ui.flash.stats_text import stored_footer_line
 # Re-rendering the complete blocks costs time on the GUI thread (setMarkdown, then aligning the
 # highlights): at most this share of it, however long the reply grows.
 RERENDER_SHARE = 0.1
+_NO_IMAGE = QImage(1, 1, QImage.Format_ARGB32)  # what an image a message names shows as
+_NO_IMAGE.fill(0)
 
 
 class FittedBrowser(QTextBrowser):
-    """A read-only text view exactly as tall as its document: the chat scrolls, not it."""
+    """A read-only text view exactly as tall as its document: the chat scrolls, not it. It loads
+    no resource: a message's text can name images (`![x](/dev/zero)`, a FIFO, a remote URL), and
+    Qt would read them; the app puts none there. Each is answered with an empty one: nothing
+    (None) would make QTextDocument read a local path itself."""
+
+    def loadResource(self, kind: int, name):  # noqa: N802 - Qt's name
+        if kind == QTextDocument.ImageResource:
+            return _NO_IMAGE
+        return ""  # a style sheet or page: empty text
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
