@@ -3,6 +3,8 @@ it; what is not text, too large, empty or gone gets one line and nothing is read
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from draftlight.store import attachments
@@ -93,3 +95,23 @@ def test_a_position_inside_an_attached_file_names_the_file_and_its_line(tmp_path
     words = describe({"kind": "message", "role": "user", "at": 0, "start": start,
                       "end": start + 5}, Source("user", message, 1))
     assert words.startswith("copied from a.py, line 2 (attached to your message 1): '")
+
+
+def test_devices_pipes_and_links_to_them_are_refused_at_once(tmp_path):
+    """Issue 56, item 4: the size check read st_size, 0 for a device or a pipe: /dev/zero (or a
+    .txt link to it) read until MemoryError, and a FIFO blocked for ever."""
+    import os
+    import time
+
+    from draftlight.store.attachments import AttachmentError, read_attachment
+    fifo = tmp_path / "notes.txt"
+    os.mkfifo(fifo)
+    link = tmp_path / "zero.txt"
+    link.symlink_to("/dev/zero")
+    started = time.monotonic()
+    for path in (Path("/dev/zero"), fifo, link):
+        with pytest.raises(AttachmentError, match="not a file but a device, pipe or socket"):
+            read_attachment(path)
+    assert time.monotonic() - started < 2
+    with pytest.raises(AttachmentError, match="is a folder"):
+        read_attachment(tmp_path)

@@ -13,7 +13,9 @@ text: a chat template's control tokens in it are tokenized as plain text by the 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,25 +71,43 @@ def read_attachment(path: Path) -> Attachment:
     """The text file at `path`.
 
     Raises:
-        AttachmentError: missing, a folder, too large, empty, or not text."""
+        AttachmentError: missing, a folder, not a regular file (a device, pipe or socket), too
+            large, empty, or not text."""
     path = Path(path)
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise AttachmentError(f"{path.name}: the file is no longer there") from None
-    except OSError as exc:
-        raise AttachmentError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
     if path.is_dir():
         raise AttachmentError(f"{path.name} is a folder: attach the files in it")
     document = _document_kind(path)
     limit = MAX_DOCUMENT_BYTES if document else MAX_BYTES
-    if size > limit:
-        raise AttachmentError(f"{path.name} is {size / (1 << 20):.1f} MB: attachments are "
-                              f"at most {limit >> 20} MB" + ("" if document else " of text"))
+    too_large = (f"{path.name} is over {limit >> 20} MB: attachments are at most "
+                 f"{limit >> 20} MB" + ("" if document else " of text"))
     try:
-        data = path.read_bytes()
+        # Non-blocking, so that a FIFO opens at once; what it is, is asked of the descriptor
+        # opened (a name checked first could be swapped for a device before the open).
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                         | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise AttachmentError(f"{path.name}: the file is no longer there") from None
     except OSError as exc:
         raise AttachmentError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        status = os.fstat(handle)
+        if stat.S_ISDIR(status.st_mode):
+            raise AttachmentError(f"{path.name} is a folder: attach the files in it")
+        if not stat.S_ISREG(status.st_mode):
+            raise AttachmentError(f"{path.name} is not a file but a device, pipe or socket: "
+                                  f"attach a file")
+        if status.st_size > limit:
+            raise AttachmentError(f"{path.name} is {status.st_size / (1 << 20):.1f} MB: "
+                                  f"attachments are at most {limit >> 20} MB"
+                                  + ("" if document else " of text"))
+        with os.fdopen(os.dup(handle), "rb") as stream:
+            data = stream.read(limit + 1)  # never more, whatever the size said
+    except OSError as exc:
+        raise AttachmentError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(handle)
+    if len(data) > limit:  # it grew while it was read
+        raise AttachmentError(too_large)
     return attachment_from_bytes(path.name, data)
 
 
