@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from draftlight import __version__
-from draftlight.user_messages import UserError
+from draftlight.user_messages import UserError, error_line
 
 EXIT_USAGE = 2
 QUANTIZE_CHILD = "_quantize-child"  # hidden: draftlight.store.convert.CHILD_COMMAND
@@ -76,12 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except UserError as exc:
-        print(f"draftlight: error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - known failures become one line, see below
         from draftlight.engine.errors import EngineError
         if isinstance(exc, (EngineError, OSError)):
-            print(f"draftlight: error: {exc}", file=sys.stderr)
+            print(error_line(exc), file=sys.stderr)
             return EXIT_USAGE
         raise
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from draftlight.store.documents import (PAGE_LINE, DocumentError, docx_text, html_text,
                                         looks_like_html, page_at, pdf_text)
 from draftlight.store.errors import StoreError
+from draftlight.user_messages import visible
 
 MAX_BYTES = 2 << 20  # about 500k tokens of text: far more than any context here holds
 MAX_DOCUMENT_BYTES = 32 << 20  # a PDF or DOCX holds far less text than its size
@@ -174,7 +175,7 @@ def with_attachments(message: str, attachments: list[Attachment]) -> str:
     parts = []
     for attachment in attachments:
         fence = "`" * max(3, _longest_backtick_run(attachment.text) + 1)
-        parts.append(f"{HEADER}{attachment.name}\n{fence}\n{attachment.text.rstrip()}\n"
+        parts.append(f"{HEADER}{visible(attachment.name)}\n{fence}\n{attachment.text.rstrip()}\n"
                      f"{fence}")
     parts.append(message)
     return "\n\n".join(p for p in parts if p)
