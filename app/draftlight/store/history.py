@@ -56,14 +56,26 @@ class HistoryUnavailable(HistoryError):
 
 
 @contextmanager
-def _sqlite_errors() -> Iterator[None]:
-    """sqlite3's exceptions as HistoryError, one line each."""
+def _sqlite_errors(doing: str = "saved") -> Iterator[None]:
+    """sqlite3's exceptions as HistoryError, one line each that says what failed: the history
+    could not be `doing` ("saved", or "read" for a read)."""
     try:
         yield
     except sqlite3.OperationalError as exc:
-        raise HistoryUnavailable(f"history could not be saved ({_line(exc)})") from exc
+        raise HistoryUnavailable(f"history could not be {doing} ({_line(exc)})") from exc
     except sqlite3.Error as exc:
         raise HistoryError(f"history could not be used ({_line(exc)})") from exc
+
+
+# A title is never longer: a longer search can only be in a message (SQLite refuses LIKE
+# patterns over 50,000 bytes, and a 100,000-character search failed as if it were a write)
+LONGEST_TITLE_SEARCH = 1000
+
+
+def searchable(text: str) -> bool:
+    """Whether `text` can be searched for at all: SQLite's text functions stop at a NUL, so a
+    search holding one would match everything; it matches nothing instead."""
+    return "\x00" not in text
 
 
 def _line(exc: BaseException) -> str:
@@ -217,13 +229,15 @@ class History:
     def conversations(self, search: str = "") -> list[Conversation]:
         """Newest first; `search` matches titles and message text (case-insensitive; a search
         shorter than SHORTEST_TEXT_SEARCH characters, titles only)."""
-        if self._db is None:
+        if self._db is None or not searchable(search):
             return []
         sql = "SELECT id, title, created, updated FROM conversations"
         args: tuple = ()
         if search:
             pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace(
                 "_", "\\_") + "%"
+            if len(search) > LONGEST_TITLE_SEARCH:
+                pattern = None  # LIKE NULL matches nothing: no title is that long
             sql += " WHERE title LIKE ? ESCAPE '\\'"
             args = (pattern,)
             if not self._indexed():  # a version 1 file opened read-only: read every message
@@ -235,18 +249,18 @@ class History:
                         "(SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?))")
                 args += ('"' + search.replace('"', '""') + '"',)
         sql += " ORDER BY updated DESC, id DESC"
-        with _sqlite_errors():
+        with _sqlite_errors("read"):
             return [Conversation(*row) for row in self._db.execute(sql, args)]
 
     def _indexed(self) -> bool:
-        with _sqlite_errors():
+        with _sqlite_errors("read"):
             return self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts'"
                                     ).fetchone() is not None
 
     def conversation(self, conversation_id: int) -> Conversation | None:
         if self._db is None:
             return None
-        with _sqlite_errors():
+        with _sqlite_errors("read"):
             row = self._db.execute("SELECT id, title, created, updated FROM conversations "
                                    "WHERE id = ?", (conversation_id,)).fetchone()
         return Conversation(*row) if row else None

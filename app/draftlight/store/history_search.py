@@ -9,7 +9,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from draftlight.store.history import SHORTEST_TEXT_SEARCH, HistoryError
+from draftlight.store.history import (LONGEST_TITLE_SEARCH, SHORTEST_TEXT_SEARCH, HistoryError,
+                                      searchable)
 
 LINE_WIDTH = 80  # characters of the matching line shown around the match
 LIMIT = 200  # conversations at most
@@ -32,14 +33,15 @@ def search(path: Path, text: str) -> list[Hit]:
     Raises:
         HistoryError: the file cannot be read."""
     text = text.strip()
-    if not text:
+    if not text or not searchable(text):
         return []
     try:
         db = sqlite3.connect(f"{Path(path).as_uri()}?mode=ro", uri=True, timeout=1.0)
     except sqlite3.Error as exc:
         raise HistoryError(f"search could not read the history ({exc})") from exc
     try:
-        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        pattern = ("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+                   if len(text) <= LONGEST_TITLE_SEARCH else None)  # None: no title that long
         conversations = db.execute(
             "SELECT id, title, updated FROM conversations ORDER BY updated DESC, id DESC"
         ).fetchall()
