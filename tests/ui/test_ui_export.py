@@ -48,6 +48,13 @@ def test_importing_a_file_that_is_not_an_export_says_so_and_changes_nothing(
     assert "Not imported: notes.json is not a Draftlight export" in window.banner.label.text()
     assert window.conversations.list.count() == 1
     assert window.chat.messages[0].text == "keep me"
+    deep = tmp_path / "deep.json"  # issue 56, item 6: RecursionError reached the window
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(deep), ""))
+    window.import_action.trigger()
+    assert ("Not imported: deep.json is not a Draftlight export (nested more than 64 levels "
+            "deep)") in window.banner.label.text()
+    assert window.conversations.list.count() == 1
 
 
 def test_a_regenerated_reply_comes_back_with_both_versions(qtbot, open_window, tmp_path,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from draftlight import bounded_json
 from draftlight.store.errors import StoreError
 from draftlight.store.history import COMPLETE, INTERRUPTED, History
 
@@ -111,10 +112,10 @@ def import_conversation(history: History, path: Path) -> int:
         ExportError: not an export, too large, or a message that is not well formed.
         OSError: the file cannot be read."""
     path = Path(path)
-    if path.stat().st_size > MAX_IMPORT_BYTES:
-        raise ExportError(f"{path.name} is over {MAX_IMPORT_BYTES >> 20} MB: not an export")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = bounded_json.read(path, MAX_IMPORT_BYTES)
+    except bounded_json.BoundsError as exc:
+        raise ExportError(f"{path.name} is not a Draftlight export ({exc})") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise ExportError(f"{path.name} is not a Draftlight export (not JSON: {exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:

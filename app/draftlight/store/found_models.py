@@ -27,16 +27,18 @@ be read is silently skipped.
 
 from __future__ import annotations
 
-import json
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from draftlight import bounded_json
 from draftlight.store.model_names import split_part
 
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
+MAX_MANIFEST_BYTES = 1 << 20  # Ollama's are a few hundred bytes
 PARTIAL_SUFFIXES = (".partial", ".incomplete", ".downloading", ".part", ".tmp")
 # Schemes of a found model's reference, as --target and --draft take it ("ollama:qwen2.5:7b")
 SCHEMES = {"ollama": "Ollama", "lmstudio": "LM Studio", "hf": "Hugging Face cache",
@@ -242,10 +244,11 @@ def _ollama(env, home: Path):
 
 
 def _model_layer(manifest: Path) -> str | None:
-    """The digest ("sha256:…") of a manifest's model layer; None for anything else."""
+    """The digest ("sha256:…") of a manifest's model layer; None for anything else (not a
+    regular file, over MAX_MANIFEST_BYTES, nested too deep, not JSON)."""
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = bounded_json.read(manifest, MAX_MANIFEST_BYTES)
+    except (OSError, ValueError):  # BoundsError and UnicodeDecodeError are ValueErrors
         return None
     layers = data.get("layers") if isinstance(data, dict) else None
     for layer in layers if isinstance(layers, list) else ():
@@ -356,10 +359,12 @@ def _model_size(path: Path) -> int:
 
 
 def _size(path: Path) -> int | None:
+    """A regular file's size; None for anything else (a FIFO or a device is never opened)."""
     try:
-        return path.stat().st_size
+        status = path.stat()
     except OSError:
         return None
+    return status.st_size if stat.S_ISREG(status.st_mode) else None
 
 
 def _mtime(path: Path) -> float:
@@ -377,8 +382,16 @@ def _resolved(path: Path) -> Path | None:
 
 
 def _is_gguf(path: Path) -> bool:
+    """A regular file that starts with the GGUF magic (opened without blocking: a FIFO put in
+    its place between the check and the open is not waited on)."""
     try:
-        with open(path, "rb") as stream:
-            return stream.read(4) == b"GGUF"
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                         | getattr(os, "O_BINARY", 0))
     except OSError:
         return False
+    try:
+        return stat.S_ISREG(os.fstat(handle).st_mode) and os.read(handle, 4) == b"GGUF"
+    except OSError:
+        return False
+    finally:
+        os.close(handle)
