@@ -126,3 +126,37 @@ def test_chat_edit_makes_the_file_the_predicted_output_and_keeps_the_greedy_repl
     assert main(["chat", "--edit", str(code), "--stats", "--no-color", "--max-tokens", "60",
                  "--mode", "ngram", ask]) == 0
     assert "drafted by the prediction" in capsys.readouterr().out
+
+
+def _docx_of(body: str) -> bytes:
+    import io
+    import zipfile
+    ns = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/document.xml", f'<?xml version="1.0"?><w:document xmlns:w='
+                                              f'"{ns}"><w:body>{body}</w:body></w:document>')
+    return out.getvalue()
+
+
+def test_word_text_is_found_in_linear_time_and_bounded(tmp_path):
+    """Issue 56, item 3: a Word file's text was found in time quadratic in paragraph nesting
+    (16k nested paragraphs, a 906-byte request, froze serve for 48 s), and 11 million empty
+    paragraphs in 97 KB took 1.15 GB."""
+    import time
+
+    from draftlight.store.documents import DocumentError, docx_text
+    nested = _docx_of("<w:p><w:r><w:t>x</w:t></w:r>" * 16_000 + "</w:p>" * 16_000)
+    started = time.monotonic()
+    assert docx_text(nested, "nested.docx").splitlines() == ["x"] * 16_000
+    assert time.monotonic() - started < 5
+    empty = _docx_of("<w:p/>" * 11_000_000)
+    assert len(empty) < 200_000
+    started = time.monotonic()
+    with pytest.raises(DocumentError, match="over 1,000,000 XML elements"):
+        docx_text(empty, "empty.docx")
+    assert time.monotonic() - started < 10
+    # a text box inside a paragraph: its own line, after the paragraph that holds it
+    box = _docx_of("<w:p><w:r><w:t>before</w:t></w:r><w:p><w:r><w:t>box</w:t></w:r></w:p>"
+                   "<w:r><w:t> after</w:t></w:r></w:p>")
+    assert docx_text(box, "box.docx") == "before after\nbox"

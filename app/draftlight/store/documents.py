@@ -66,35 +66,66 @@ def page_at(text: str, position: int) -> int | None:
     return page
 
 
+# A Word document's XML is read in one streaming pass; more elements than this is no document a
+# person wrote (a 97 KB file held 11 million empty paragraphs) and is refused
+MAX_DOCX_ELEMENTS = 1_000_000
+MAX_DOCX_TEXT = 16 << 20  # characters of text taken from it at most
+
+
 def docx_text(data: bytes, name: str) -> str:
-    """A Word document's paragraphs, one per line (tables row by row, cells by tabs)."""
+    """A Word document's paragraphs, one per line (tables row by row, cells by tabs), in one
+    streaming pass linear in the document's size: each paragraph's text is its own runs', a
+    paragraph nested in it (a text box) is a line of its own."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             if "word/document.xml" not in archive.namelist():
                 raise DocumentError(f"{name} is a ZIP archive, not a Word document")
             if archive.getinfo("word/document.xml").file_size > 64 << 20:
                 raise DocumentError(f"{name}: its text is over 64 MB")
-            root = ElementTree.fromstring(archive.read("word/document.xml"))
+            with archive.open("word/document.xml") as xml:
+                lines = _docx_lines(xml, name)
     except DocumentError:
         raise
     except (zipfile.BadZipFile, ElementTree.ParseError, KeyError, OSError) as exc:
         raise DocumentError(f"{name} is a Word document that cannot be read "
                             f"({type(exc).__name__})") from None
-    lines = []
-    for paragraph in root.iter(f"{WORD}p"):
-        parts = []
-        for node in paragraph.iter():
-            if node.tag == f"{WORD}t" and node.text:
-                parts.append(node.text)
-            elif node.tag == f"{WORD}tab":
-                parts.append("\t")
-            elif node.tag in (f"{WORD}br", f"{WORD}cr"):
-                parts.append("\n")
-        lines.append("".join(parts))
     text = "\n".join(lines).strip()
     if not text:
         raise DocumentError(f"{name}: the Word document has no text")
     return text
+
+
+def _docx_lines(xml, name: str) -> list[str]:
+    paragraph, text, tab, breaks = f"{WORD}p", f"{WORD}t", f"{WORD}tab", (f"{WORD}br", f"{WORD}cr")
+    open_paragraphs: list[tuple[int, list[str]]] = []  # (its line, its parts), innermost last
+    lines: list[str] = []  # in the order the paragraphs begin
+    elements = characters = 0
+    for event, node in ElementTree.iterparse(xml, events=("start", "end")):
+        if event == "start":
+            if node.tag == paragraph:
+                open_paragraphs.append((len(lines), []))
+                lines.append("")
+            continue
+        elements += 1
+        if elements > MAX_DOCX_ELEMENTS:
+            raise DocumentError(f"{name}: over {MAX_DOCX_ELEMENTS:,} XML elements, not a "
+                                f"document to read")
+        if open_paragraphs:
+            parts = open_paragraphs[-1][1]
+            if node.tag == text and node.text:
+                parts.append(node.text)
+                characters += len(node.text)
+            elif node.tag == tab:
+                parts.append("\t")
+            elif node.tag in breaks:
+                parts.append("\n")
+        if node.tag == paragraph:
+            line, parts = open_paragraphs.pop()
+            lines[line] = "".join(parts)
+        node.clear()  # what is read is let go: memory stays that of the open elements
+        if characters > MAX_DOCX_TEXT:
+            raise DocumentError(f"{name}: over {MAX_DOCX_TEXT >> 20} M characters of text")
+    return lines
 
 
 class _VisibleText(HTMLParser):
