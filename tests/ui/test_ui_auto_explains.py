@@ -36,7 +36,8 @@ def test_a_reply_auto_drafted_nothing_in_says_why_and_offers_ngram(qtbot, open_w
     assert reply.why_row.label.text().startswith(
         "Auto drafted nothing: checking 2 tokens costs 2.6x one on this machine now")
     cells = reply.strip.passes
-    assert cells and all(p.why == "costly" for p in cells)
+    # (a pass that made only the end token has a cell of its own, with no text to say why for)
+    assert cells and all(p.why == "costly" for p in cells if p.start < p.end)
     assert describe(cells[0], reply.text).endswith(
         "nothing drafted: checking costs too much right now")
     qtbot.mouseClick(reply.why_row.try_ngram, Qt.LeftButton)

@@ -64,21 +64,20 @@ def _word_passes(text: str, start: int, end: int) -> list[Pass]:
 
 
 def passes_of(text: str, runs: list[list[int]], stats: dict | None) -> list[Pass]:
-    table = (stats or {}).get("passes")
+    stats = stats or {}
+    table = stats.get("passes")
     passes = from_table(table, len(text)) if isinstance(table, list) else None
-    if passes is not None:
-        passes = with_reasons(passes, (stats or {}).get("passes_why"))
-    else:
+    recorded = passes is not None
+    if passes is None:
         passes = estimated(text, runs)
     # The end token counts, as in the footer's tokens/pass: in the last cell where its pass also
     # wrote text, else in a cell of its own at the end (a pass that made only the end token)
-    stats = stats or {}
     if passes and stats.get("stop_reason") == "eos":
         if len(passes) == stats.get("target_passes"):
             passes[-1] = replace(passes[-1], tokens=passes[-1].tokens + 1, ends=True)
         elif len(passes) + 1 == stats.get("target_passes"):
-            passes.append(Pass(len(text), len(text), 1, 0, 0, ends=True))
-    return passes
+            passes.append(Pass(len(text), len(text), 1, 0, 0 if recorded else None, ends=True))
+    return with_reasons(passes, stats.get("passes_why")) if recorded else passes
 
 
 def with_reasons(passes: list[Pass], reasons) -> list[Pass]:
