@@ -103,6 +103,8 @@ def read_attachment(path: Path) -> Attachment:
                                   + ("" if document else " of text"))
         with os.fdopen(os.dup(handle), "rb") as stream:
             data = stream.read(limit + 1)  # never more, whatever the size said
+    except AttachmentError:  # an OSError too (StoreError): said as it is
+        raise
     except OSError as exc:
         raise AttachmentError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
     finally:
