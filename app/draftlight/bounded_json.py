@@ -6,10 +6,10 @@ ended in RecursionError on a file of 100,000 brackets) sees it."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 from pathlib import Path
+
+from draftlight.regular_files import NotRegularFile, open_regular
 
 MAX_DEPTH = 64
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
@@ -35,16 +35,11 @@ def read_regular_text(path: Path, max_bytes: int) -> str:
     """The UTF-8 text of the regular file at `path`, at most `max_bytes` of it (BoundsError
     beyond, or for a FIFO, device or socket; OSError if it cannot be opened; UnicodeDecodeError
     for what is not UTF-8)."""
-    handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
     try:
-        status = os.fstat(handle)
-        if not stat.S_ISREG(status.st_mode):
-            raise BoundsError(f"{Path(path).name} is not a regular file")
-        with os.fdopen(os.dup(handle), "rb") as stream:
+        with open_regular(path) as stream:
             data = stream.read(max_bytes + 1)
-    finally:
-        os.close(handle)
+    except NotRegularFile as exc:
+        raise BoundsError(str(exc)) from None
     if len(data) > max_bytes:
         raise BoundsError(f"{Path(path).name} is over {max_bytes:,} bytes")
     return data.decode("utf-8")

@@ -15,10 +15,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from draftlight.regular_files import NotRegularFile, open_regular
 from draftlight.store.documents import (PAGE_LINE, DocumentError, docx_text, html_text,
                                         looks_like_html, page_at, pdf_text)
 from draftlight.store.errors import StoreError
@@ -75,40 +75,31 @@ def read_attachment(path: Path) -> Attachment:
         AttachmentError: missing, a folder, not a regular file (a device, pipe or socket), too
             large, empty, or not text."""
     path = Path(path)
-    if path.is_dir():
+    if path.is_dir():  # (Windows cannot open a folder to ask open_regular)
         raise AttachmentError(f"{path.name} is a folder: attach the files in it")
     document = _document_kind(path)
     limit = MAX_DOCUMENT_BYTES if document else MAX_BYTES
     too_large = (f"{path.name} is over {limit >> 20} MB: attachments are at most "
                  f"{limit >> 20} MB" + ("" if document else " of text"))
     try:
-        # Non-blocking, so that a FIFO opens at once; what it is, is asked of the descriptor
-        # opened (a name checked first could be swapped for a device before the open).
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                         | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
+        with open_regular(path) as stream:
+            size = os.fstat(stream.fileno()).st_size
+            if size > limit:
+                raise AttachmentError(f"{path.name} is {size / (1 << 20):.1f} MB: attachments "
+                                      f"are at most {limit >> 20} MB"
+                                      + ("" if document else " of text"))
+            data = stream.read(limit + 1)  # never more, whatever the size said
+    except AttachmentError:  # an OSError too (StoreError): said as it is
+        raise
+    except IsADirectoryError:
+        raise AttachmentError(f"{path.name} is a folder: attach the files in it") from None
+    except NotRegularFile:
+        raise AttachmentError(f"{path.name} is not a file but a device, pipe or socket: "
+                              f"attach a file") from None
     except FileNotFoundError:
         raise AttachmentError(f"{path.name}: the file is no longer there") from None
     except OSError as exc:
         raise AttachmentError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        status = os.fstat(handle)
-        if stat.S_ISDIR(status.st_mode):
-            raise AttachmentError(f"{path.name} is a folder: attach the files in it")
-        if not stat.S_ISREG(status.st_mode):
-            raise AttachmentError(f"{path.name} is not a file but a device, pipe or socket: "
-                                  f"attach a file")
-        if status.st_size > limit:
-            raise AttachmentError(f"{path.name} is {status.st_size / (1 << 20):.1f} MB: "
-                                  f"attachments are at most {limit >> 20} MB"
-                                  + ("" if document else " of text"))
-        with os.fdopen(os.dup(handle), "rb") as stream:
-            data = stream.read(limit + 1)  # never more, whatever the size said
-    except AttachmentError:  # an OSError too (StoreError): said as it is
-        raise
-    except OSError as exc:
-        raise AttachmentError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
-    finally:
-        os.close(handle)
     if len(data) > limit:  # it grew while it was read
         raise AttachmentError(too_large)
     return attachment_from_bytes(path.name, data)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from draftlight import bounded_json
+from draftlight.regular_files import open_regular
 from draftlight.store.model_names import split_part
 
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
@@ -382,16 +383,9 @@ def _resolved(path: Path) -> Path | None:
 
 
 def _is_gguf(path: Path) -> bool:
-    """A regular file that starts with the GGUF magic (opened without blocking: a FIFO put in
-    its place between the check and the open is not waited on)."""
+    """A regular file that starts with the GGUF magic (regular_files: a FIFO is not waited on)."""
     try:
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                         | getattr(os, "O_BINARY", 0))
+        with open_regular(path) as stream:
+            return stream.read(4) == b"GGUF"
     except OSError:
         return False
-    try:
-        return stat.S_ISREG(os.fstat(handle).st_mode) and os.read(handle, 4) == b"GGUF"
-    except OSError:
-        return False
-    finally:
-        os.close(handle)
