@@ -34,7 +34,7 @@ class PromptLookupPeer:
         threads = options.n_threads or default_threads()
         # Its draft path needs logits for every prompt row; a batch as large as the context
         # avoids the "could not broadcast" crash on prompts longer than n_batch (FACTS.md).
-        with _extra_buffers(options.extra_buffers and extra_buffers_usable(target)):
+        with extra_buffers(options.extra_buffers and extra_buffers_usable(target)):
             self.llama = Llama(
                 model_path=str(target), n_ctx=options.n_ctx, n_batch=options.n_ctx,
                 n_ubatch=options.n_batch, n_threads=threads, n_threads_batch=threads,
@@ -66,7 +66,7 @@ class PromptLookupPeer:
 
 
 @contextmanager
-def _extra_buffers(usable: bool):
+def extra_buffers(usable: bool):
     """`Llama(...)` with llama.cpp's extra buffer types only where they run on this CPU
     (engine/cpu_check.py): Llama takes no option for them, so the default model parameters it
     starts from have them off while it loads."""

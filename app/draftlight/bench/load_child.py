@@ -24,14 +24,16 @@ MESSAGES = [{"role": "user", "content": "Name three primary colours."}]
 
 
 def bare(path: str, n_ctx: int) -> dict:
+    from pathlib import Path
+
     import llama_cpp
 
+    from draftlight.bench.lcp_pld import extra_buffers
     from draftlight.engine.llama_backend import extra_buffers_usable
-    from pathlib import Path
-    if not extra_buffers_usable(Path(path)):  # where they crash this CPU (cpu_check.py)
-        llama_cpp.llama_model_default_params().use_extra_bufts = False
+    usable = extra_buffers_usable(Path(path))  # off where they crash this CPU (cpu_check.py)
     started = time.perf_counter()
-    model = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, verbose=False)
+    with extra_buffers(usable):
+        model = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, verbose=False)
     loaded = time.perf_counter()
     for chunk in model.create_chat_completion(MESSAGES, max_tokens=8, stream=True,
                                               temperature=0.0):
