@@ -17,6 +17,7 @@ QUANTIZE_CHILD = "_quantize-child"  # hidden: draftlight.store.convert.CHILD_COM
 CPU_CHECK_CHILD = "_cpu-check-child"  # hidden: draftlight.engine.cpu_check.CHILD_COMMAND
 WATCHDOG_CHILD = "_watchdog"  # hidden: draftlight.watchdog.CHILD_COMMAND
 TIE_CHILD = "_tie"  # hidden: draftlight.lifetimes.TIE_CHILD
+BOUNDED_CHILD = "_bounded-child"  # hidden: draftlight.bounded_process.CHILD_COMMAND
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == [TIE_CHILD]:  # ... and what starts its helpers on Linux (draftlight.tie)
         from draftlight.tie import tie_and_exec
         return tie_and_exec(argv[1:])
+    if argv[:1] == [BOUNDED_CHILD] and argv[1].startswith("draftlight."):  # ... its bounded children
+        import importlib
+        return importlib.import_module(argv[1]).main()
     parser = build_parser()
     args = parser.parse_args(argv)
     from draftlight.launch import remove_what_crashes_left

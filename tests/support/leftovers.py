@@ -15,6 +15,9 @@ import time
 from pathlib import Path
 
 found: list[str] = []  # "module: pid command line" of each process stopped
+# The app's own helpers, one per process for its whole life, idle between requests
+# (draftlight.bounded_process): started by whichever module first needed one, not left over.
+OWN_HELPERS = ("-m draftlight.engine.template_child",)
 
 
 def descendants(root: int | None = None) -> dict[int, str]:
@@ -51,7 +54,8 @@ def stop_leftovers(module: str, before: set[int], grace: float = 5.0) -> None:
         return
     deadline = time.monotonic() + grace
     while True:
-        left = {pid: cmd for pid, cmd in descendants().items() if pid not in before}
+        left = {pid: cmd for pid, cmd in descendants().items()
+                if pid not in before and not any(h in cmd for h in OWN_HELPERS)}
         if not left or time.monotonic() >= deadline:
             break
         time.sleep(0.2)

@@ -1,11 +1,4 @@
-"""Speculative decoding on llama.cpp. No Qt here: the UI adapts these iterators to signals."""
+"""Speculative decoding on llama.cpp. No Qt here: the UI adapts these iterators to signals.
 
-from draftlight.engine.errors import (ChatTemplateError, ContextOverflowError, EngineError,
-                               IncompatibleDraftError, ModelLoadError)
-from draftlight.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
-from draftlight.engine.sampling import SamplingParams
-
-__all__ = [
-    "ChatTemplateError", "ContextOverflowError", "Done", "EngineError", "Event",
-    "IncompatibleDraftError", "ModelLoadError", "Notice", "Progress", "SamplingParams", "Stats", "TextPiece",
-]
+Nothing is imported here, so that a helper process can load one small module of the package
+(template_child.py) without numpy and llama.cpp."""

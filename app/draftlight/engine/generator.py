@@ -122,9 +122,11 @@ class Engine:
              on_progress: Callable[[float], None] | None = None) -> "Engine":
         """Load GGUF files on llama.cpp; `should_cancel` returning True stops a load;
         `on_progress` hears how much of the target's weights is loaded (0 to 1)."""
+        from draftlight.engine.chat_template import renderer
         from draftlight.engine.llama_backend import LlamaBackend
         from draftlight.engine.load_options import LoadOptions
         options = options or LoadOptions()
+        renderer().start()  # the template's process starts while the weights load
         target = LlamaBackend(target_path, options, should_cancel=should_cancel,
                               on_progress=on_progress)
         try:

@@ -18,6 +18,10 @@ What is left is a denial of service, and the budget stops it:
   stops a render that runs past MAX_RENDER_SECONDS, including loops that call nothing.
 - memory: the same tracer stops a render whose process has grown MAX_RENDER_BYTES past its
   earlier peak (getrusage; where that is missing, as on Windows, the size checks remain).
+
+These run between the template's own steps and give precise reasons. What one step does inside
+C (a quadratic `sum`, the `|string` of a huge list) only the process around it can stop: the
+sandbox runs in a child bounded in time and memory from outside (template_child.py).
 """
 
 from __future__ import annotations
