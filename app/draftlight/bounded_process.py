@@ -44,8 +44,9 @@ START_SECONDS = 60.0  # a child's own start (its imports), on a machine busy wit
 
 
 class ChildFailed(Exception):
-    """The child gave no answer: it ran past its time, past its memory, or could not start.
-    `reason` is "time", "memory" or "start"; the message is one line."""
+    """The child gave no answer: it ran past its time, ended without one (killed for its
+    memory or CPU, or crashed), or could not start. `reason` is "time", "ended" or "start";
+    the message is one line."""
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
@@ -91,7 +92,7 @@ class BoundedChild:
                 self._stop()
                 raise
             if answer is None:
-                raise ChildFailed("memory", f"its process ended ({self._ending()})")
+                raise ChildFailed("ended", f"its process ended ({self._ending()})")
             answer = json.loads(answer)
             if "failed" in answer:  # the child ends after saying so: the next one is new
                 self._stop()

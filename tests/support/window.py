@@ -82,3 +82,8 @@ class TickRecorder:
         import gc
         self.timer.stop()
         gc.unfreeze()
+
+
+def files_read(qtbot, window, timeout: int = 30_000) -> None:
+    """Wait until the files given to the window's attachment tray are read (in the background)."""
+    qtbot.waitUntil(lambda: not window.attachments.reading, timeout=timeout)

@@ -8,7 +8,7 @@ from PySide6.QtCore import QMimeData, QUrl
 from PySide6.QtWidgets import QFileDialog
 
 from tests.support.scripted_engine import ScriptedFactory
-from tests.support.window import send_and_wait
+from tests.support.window import files_read, send_and_wait
 
 
 def dropped(*paths) -> QMimeData:
@@ -29,6 +29,7 @@ def test_dropped_and_chosen_files_go_with_the_next_message(qtbot, open_window, t
     window.composer.insertFromMimeData(dropped(notes))
     monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(code)], ""))
     window.attachments.ask()
+    files_read(qtbot, window)
     tray = window.attachments
     assert [c.name.text() for c in tray.chips] == ["notes.md · 3 lines · ~6 tokens",
                                                    "tool.py · 1 line · ~3 tokens"]
@@ -51,11 +52,13 @@ def test_a_file_that_is_not_text_is_said_and_nothing_is_lost(qtbot, open_window,
     image.write_bytes(b"\x89PNG\r\n\x1a\n\0\0")
     window.composer.setPlainText("keep this")
     window.composer.insertFromMimeData(dropped(image))
+    files_read(qtbot, window)
     assert "Cannot attach photo.png is a PNG image, not text" in window.banner.label.text()
     assert window.composer.toPlainText() == "keep this" and window.attachments.attachments == []
     chip_file = tmp_path / "a.txt"
     chip_file.write_text("alpha\n")
     window.attachments.add_paths([str(chip_file)])
+    files_read(qtbot, window)
     window.attachments.chips[0].remove.click()  # × removes it
     assert window.attachments.attachments == []
 
@@ -74,6 +77,7 @@ def test_edit_makes_the_file_the_replys_predicted_output(qtbot, open_window, tmp
     other.write_text("x = 1\n")
     tray = window.attachments
     tray.add_paths([str(code), str(other)])
+    files_read(qtbot, window)
     tray.chips[1].edit.click()
     tray.chips[0].edit.click()  # one file at a time: the other is no longer edited
     assert [c.edit.isChecked() for c in tray.chips] == [True, False]
@@ -100,6 +104,7 @@ def test_a_long_paste_is_offered_as_an_attachment_and_nothing_is_lost(qtbot, ope
     banner = window.banner
     assert banner.isVisible() and "You pasted 5,280 characters" in banner.label.text()
     banner.action_button.click()
+    files_read(qtbot, window)
     assert window.composer.toPlainText() == "Summarise: "
     [attached] = window.attachments.attachments
     assert attached.name == "pasted text.txt" and attached.text == paste
@@ -118,6 +123,7 @@ def test_files_dropped_on_the_chat_and_file_attach_add_chips(qtbot, open_window,
     data = dropped(notes)  # kept: the event only points at it
     drop = QDropEvent(QPointF(10, 10), Qt.CopyAction, data, Qt.LeftButton, Qt.NoModifier)
     pane.dropEvent(drop)
+    files_read(qtbot, window)
     assert [a.name for a in window.attachments.attachments] == ["notes.md"]
     code = tmp_path / "tool.py"
     code.write_text("print(1)\n")
@@ -125,6 +131,7 @@ def test_files_dropped_on_the_chat_and_file_attach_add_chips(qtbot, open_window,
     [attach] = [a for a in window.menuBar().actions()[0].menu().actions()
                 if a.text() == "Attach files…"]
     attach.trigger()
+    files_read(qtbot, window)
     assert [a.name for a in window.attachments.attachments] == ["notes.md", "tool.py"]
 
 
@@ -149,6 +156,7 @@ def test_a_sent_messages_files_are_chips_and_a_copied_run_opens_its_file_at_the_
     factory = ScriptedFactory(script=script)
     window = open_window(factory)
     window.attachments.add_paths([str(notes), str(report)])
+    files_read(qtbot, window)
     reply = send_and_wait(qtbot, window, "When do we ship?")
     question = window.chat.messages[0]
     assert [c.text() for c in question.files.chips] == ["notes.md · 3 lines",
@@ -192,6 +200,7 @@ def test_a_reply_to_an_edit_is_shown_as_a_diff_copied_and_saved(qtbot, open_wind
     code = tmp_path / "greet.py"
     code.write_text('def greet(name):\n    return "Hello, " + name\n')
     window.attachments.add_paths([str(code)])
+    files_read(qtbot, window)
     window.attachments.chips[0].edit.click()
     view = send_and_wait(qtbot, window, "Say Hi instead of Hello.")
     view._menu(view.body.rect().center())
@@ -211,3 +220,29 @@ def test_a_reply_to_an_edit_is_shown_as_a_diff_copied_and_saved(qtbot, open_wind
     assert target.read_text() == 'def greet(name):\n    return "Hi, " + name\n'
     assert code.read_text().endswith('"Hello, " + name\n')  # the original untouched
     dialog.close()
+
+
+def test_a_slow_file_is_read_in_the_background_and_the_message_waits_for_it(qtbot, open_window,
+                                                                             tmp_path):
+    """Files are read off the GUI thread: the window answers while a document that takes
+    seconds is read, a chip says so, and a message sent meanwhile stays in the box."""
+    import time
+
+    from tests.support.hostile_attachments import docx
+    factory = ScriptedFactory()
+    window = open_window(factory)
+    slow = tmp_path / "slow.docx"  # 900,000 empty paragraphs, then one: seconds of parsing
+    slow.write_bytes(docx("<w:p/>" * 900_000 + "<w:p><w:r><w:t>Ship on Friday.</w:t></w:r></w:p>"))
+    started = time.monotonic()
+    window.attachments.add_paths([str(slow)])
+    assert time.monotonic() - started < 0.5  # not read on this thread
+    tray = window.attachments
+    assert [c.text() for c in tray.reading_chips] == ["Reading slow.docx…"] and tray.isVisible()
+    window.composer.setPlainText("What does it say?")
+    window.composer.submit()
+    assert factory.calls == [] and window.composer.toPlainText() == "What does it say?"
+    assert "Still reading slow.docx" in window.banner.label.text()
+    files_read(qtbot, window)
+    assert tray.reading_chips == [] and tray.chips[0].name.text().startswith("slow.docx · 1 line")
+    send_and_wait(qtbot, window, "What does it say?")
+    assert factory.calls[-1][0][-1]["content"].startswith("Attached file: slow.docx\n")

@@ -9,7 +9,7 @@ from draftlight.settings import Settings
 from tests.support.documents import pdf_bytes
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.support.scripted_engine import ScriptedFactory
-from tests.support.window import send_and_wait, wait_ready
+from tests.support.window import files_read, send_and_wait, wait_ready
 
 LINE = "The committee met on Tuesday and agreed on the budget for the coming year. "
 
@@ -25,6 +25,7 @@ def test_a_pdf_too_long_for_the_context_sends_only_the_pages_that_fit(qtbot, ope
     window = open_window(factory, Settings(max_tokens=256))
     assert window.models.n_ctx == 4096  # the scripted model's file has no header to size it
     window.attachments.add_paths([str(long_pdf(tmp_path / "minutes.pdf"))])
+    files_read(qtbot, window)
     window.composer.setPlainText("Summarise the minutes.")
     window.composer.submit()
     assert factory.calls == []  # not sent
@@ -47,6 +48,7 @@ def test_a_larger_context_is_offered_when_memory_holds_one(qtbot, real_window, b
     window = real_window(Settings(target_path=str(bundled_model), n_ctx=1024, max_tokens=16))
     wait_ready(qtbot, window)
     window.attachments.add_paths([str(long_pdf(tmp_path / "minutes.pdf", pages=12))])
+    files_read(qtbot, window)
     window.composer.setPlainText("Summarise the minutes.")
     window.composer.submit()
     assert window.chat.messages == []

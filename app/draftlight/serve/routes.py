@@ -86,7 +86,10 @@ def create_app(worker: ServeWorker, *, api_key: str | None = None,
     async def chat_completions(request: Request):
         authorise(request)
         model_id = worker.model_id
-        chat = parse_chat_request(await _body(request), model_id=model_id, n_ctx=worker.n_ctx)
+        # Off the event loop: a request's attachments are read (in a bounded process, which
+        # may take seconds), and every other request goes on being answered meanwhile.
+        chat = await asyncio.to_thread(parse_chat_request, await _body(request),
+                                       model_id=model_id, n_ctx=worker.n_ctx)
         loop = asyncio.get_running_loop()
         items: asyncio.Queue = asyncio.Queue()
         job = Job(chat, _deliver_to(loop, items))

@@ -12,15 +12,17 @@ text: a chat template's control tokens in it are tokenized as plain text by the 
 
 from __future__ import annotations
 
+import base64
+import functools
 import hashlib
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from draftlight.bounded_process import BoundedChild, ChildFailed
 from draftlight.regular_files import NotRegularFile, open_regular
-from draftlight.store.documents import (PAGE_LINE, DocumentError, docx_text, html_text,
-                                        looks_like_html, page_at, pdf_text)
+from draftlight.store.documents import PAGE_LINE, looks_like_html, page_at
 from draftlight.store.errors import StoreError
 from draftlight.user_messages import visible
 
@@ -34,6 +36,8 @@ SIGNATURES = ((b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
               (b"GGUF", "a GGUF model (use it as a target or draft instead)"),
               (b"SQLite format 3", "a SQLite database"))
 ENCODINGS = ("utf-8-sig", "utf-16", "cp1252")  # utf-16 only with its BOM (checked first)
+READ_SECONDS = 60.0  # the longest a document's text may take to read (2,000 PDF pages: ~20 s)
+READ_MEMORY = 1 << 30  # what reading one document may take, past the reader's own size
 HEADER = "Attached file: "  # before each file's name in the message; attachment_at reads it
 
 
@@ -114,21 +118,46 @@ def attachment_from_bytes(name: str, data: bytes) -> Attachment:
     if not data.strip():
         raise AttachmentError(f"{name} is empty")
     digest = hashlib.sha256(data).hexdigest()
-    try:
-        if data.startswith(b"%PDF"):
-            text, pages = pdf_text(data, name)
-            return Attachment(name, text, "pdf", digest, pages)
-        if data.startswith(b"PK\x03\x04") and Path(name).suffix.lower() in (".docx", ".docm"):
-            return Attachment(name, docx_text(data, name), "docx", digest)
-    except DocumentError as exc:
-        raise AttachmentError(str(exc)) from None
+    if data.startswith(b"%PDF"):
+        text, pages = _document_text("pdf", name, data)
+        return Attachment(name, text, "pdf", digest, pages)
+    if data.startswith(b"PK\x03\x04") and Path(name).suffix.lower() in (".docx", ".docm"):
+        return Attachment(name, _document_text("docx", name, data)[0], "docx", digest)
     text, encoding = decoded(data, name)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if looks_like_html(name, text):
-        text, encoding = html_text(text), "html"
+        text, encoding = _document_text("html", name, text)[0], "html"
         if not text:
             raise AttachmentError(f"{name}: the page has no visible text")
     return Attachment(name, text, encoding, digest)
+
+
+@functools.cache
+def _reader(seconds: float, memory: int) -> BoundedChild:
+    """The one process this app reads documents in (document_child.py), started when first
+    needed."""
+    return BoundedChild("draftlight.store.document_child", seconds=seconds, memory=memory)
+
+
+def _document_text(kind: str, name: str, data: bytes | str) -> tuple[str, int | None]:
+    """(text, pages) of a PDF, Word document or HTML page, read in the bounded process."""
+    payload = data if isinstance(data, str) else base64.b64encode(data).decode("ascii")
+    too_large = AttachmentError(f"{name}: reading its text took more than "
+                                f"{READ_MEMORY >> 20:,} MB of memory, so it was stopped")
+    try:
+        answer = _reader(READ_SECONDS, READ_MEMORY).ask({"kind": kind, "name": name, "data": payload})
+    except ChildFailed as exc:
+        if exc.reason == "time":
+            raise AttachmentError(f"{name}: reading its text took longer than "
+                                  f"{READ_SECONDS:.0f} s, so it was stopped") from None
+        if exc.reason == "ended":
+            raise AttachmentError(f"{name}: reading its text stopped the reader: {exc}") from None
+        raise AttachmentError(f"{name}: documents cannot be read here ({exc})") from None
+    if "error" in answer:
+        raise AttachmentError(answer["error"])
+    if "text" not in answer:  # {"failed": "memory"}
+        raise too_large
+    return answer["text"], answer["pages"]
 
 
 def _document_kind(path: Path) -> bool:

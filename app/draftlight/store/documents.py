@@ -1,4 +1,5 @@
-"""The text of an attached document that is not plain text: a PDF's text layer page by page
+"""The text of an attached document that is not plain text (read in a process of its own,
+document_child.py, bounded in time and memory): a PDF's text layer page by page
 (pypdf), a DOCX's paragraphs (its word/document.xml, read with the standard library) and an HTML
 page's visible text. Each gives one line when it cannot: an encrypted or broken PDF, a PDF with
 no text layer ("scanned?"), a ZIP that is not a Word document.
@@ -21,6 +22,7 @@ from draftlight.store.errors import StoreError
 PAGE_MARK = "--- page {} ---"
 PAGE_LINE = re.compile(r"^--- page (\d+) ---$", re.MULTILINE)
 MAX_PDF_PAGES = 2000  # a larger PDF is refused before its pages are read
+MAX_DOCUMENT_TEXT = 16 << 20  # characters of text taken from a PDF or Word document at most
 WORD = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
 
@@ -42,7 +44,13 @@ def pdf_text(data: bytes, name: str) -> tuple[str, int]:
         if count > MAX_PDF_PAGES:
             raise DocumentError(f"{name} has {count:,} pages: attachments are at most "
                                 f"{MAX_PDF_PAGES:,}")
-        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+        pages, characters = [], 0
+        for page in reader.pages:
+            pages.append((page.extract_text() or "").strip())
+            characters += len(pages[-1])
+            if characters > MAX_DOCUMENT_TEXT:
+                raise DocumentError(f"{name}: over {MAX_DOCUMENT_TEXT >> 20} M characters of "
+                                    "text")
     except DocumentError:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, RecursionError,
@@ -69,7 +77,6 @@ def page_at(text: str, position: int) -> int | None:
 # A Word document's XML is read in one streaming pass; more elements than this is no document a
 # person wrote (a 97 KB file held 11 million empty paragraphs) and is refused
 MAX_DOCX_ELEMENTS = 1_000_000
-MAX_DOCX_TEXT = 16 << 20  # characters of text taken from it at most
 
 
 def docx_text(data: bytes, name: str) -> str:
@@ -123,8 +130,8 @@ def _docx_lines(xml, name: str) -> list[str]:
             line, parts = open_paragraphs.pop()
             lines[line] = "".join(parts)
         node.clear()  # what is read is let go: memory stays that of the open elements
-        if characters > MAX_DOCX_TEXT:
-            raise DocumentError(f"{name}: over {MAX_DOCX_TEXT >> 20} M characters of text")
+        if characters > MAX_DOCUMENT_TEXT:
+            raise DocumentError(f"{name}: over {MAX_DOCUMENT_TEXT >> 20} M characters of text")
     return lines
 
 
@@ -155,11 +162,24 @@ class _VisibleText(HTMLParser):
             self.parts.append(data)
 
 
-def html_text(markup: str) -> str:
+# Markup opened after the page's last ">" never closes; a browser drops it (an unclosed comment
+# runs to the end). Python's HTMLParser (before 3.13.4) instead rescans the rest of the page from
+# each such "<": 200,000 "<!--" took minutes. Cut there first, and the parse is linear.
+_OPENS_MARKUP = re.compile(r"<[A-Za-z/!?]")
+
+
+def html_text(markup: str, name: str = "the page") -> str:
     """An HTML page's visible text: scripts, styles and the head left out, blocks on lines."""
+    last_close = markup.rfind(">")
+    unclosed = _OPENS_MARKUP.search(markup, last_close + 1)
+    if unclosed:
+        markup = markup[:unclosed.start()]
     parser = _VisibleText()
-    parser.feed(markup)
-    parser.close()
+    try:
+        parser.feed(markup)
+        parser.close()
+    except (AssertionError, ValueError) as exc:  # _markupbase's ways of meeting broken markup
+        raise DocumentError(f"{name} is HTML that cannot be read ({type(exc).__name__})") from None
     lines = [" ".join(line.split()) for line in "".join(parser.parts).splitlines()]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 

@@ -314,7 +314,7 @@ def _gpt4all(env, home: Path):
 
 def _ggufs_under(root: Path, depth: int):
     """Chat-model GGUFs under `root`: the first part of a split model, never another part, a
-    partial download or a vision projector."""
+    partial download, a vision projector, or a file that only has the name."""
     for path in _files_under(root, depth):
         name = path.name.lower()
         if not name.endswith(".gguf") or name.endswith(PARTIAL_SUFFIXES) or "mmproj" in name:
@@ -322,7 +322,7 @@ def _ggufs_under(root: Path, depth: int):
         part = split_part(path.name)
         if part is not None and part[0] != 1:
             continue
-        if _size(path) is not None:
+        if _size(path) is not None and _is_gguf(path):  # named so, and one by its first bytes
             yield path
 
 

@@ -7,10 +7,11 @@ file repeats most of the original, which then drafts (the target never sees it t
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QDialog, QFileDialog, QFrame, QHBoxLayout, QScrollArea,
+from PySide6.QtWidgets import (QDialog, QFileDialog, QFrame, QHBoxLayout, QLabel, QScrollArea,
                                QToolButton, QWidget)
 
 from draftlight.store.attachments import (Attachment, AttachmentError, attachment_from_bytes,
@@ -27,11 +28,18 @@ def estimated_tokens(attachment: Attachment) -> int:
 class AttachmentTray(QWidget):
     problem = Signal(str)  # a file that cannot be attached: why, in one line
     changed = Signal()
+    _read = Signal(str, object, str)  # from the reading thread: (name, Attachment, problem)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.attachments: list[Attachment] = []
         self.editing: Attachment | None = None  # the file the reply is to edit
+        # Files are read off the GUI thread, one at a time, in the order given: a document's
+        # text can take seconds (it is read in a bounded process: store/attachments.py), and
+        # a slow disk or a hostile file never freezes the window. Meanwhile a chip says so.
+        self.reading: list[str] = []  # names of the files being read, in order
+        self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attachments")
+        self._read.connect(self._on_read)
         # The chips scroll sideways: many files never widen the window past a small screen.
         strip = QWidget()
         self._row = QHBoxLayout(strip)
@@ -49,6 +57,7 @@ class AttachmentTray(QWidget):
         outer.addWidget(area)
         self.area = area
         self.chips: list[AttachmentChip] = []
+        self.reading_chips: list[QLabel] = []  # "Reading report.pdf…", one per file being read
         self.viewer: QDialog | None = None
         self.hide()
 
@@ -58,27 +67,42 @@ class AttachmentTray(QWidget):
         self.add_paths(paths)
 
     def add_paths(self, paths: list[str]) -> None:
-        """Each file read now (a file that changes later is sent as it was); one that cannot
-        be attached is said and left out, the others are attached."""
+        """Each file read now, in the background (a file that changes later is sent as it
+        was); one that cannot be attached is said and left out, the others are attached."""
         for path in paths:
-            try:
-                attachment = read_attachment(Path(path))
-            except AttachmentError as exc:
-                self.problem.emit(f"Cannot attach {exc}")
-                continue
-            if attachment.sha256 in {a.sha256 for a in self.attachments}:
-                continue
-            self.attachments.append(attachment)
-        self._show()
+            self._start(Path(path).name, read_attachment, Path(path))
 
     def add_text(self, name: str, text: str) -> None:
         """Text that is not a file (a long paste) as an attachment named `name`."""
+        self._start(name, attachment_from_bytes, name, text.encode("utf-8"))
+
+    def close(self) -> None:
+        """Stop reading (the window closes): what is being read is let go."""
+        self._reader.shutdown(wait=False, cancel_futures=True)
+
+    def _start(self, name: str, read, *args) -> None:
+        self.reading.append(name)
+        self._reader.submit(self._read_in_background, name, read, *args)
+        self._show()
+
+    def _read_in_background(self, name: str, read, *args) -> None:
         try:
-            attachment = attachment_from_bytes(name, text.encode("utf-8"))
+            attachment, problem = read(*args), ""
         except AttachmentError as exc:
-            self.problem.emit(f"Cannot attach {exc}")
-            return
-        if attachment.sha256 not in {a.sha256 for a in self.attachments}:
+            attachment, problem = None, f"Cannot attach {exc}"
+        except Exception as exc:  # noqa: BLE001 - never lost on a thread: said in the banner
+            attachment, problem = None, f"Cannot attach {name}: {type(exc).__name__}: {exc}"
+        try:
+            self._read.emit(name, attachment, problem)
+        except RuntimeError:  # the window is gone
+            pass
+
+    def _on_read(self, name: str, attachment: Attachment | None, problem: str) -> None:
+        if name in self.reading:
+            self.reading.remove(name)
+        if problem:
+            self.problem.emit(problem)
+        elif attachment.sha256 not in {a.sha256 for a in self.attachments}:
             self.attachments.append(attachment)
         self._show()
 
@@ -115,18 +139,25 @@ class AttachmentTray(QWidget):
         return self.viewer
 
     def _show(self) -> None:
-        for chip in self.chips:
+        for chip in self.chips + self.reading_chips:
             self._row.removeWidget(chip)
             chip.deleteLater()
-        self.chips = []
+        self.chips, self.reading_chips = [], []
         for attachment in self.attachments:
             chip = AttachmentChip(attachment, self)
             chip.edit.setChecked(attachment is self.editing)
             self._row.insertWidget(self._row.count() - 1, chip)
             self.chips.append(chip)
-        self.setVisible(bool(self.attachments))
+        for name in self.reading:
+            chip = QLabel(f"Reading {name}…")
+            chip.setObjectName("attachment-chip")
+            chip.setContentsMargins(6, 4, 6, 4)
+            self._row.insertWidget(self._row.count() - 1, chip)
+            self.reading_chips.append(chip)
+        self.setVisible(bool(self.attachments or self.reading))
         # As tall as a chip, and its scroll bar when the chips are wider than the window
-        chip_height = max((chip.sizeHint().height() for chip in self.chips), default=0)
+        chip_height = max((chip.sizeHint().height() for chip in self.chips + self.reading_chips),
+                          default=0)
         self.area.setFixedHeight(chip_height + self.area.horizontalScrollBar().sizeHint().height()
                                  + 2)
         self.changed.emit()

@@ -309,6 +309,11 @@ class MainWindow(QMainWindow):
     def send(self, text: str) -> None:
         if self.ready and not self.loading and self.message_edit.send(text):
             return
+        if self.attachments.reading:  # the message goes with its files, once they are read
+            self.composer.setPlainText(text)  # nothing typed is lost
+            self.banner.show_message(f"Still reading {', '.join(self.attachments.reading)}: "
+                                     "send once its chip shows.")
+            return
         if self.ready and not self.loading and fits_or_offer(self, text):
             editing = self.attachments.editing  # its text: the reply's Predicted Output
             files = self.attachments.take()
@@ -443,6 +448,7 @@ class MainWindow(QMainWindow):
         self._closed = True
         self.model_scan.close()
         self.conversations.close_searches()
+        self.attachments.close()
         try:  # the application outlives the window: its signal must not keep the window alive
             QGuiApplication.instance().applicationStateChanged.disconnect(self._on_app_state)
         except (RuntimeError, TypeError):

@@ -1,0 +1,102 @@
+"""A corpus of hostile entries in other apps' model folders, beside one real model in each: the
+scan lists exactly the real ones, within a time and memory bound, whatever else the folders hold
+(FIFOs and devices where files should be, loops of links, manifests deep, huge, binary or
+pointing outside, thousands of folders)."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import time
+from pathlib import Path
+
+from draftlight.store.found_models import find_models, forget_found
+from tests.support.hub_server import synthetic_gguf
+from tests.support.other_apps import ollama_pull
+
+SECONDS = 10
+APP_GROWTH_MB = 100
+
+
+def hostile_ollama(root: Path) -> Path:
+    good = ollama_pull(root, "good", "1b")
+    manifests = root / "manifests" / "registry.ollama.ai" / "library"
+
+    def manifest(name: str, text: str | bytes) -> Path:
+        path = manifests / name / "latest"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+        return path
+
+    manifest("deep", "[" * 200_000 + "]" * 200_000)
+    manifest("huge", '{"layers": [' + ",".join(['{"a": 1}'] * 400_000) + "]}")
+    manifest("binary", os.urandom(2048))
+    manifest("list", "[1, 2, 3]")
+    manifest("nan", '{"layers": NaN}')
+    manifest("traversal", json.dumps({"layers": [{"mediaType": "application/vnd.ollama.image."
+                                                  "model", "digest": "sha256:../../../etc/passwd"}]}))
+    manifest("missing-blob", json.dumps({"layers": [{"mediaType": "application/vnd.ollama."
+                                                     "image.model", "digest": "sha256:" + "f" * 64}]}))
+    fifo = manifests / "fifo" / "latest"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    zero = manifests / "zero" / "latest"
+    zero.parent.mkdir()
+    zero.symlink_to("/dev/zero")
+    loop = manifests / "loop" / "latest"
+    loop.parent.mkdir()
+    loop.symlink_to(loop)
+    (manifests / "folder" / "latest").mkdir(parents=True)
+    for name, make in (("piped", os.mkfifo), ("zeroes", lambda p: p.symlink_to("/dev/zero")),
+                       ("looped", lambda p: p.symlink_to(p))):
+        blob = ollama_pull(root, name, "1b")
+        blob.unlink()
+        make(blob)
+    for n in range(2000):  # many folders, none a model
+        (manifests / "crowd" / f"tag{n}").mkdir(parents=True)
+    return good
+
+
+def hostile_gguf_folder(root: Path, inner: tuple[str, ...] = ("org", "Repo-GGUF")) -> Path:
+    """`root` holding one real model in `inner` (LM Studio's publisher/repo, or none), beside
+    FIFOs, devices, loops and broken files named like models."""
+    folder = root.joinpath(*inner)
+    good = folder / "good-Q4_K_M.gguf"
+    good.parent.mkdir(parents=True)
+    good.write_bytes(synthetic_gguf(1 << 12))
+    os.mkfifo(folder / "fifo-Q4_K_M.gguf")
+    (folder / "zero-Q4_K_M.gguf").symlink_to("/dev/zero")
+    (folder / "loop-Q4_K_M.gguf").symlink_to(folder / "loop-Q4_K_M.gguf")
+    (folder / "text-Q4_K_M.gguf").write_text("not a model")
+    (folder / "cut-Q4_K_M.gguf").write_bytes(synthetic_gguf(1 << 12)[:40])
+    (folder / "folder.gguf").mkdir()
+    (folder / "up").symlink_to(root)  # a loop of folders
+    deep = root / "deep"
+    for n in range(100):
+        deep = deep / f"d{n}"
+    deep.mkdir(parents=True)
+    (deep / "far-Q4_K_M.gguf").write_bytes(synthetic_gguf(1 << 12))  # past any scan's depth
+    return good
+
+
+def test_each_app_lists_its_real_model_and_skips_every_hostile_entry(tmp_path):
+    home = tmp_path / "home"
+    ollama = tmp_path / "ollama"
+    good_ollama = hostile_ollama(ollama)
+    good_lm = hostile_gguf_folder(home / ".lmstudio" / "models")
+    good_llama = hostile_gguf_folder(tmp_path / "llama-cache", inner=())
+    forget_found()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    started = time.monotonic()
+    found = find_models(env={"OLLAMA_MODELS": str(ollama), "LLAMA_CACHE": str(tmp_path / "llama-cache"),
+                             "HF_HUB_CACHE": str(tmp_path / "no-hf")}, home=home)
+    seconds = time.monotonic() - started
+    forget_found()
+    paths = {Path(m.path).resolve() for m in found}
+    assert {good_ollama.resolve(), good_lm.resolve(), good_llama.resolve()} <= paths
+    # A GGUF cut short is one by its first bytes: listed, and refused in one line when used.
+    assert all(p.name.startswith(("sha256-", "good", "cut")) for p in paths), paths
+    assert [p for p in paths if p.name.startswith("sha256-")] == [good_ollama.resolve()]
+    assert seconds < SECONDS
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before < APP_GROWTH_MB
