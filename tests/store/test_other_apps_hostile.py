@@ -11,7 +11,7 @@ import resource
 import time
 from pathlib import Path
 
-from draftlight.store.found_models import find_models, forget_found
+from draftlight.store.found_models import find_models, forget_found, skipped_entries
 from tests.support.hub_server import synthetic_gguf
 from tests.support.other_apps import ollama_pull
 
@@ -92,6 +92,7 @@ def test_each_app_lists_its_real_model_and_skips_every_hostile_entry(tmp_path):
     found = find_models(env={"OLLAMA_MODELS": str(ollama), "LLAMA_CACHE": str(tmp_path / "llama-cache"),
                              "HF_HUB_CACHE": str(tmp_path / "no-hf")}, home=home)
     seconds = time.monotonic() - started
+    skipped = skipped_entries()
     forget_found()
     paths = {Path(m.path).resolve() for m in found}
     assert {good_ollama.resolve(), good_lm.resolve(), good_llama.resolve()} <= paths
@@ -100,3 +101,43 @@ def test_each_app_lists_its_real_model_and_skips_every_hostile_entry(tmp_path):
     assert [p for p in paths if p.name.startswith("sha256-")] == [good_ollama.resolve()]
     assert seconds < SECONDS
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before < APP_GROWTH_MB
+    # Each entry that only looks like a model is said in one line; nothing else is.
+    assert all("\n" not in line for line in skipped)
+    said = "\n".join(skipped)
+    for manifest, why in (("deep", "nested more than 64 levels"), ("huge", "over 1,048,576 bytes"),
+                          ("binary", "not text"), ("nan", "not an Ollama manifest"),
+                          ("traversal", "not a sha256"), ("loop", "symbolic links"),
+                          ("list", "not an Ollama manifest"), ("fifo", "not a regular file"),
+                          ("zero", "not a regular file")):
+        assert f"library/{manifest}/latest (" in said and why in said, (manifest, said)
+    for model in ("piped", "zeroes", "looped", "missing-blob"):
+        assert f"the model blob of {model}:" in said, (model, said)
+    for app in ("LM Studio", "llama.cpp"):
+        for name, why in (("fifo-Q4_K_M.gguf", "missing, or not a regular file"),
+                          ("zero-Q4_K_M.gguf", "missing, or not a regular file"),
+                          ("loop-Q4_K_M.gguf", "missing, or not a regular file"),
+                          ("text-Q4_K_M.gguf", "not a GGUF file")):
+            assert any(line.startswith(f"{app}: skipped ") and f"{name} ({why})" in line
+                       for line in skipped), (app, name, said)
+    assert "crowd" not in said and "good" not in said
+
+
+def test_models_list_shows_the_rest_and_says_what_it_skipped(tmp_path, monkeypatch, capsys):
+    from draftlight.cli import main
+    root = tmp_path / "ollama"
+    good = ollama_pull(root, "good", "1b")
+    for n in range(7):
+        (root / "manifests/registry.ollama.ai/library" / f"deep{n}").mkdir(parents=True)
+        (root / "manifests/registry.ollama.ai/library" / f"deep{n}" / "latest").write_text(
+            "[" * 100 + "]" * 100)
+    monkeypatch.setenv("OLLAMA_MODELS", str(root))
+    forget_found()
+    assert main(["models", "list"]) == 0
+    out, err = capsys.readouterr()
+    assert "ollama:good:1b" in out and str(good) in out
+    lines = err.strip().splitlines()
+    assert len(lines) == 6 and all(line.startswith("draftlight: note: Ollama: skipped ")
+                                   for line in lines[:5])
+    assert "(nested more than 64 levels deep)" in lines[0]
+    assert lines[5] == "draftlight: note: … and 2 more entries skipped"
+    forget_found()

@@ -11,6 +11,8 @@ from draftlight.store.progress_bars import ConvertBar, PullProgress
 from draftlight.units import format_bytes
 from draftlight.user_messages import UserError, note
 
+MAX_SKIPPED_LINES = 5  # entries of other apps' folders skipped, each said in one line
+
 
 def add_models_parser(commands) -> None:
     models = commands.add_parser("models", help="list, download and remove models",
@@ -94,14 +96,24 @@ def _telling_notices(run):
     return wrapped
 
 
+def _say_skipped(skipped: list[str]) -> None:
+    """What another app's folder holds that only looks like a model: one line each (the
+    first few), after the list that shows the rest."""
+    for line in skipped[:MAX_SKIPPED_LINES]:
+        note(line)
+    if len(skipped) > MAX_SKIPPED_LINES:
+        note(f"… and {len(skipped) - MAX_SKIPPED_LINES} more entries skipped")
+
+
 def run_list(args: argparse.Namespace) -> int:
     from draftlight.settings import added_model_folders
-    from draftlight.store.found_models import find_models
+    from draftlight.store.found_models import find_models, skipped_entries
     from draftlight.store.installed import list_installed
     models = list_installed()
     found = find_models(folders=added_model_folders())
     if not models and not found:
         print("no models installed")
+        _say_skipped(skipped_entries())
         return 0
     unreadable: list[str] = []  # one line for each file whose header cannot be read
     rows = [(m.name, m.source, format_bytes(m.size) if m.size else "?",
@@ -120,6 +132,7 @@ def run_list(args: argparse.Namespace) -> int:
                                           "keeps the model's answers"))
     for problem in unreadable:
         print(f"draftlight: error: {problem}", file=sys.stderr)
+    _say_skipped(skipped_entries())
     return 2 if unreadable else 0  # as `ls` does: the whole list, and a status that says so
 
 

@@ -22,7 +22,9 @@ and used in place: nothing is copied, moved, renamed or written next to them.
 docs/models.md says where each layout was read. Only listing and stat() here (no header is
 read): the lists that show these call it on the GUI thread. Parts of a split model after the
 first, partial downloads and vision projectors are left out; a folder that is missing or cannot
-be read is silently skipped.
+be read is silently skipped. An entry that only looks like a model (a manifest that cannot be
+read, a blob or a file named .gguf that is not a regular GGUF file) is skipped with one line
+(skipped_entries), and never loses the rest.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pathlib import Path
 from draftlight import bounded_json
 from draftlight.regular_files import open_regular
 from draftlight.store.model_names import split_part
+from draftlight.user_messages import visible
 
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 MAX_MANIFEST_BYTES = 1 << 20  # Ollama's are a few hundred bytes
@@ -46,7 +49,7 @@ SCHEMES = {"ollama": "Ollama", "lmstudio": "LM Studio", "hf": "Hugging Face cach
            "llamacpp": "llama.cpp", "jan": "Jan", "gpt4all": "GPT4All",
            "folder": "a folder you added"}
 _MEMO_SECONDS = 10.0  # a list asked for again within this is the one found last
-_memo: tuple[float, tuple, list] | None = None
+_memo: tuple[float, tuple, list, list] | None = None  # (when, key, models, skipped lines)
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,7 @@ def find_models(env=None, home: Path | None = None,
     if _memo is not None and _memo[1] == key and time.monotonic() - _memo[0] < _MEMO_SECONDS:
         return list(_memo[2])
     found: list[FoundModel] = []
+    skipped: list[str] = []
     seen: dict[Path, tuple[int, int]] = {}  # real file -> (app's place in scans, its index)
     scans = (("Ollama", _ollama), ("LM Studio", _lm_studio),
              ("Hugging Face cache", _hugging_face), ("llama.cpp", _llama_cpp),
@@ -95,6 +99,9 @@ def find_models(env=None, home: Path | None = None,
         models: list[FoundModel] = []
         by_app.append(models)
         for name, path, size in scan(env, home):
+            if name is None:  # (None, path, why): an entry that looks like a model and is not
+                skipped.append(f"{app}: skipped {visible(str(path))} ({size})")
+                continue
             real = _resolved(path)
             if real is None:
                 continue
@@ -110,8 +117,15 @@ def find_models(env=None, home: Path | None = None,
             models.append(FoundModel(name, path, app, size))
     for models in by_app:
         found += sorted(models, key=lambda m: m.name.lower())
-    _memo = (time.monotonic(), key, found)
+    _memo = (time.monotonic(), key, found, skipped)
     return list(found)
+
+
+def skipped_entries() -> list[str]:
+    """One line for each entry the last find_models() skipped because it only looked like a
+    model (a manifest that cannot be read, a blob or a file named .gguf that is not one); the
+    rest of the list was shown."""
+    return list(_memo[3]) if _memo is not None else []
 
 
 def every_model(folders=()) -> list:
@@ -232,45 +246,56 @@ def _ollama(env, home: Path):
             parts = manifest.relative_to(manifests).parts  # registry, namespace, model, tag
             if len(parts) != 4:
                 continue
-            layer = _model_layer(manifest)
+            layer, why = _model_layer(manifest)
             if layer is None:
-                continue
-            blob = root / "blobs" / layer.replace(":", "-")
-            size = _size(blob)
-            if size is None or not _is_gguf(blob):
+                if why:
+                    yield None, manifest, why
                 continue
             _registry, namespace, model, tag = parts
             name = f"{model}:{tag}" if namespace == "library" else f"{namespace}/{model}:{tag}"
+            blob = root / "blobs" / layer.replace(":", "-")
+            size = _size(blob)
+            if size is None or not _is_gguf(blob):
+                yield None, blob, (f"the model blob of {name} is "
+                                   + ("missing, or not a regular file" if size is None
+                                      else "not a GGUF file"))
+                continue
             yield name, blob, size
 
 
-def _model_layer(manifest: Path) -> str | None:
-    """The digest ("sha256:…") of a manifest's model layer; None for anything else (not a
-    regular file, over MAX_MANIFEST_BYTES, nested too deep, not JSON)."""
+def _model_layer(manifest: Path) -> tuple[str | None, str]:
+    """(the digest "sha256:…" of a manifest's model layer, ""); else (None, why it cannot be
+    read: not a regular file, over MAX_MANIFEST_BYTES, nested too deep, not JSON, a digest
+    that names a path), or (None, "") for a manifest without a model layer."""
     try:
         data = bounded_json.read(manifest, MAX_MANIFEST_BYTES)
-    except (OSError, ValueError):  # BoundsError and UnicodeDecodeError are ValueErrors
-        return None
+    except bounded_json.BoundsError as exc:
+        return None, str(exc)
+    except UnicodeDecodeError:
+        return None, "not text"
+    except ValueError:
+        return None, "not JSON"
+    except OSError as exc:
+        return None, exc.strerror or "cannot be read"
     layers = data.get("layers") if isinstance(data, dict) else None
     for layer in layers if isinstance(layers, list) else ():
         if isinstance(layer, dict) and layer.get("mediaType") == OLLAMA_MODEL_LAYER:
             digest = layer.get("digest")
             if isinstance(digest, str) and digest.startswith("sha256:") and "/" not in digest:
-                return digest
-    return None
+                return digest, ""
+            return None, "its model layer's digest is not a sha256"
+    return None, "" if isinstance(layers, list) else "not an Ollama manifest"
 
 
 def _added(folders: list[Path]):
     for root in folders:
-        for path in _ggufs_under(root, depth=3):
-            yield f"{root.name}/{'/'.join(path.relative_to(root).parts)}", path, \
-                _model_size(path)
+        yield from _ggufs(root, 3, lambda path, root=root:
+                          f"{root.name}/{'/'.join(path.relative_to(root).parts)}")
 
 
 def _lm_studio(env, home: Path):
     for root in lm_studio_roots(env, home):
-        for path in _ggufs_under(root, depth=3):
-            yield "/".join(path.relative_to(root).parts), path, _model_size(path)
+        yield from _ggufs(root, 3, lambda path, root=root: "/".join(path.relative_to(root).parts))
 
 
 def _hugging_face(env, home: Path):
@@ -282,34 +307,54 @@ def _hugging_face(env, home: Path):
             snapshots = sorted(_children(repo / "snapshots"), key=_mtime, reverse=True)
             names: set[str] = set()
             for snapshot in snapshots:  # newest first: an older copy of a file is left out
-                for path in _ggufs_under(snapshot, depth=3):
-                    inside = "/".join(path.relative_to(snapshot).parts)
-                    if inside not in names:
-                        names.add(inside)
-                        yield f"{repo_id}/{inside}", path, _model_size(path)
+                for name, path, size in _ggufs(snapshot, 3, lambda path, snapshot=snapshot:
+                                               "/".join(path.relative_to(snapshot).parts)):
+                    if name is None:
+                        yield name, path, size
+                    elif name not in names:
+                        names.add(name)
+                        yield f"{repo_id}/{name}", path, size
 
 
 def _llama_cpp(env, home: Path):
     for root in llama_cpp_roots(env, home):
-        for path in _ggufs_under(root, depth=2):
-            yield "/".join(path.relative_to(root).parts), path, _model_size(path)
+        yield from _ggufs(root, 2, lambda path, root=root: "/".join(path.relative_to(root).parts))
+
+
+def _jan_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).parts
+    if parts[0] == "llamacpp":  # the engine's folder in newer versions: not a name
+        parts = parts[1:]
+    if len(parts) > 1 and path.stem == "model":  # …/<model>/model.gguf
+        parts = parts[:-1]
+    return "/".join(parts)
 
 
 def _jan(env, home: Path):
     for root in jan_roots(env, home):
-        for path in _ggufs_under(root, depth=4):
-            parts = path.relative_to(root).parts
-            if parts[0] == "llamacpp":  # the engine's folder in newer versions: not a name
-                parts = parts[1:]
-            if len(parts) > 1 and path.stem == "model":  # …/<model>/model.gguf
-                parts = parts[:-1]
-            yield "/".join(parts), path, _model_size(path)
+        yield from _ggufs(root, 4, lambda path, root=root: _jan_name(path, root))
 
 
 def _gpt4all(env, home: Path):
     for root in gpt4all_roots(env, home):
-        for path in _ggufs_under(root, depth=1):
-            yield path.name, path, _model_size(path)
+        yield from _ggufs(root, 1, lambda path: path.name)
+
+
+@dataclass(frozen=True)
+class _Skipped:
+    """A file named like a model that is not one; a scan passes it on as (None, path, why)."""
+    path: Path
+    why: str
+
+
+def _ggufs(root: Path, depth: int, name_of):
+    """(name, path, size) of each GGUF under `root` (`name_of(path)` names it), and
+    (None, path, why) for each file that is only named like one."""
+    for path in _ggufs_under(root, depth):
+        if isinstance(path, _Skipped):
+            yield None, path.path, path.why
+        else:
+            yield name_of(path), path, _model_size(path)
 
 
 def _ggufs_under(root: Path, depth: int):
@@ -322,19 +367,24 @@ def _ggufs_under(root: Path, depth: int):
         part = split_part(path.name)
         if part is not None and part[0] != 1:
             continue
-        if _size(path) is not None and _is_gguf(path):  # named so, and one by its first bytes
+        if _size(path) is None:
+            yield _Skipped(path, "missing, or not a regular file")
+        elif not _is_gguf(path):  # named so, and not one by its first bytes
+            yield _Skipped(path, "not a GGUF file")
+        else:
             yield path
 
 
 def _files_under(root: Path, depth: int):
-    """Files (links to files included) under `root`, at most `depth` folders down, in name
-    order; a folder that cannot be read is skipped."""
+    """Everything but folders under `root` (files, links, FIFOs, devices: the caller tells
+    them apart without opening them), at most `depth` folders down, in name order; a folder
+    that cannot be read is skipped."""
     for entry in sorted(_children(root), key=lambda p: p.name):
         try:
             if entry.is_dir():
                 if depth > 1:
                     yield from _files_under(entry, depth - 1)
-            elif entry.is_file():
+            else:
                 yield entry
         except OSError:
             continue
