@@ -239,10 +239,29 @@ def test_a_slow_file_is_read_in_the_background_and_the_message_waits_for_it(qtbo
     tray = window.attachments
     assert [c.text() for c in tray.reading_chips] == ["Reading slow.docx…"] and tray.isVisible()
     window.composer.setPlainText("What does it say?")
-    window.composer.submit()
+    window.composer.submit()  # too early: it waits for the file, still in the box
     assert factory.calls == [] and window.composer.toPlainText() == "What does it say?"
-    assert "Still reading slow.docx" in window.banner.label.text()
-    files_read(qtbot, window)
-    assert tray.reading_chips == [] and tray.chips[0].name.text().startswith("slow.docx · 1 line")
-    send_and_wait(qtbot, window, "What does it say?")
+    assert window.banner.label.text() == ("Reading slow.docx: your message is sent once it is "
+                                          "read.")
+    assert tray.chips == []
+    qtbot.waitUntil(lambda: bool(factory.calls), timeout=30_000)  # ... and goes once it is read
     assert factory.calls[-1][0][-1]["content"].startswith("Attached file: slow.docx\n")
+    assert factory.calls[-1][0][-1]["content"].endswith("What does it say?")
+    assert window.banner.isHidden() and window.composer.toPlainText() == ""
+    assert tray.reading_chips == [] and tray.chips == []  # sent with it
+
+
+def test_a_message_waiting_for_a_file_that_cannot_be_attached_is_not_sent(qtbot, open_window,
+                                                                          tmp_path):
+    from tests.support.hostile_attachments import docx
+    factory = ScriptedFactory()
+    window = open_window(factory)
+    empty = tmp_path / "empty.docx"  # seconds of parsing, and no text at the end of it
+    empty.write_bytes(docx("<w:p/>" * 900_000))
+    window.attachments.add_paths([str(empty)])
+    window.composer.setPlainText("Summarise it.")
+    window.composer.submit()
+    files_read(qtbot, window)
+    qtbot.wait(200)
+    assert factory.calls == [] and window.composer.toPlainText() == "Summarise it."
+    assert "Cannot attach empty.docx: the Word document has no text" in window.banner.label.text()

@@ -38,6 +38,7 @@ class AttachmentTray(QWidget):
         # text can take seconds (it is read in a bounded process: store/attachments.py), and
         # a slow disk or a hostile file never freezes the window. Meanwhile a chip says so.
         self.reading: list[str] = []  # names of the files being read, in order
+        self._then = None  # what to do once they are read (send the message that waits)
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attachments")
         self._read.connect(self._on_read)
         # The chips scroll sideways: many files never widen the window past a small screen.
@@ -76,6 +77,11 @@ class AttachmentTray(QWidget):
         """Text that is not a file (a long paste) as an attachment named `name`."""
         self._start(name, attachment_from_bytes, name, text.encode("utf-8"))
 
+    def when_read(self, then) -> None:
+        """Call `then` once every file given is read, unless one cannot be attached: then
+        the message is not sent without it, and the user decides again."""
+        self._then = then
+
     def close(self) -> None:
         """Stop reading (the window closes): what is being read is let go."""
         self._reader.shutdown(wait=False, cancel_futures=True)
@@ -101,10 +107,14 @@ class AttachmentTray(QWidget):
         if name in self.reading:
             self.reading.remove(name)
         if problem:
+            self._then = None
             self.problem.emit(problem)
         elif attachment.sha256 not in {a.sha256 for a in self.attachments}:
             self.attachments.append(attachment)
         self._show()
+        if not self.reading and self._then is not None:
+            then, self._then = self._then, None
+            then()
 
     def replace(self, old: Attachment, new: Attachment) -> None:
         """`new` in `old`'s place (the pages of a PDF that fit the context)."""

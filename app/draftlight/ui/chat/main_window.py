@@ -310,9 +310,21 @@ class MainWindow(QMainWindow):
         if self.ready and not self.loading and self.message_edit.send(text):
             return
         if self.attachments.reading:  # the message goes with its files, once they are read
-            self.composer.setPlainText(text)  # nothing typed is lost
-            self.banner.show_message(f"Still reading {', '.join(self.attachments.reading)}: "
-                                     "send once its chip shows.")
+            self.composer.setPlainText(text)  # nothing typed is lost, and it can still change
+            reading = self.attachments.reading
+            waiting = (f"Reading {', '.join(reading)}: your message is sent once "
+                       f"{'it is' if len(reading) == 1 else 'they are'} read.")
+            self.banner.show_message(waiting)
+
+            def send_typed() -> None:
+                if self.banner.label.text() == waiting:
+                    self.banner.hide()
+                typed = self.composer.toPlainText().strip()
+                if typed:
+                    self.composer.clear()
+                    self.send(typed)
+
+            self.attachments.when_read(send_typed)
             return
         if self.ready and not self.loading and fits_or_offer(self, text):
             editing = self.attachments.editing  # its text: the reply's Predicted Output
