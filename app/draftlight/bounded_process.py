@@ -105,8 +105,16 @@ class BoundedChild:
                 self._spawn()
 
     def close(self) -> None:
-        with self._lock:
-            self._stop()
+        """Stop the child, at once: a request another thread waits on ends as "ended" (the
+        app is quitting, maybe on Ctrl-C, and never waits for untrusted work)."""
+        process = self._process
+        if process is not None and process.poll() is None:
+            process.kill()
+        if self._lock.acquire(timeout=2):
+            try:
+                self._stop()
+            finally:
+                self._lock.release()
 
     def _running(self) -> subprocess.Popen:
         if self._process is not None and self._process.poll() is not None:

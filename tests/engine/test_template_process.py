@@ -119,3 +119,24 @@ def test_serve_refuses_a_model_whose_template_hangs_in_one_line(bundled_model, t
     assert line.startswith("draftlight: error: the model's chat template tried something unsafe")
     assert "ran longer than" in line
     assert time.monotonic() - start < 60
+
+
+def test_ctrl_c_stops_serve_while_a_template_hangs(bundled_model, tmp_path):
+    import signal
+
+    import psutil
+    path = rewrite_gguf(bundled_model, tmp_path / "hangs.gguf",
+                        {"tokenizer.chat_template": HANGS_IN_C})
+    serve = subprocess.Popen([sys.executable, "-P", "-m", "draftlight", "serve", "--port", "0",
+                              "--target", str(path), "--mode", "off"], stderr=subprocess.PIPE,
+                             text=True, env={**os.environ, "DRAFTLIGHT_HOME": str(tmp_path / "h")})
+    deadline = time.monotonic() + 60
+    while not any("template_child" in " ".join(c.cmdline())
+                  for c in psutil.Process(serve.pid).children()):
+        assert time.monotonic() < deadline and serve.poll() is None
+        time.sleep(0.05)
+    time.sleep(1.5)  # the model loads (under a second), and the template's sample render hangs
+    stopped = time.monotonic()
+    serve.send_signal(signal.SIGINT)
+    serve.communicate(timeout=30)
+    assert serve.returncode == 130 and time.monotonic() - stopped < 2.0
