@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 try:
@@ -41,6 +42,7 @@ except ImportError:  # Windows
 CHILD_COMMAND = "_bounded-child"  # hidden `draftlight` command: the frozen app's child
 READY = b'{"ready": true}\n'
 START_SECONDS = 60.0  # a child's own start (its imports), on a machine busy with a model load
+_SLICE_SECONDS = 0.1
 
 
 class ChildFailed(Exception):
@@ -84,7 +86,7 @@ class BoundedChild:
                     process = self._running()
                     process.stdin.write(line)
                     process.stdin.flush()
-                answer = self._answers.get(timeout=self.seconds)
+                answer = _waited(self._answers, self.seconds)
             except queue.Empty:
                 self._stop()
                 raise ChildFailed("time", f"it ran longer than {self.seconds:g} s") from None
@@ -125,7 +127,7 @@ class BoundedChild:
         if self._ready:
             return process
         try:
-            first = self._answers.get(timeout=START_SECONDS)
+            first = _waited(self._answers, START_SECONDS)
         except queue.Empty:
             first = None
         if first != READY:
@@ -176,6 +178,18 @@ class BoundedChild:
             except ValueError:
                 return f"signal {-code}"
         return f"exit status {code}"
+
+
+def _waited(answers: queue.Queue, seconds: float):
+    """The next answer within `seconds` (queue.Empty if none), looked for in short waits: a
+    Ctrl-C the kernel gave another thread is acted on within one of them, not at the end."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return answers.get(timeout=min(_SLICE_SECONDS, max(deadline - time.monotonic(), 0)))
+        except queue.Empty:
+            if time.monotonic() >= deadline:
+                raise
 
 
 def _read_answers(stream, answers: queue.Queue) -> None:

@@ -18,6 +18,7 @@ CPU_CHECK_CHILD = "_cpu-check-child"  # hidden: draftlight.engine.cpu_check.CHIL
 WATCHDOG_CHILD = "_watchdog"  # hidden: draftlight.watchdog.CHILD_COMMAND
 TIE_CHILD = "_tie"  # hidden: draftlight.lifetimes.TIE_CHILD
 BOUNDED_CHILD = "_bounded-child"  # hidden: draftlight.bounded_process.CHILD_COMMAND
+ENGINE_HOST = "_engine-host"  # hidden: draftlight.engine.hosted.CHILD_COMMAND
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == [TIE_CHILD]:  # ... and what starts its helpers on Linux (draftlight.tie)
         from draftlight.tie import tie_and_exec
         return tie_and_exec(argv[1:])
+    if argv[:1] == [ENGINE_HOST]:  # ... and its engine's host (draftlight.engine.hosted)
+        from draftlight.engine.host_child import run as host
+        return host(argv[1:])
     if argv[:1] == [BOUNDED_CHILD] and argv[1].startswith("draftlight."):  # ... its bounded children
         import importlib
         return importlib.import_module(argv[1]).main()

@@ -50,6 +50,9 @@ class EngineSpec:
     # in-process: measure later, one step at a time (Engine.measure_next; the window's worker
     # does while no request waits), with what the cache knows until then
     measure_later: bool = False
+    # in-process: llama.cpp in a process of its own (engine/hosted.py): a crash there is one
+    # line, and the next request starts it again
+    hosted: bool = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "EngineSpec":
@@ -225,6 +228,13 @@ def _open_in_process(spec: EngineSpec, should_cancel: Callable[[], bool],
     from draftlight.store.memory import check_models_fit
     if spec.target_gpu_layers == 0:  # refuses, with the numbers, before anything loads
         check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
+    if spec.hosted:
+        from draftlight.engine.hosted import HostedEngine, HostSpec
+        return HostedEngine(HostSpec(spec.target_path, spec.draft_path, load_options(spec),
+                                     load_options(spec, draft=True),
+                                     measure_later=spec.measure_later,
+                                     time_auto=spec.time_auto),
+                            should_cancel=should_cancel, on_progress=on_progress)
     engine = Engine.load(spec.target_path, spec.draft_path, load_options(spec),
                          load_options(spec, draft=True), should_cancel=should_cancel,
                          measure_later=spec.measure_later, on_progress=on_progress)

@@ -40,7 +40,7 @@ def test_a_template_that_hangs_inside_one_call_is_stopped_by_its_deadline():
 
 def test_a_template_that_grows_inside_one_call_fails_in_its_process_not_in_the_app():
     before = peak_mb()
-    with pytest.raises(UnsafeTemplateError, match="MB") as caught:
+    with pytest.raises(UnsafeTemplateError, match="MB|ran longer than") as caught:  # (busy CPU)
         ChatTemplate(GROWS_IN_C)
     assert "\n" not in str(caught.value)
     assert peak_mb() - before < 100, "the app grew: the template ran in it"
@@ -131,8 +131,14 @@ def test_ctrl_c_stops_serve_while_a_template_hangs(bundled_model, tmp_path):
                               "--target", str(path), "--mode", "off"], stderr=subprocess.PIPE,
                              text=True, env={**os.environ, "DRAFTLIGHT_HOME": str(tmp_path / "h")})
     deadline = time.monotonic() + 60
-    while not any("template_child" in " ".join(c.cmdline())
-                  for c in psutil.Process(serve.pid).children()):
+    def template_process_started() -> bool:  # below serve's engine host
+        try:
+            return any("template_child" in " ".join(c.cmdline())
+                       for c in psutil.Process(serve.pid).children(recursive=True))
+        except psutil.Error:  # one that ended meanwhile
+            return False
+
+    while not template_process_started():
         assert time.monotonic() < deadline and serve.poll() is None
         time.sleep(0.05)
     time.sleep(1.5)  # the model loads (under a second), and the template's sample render hangs

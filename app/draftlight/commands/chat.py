@@ -92,7 +92,8 @@ def run_chat(args: argparse.Namespace) -> int:
         spec = with_target(spec, default_target_in_terminal(args.target))
     # the first answer does not wait for what is measured about the models: an interactive
     # chat measures while it waits for the next line (measured_meanwhile)
-    spec = replace(spec, measure_later=True, time_auto=False)
+    # llama.cpp in a process of its own: a crash there is one line (exit 2), not a segfault
+    spec = replace(spec, measure_later=True, time_auto=False, hosted=True)
     if spec.engine == "llama-server":
         note(f"starting llama-server with --spec-type {spec.spec_type}"
              + (f", split over {spec.rpc_servers}" if spec.rpc_servers else ""))

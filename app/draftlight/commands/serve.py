@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
@@ -91,6 +92,9 @@ def run_serve(args: argparse.Namespace) -> int:
     access = access_for(args.host, listener.getsockname()[1], allow_hosts=args.allow_host,
                         allow_origins=args.allow_origin)
     spec = with_target(spec, default_target_in_terminal(args.target))
+    # llama.cpp in a process of its own: a crash there fails one request (500), and the next
+    # request starts it again
+    spec = replace(spec, hosted=True)
     target = spec.target_path
 
     def load():  # on the engine thread, which owns the engine

@@ -28,3 +28,9 @@ class UnsafeTemplateError(ChatTemplateError):
 
 class ServerBuildError(EngineError):
     """llama-server cannot be found or built (no compiler, no sources, a failed build)."""
+
+
+class EngineCrashed(EngineError):
+    """The engine's process ended mid-way (a crash in llama.cpp, an abort, killed for its
+    memory) or stopped answering; the conversation is kept, and the next request starts it
+    again (hosted.py)."""

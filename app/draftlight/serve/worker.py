@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from draftlight.engine.errors import EngineError
+from draftlight.engine.errors import EngineCrashed, EngineError
 from draftlight.engine.events import Done, Progress, Stats, TextPiece
 from draftlight.serve.schema import ApiError, ChatRequest
 from draftlight.serve.stops import StopFilter
@@ -163,6 +163,9 @@ def run_job(engine, job: Job, mode: str, *,
     n_ctx = engine.n_ctx
     try:
         prompt_tokens = len(engine.tokenize_chat(request.messages))
+    except EngineCrashed as exc:
+        job.deliver(ApiError(500, str(exc), type="server_error", code="engine_crashed"))
+        return
     except EngineError as exc:  # e.g. a chat template that refuses these roles
         job.deliver(ApiError(400, str(exc), param="messages"))
         return
@@ -205,6 +208,9 @@ def run_job(engine, job: Job, mode: str, *,
         send(stops.flush())
         job.deliver(Finished("".join(sent), stats, finish_reason=stats.stop_reason,
                              prompt_tokens=prompt_tokens))
+    except EngineCrashed as exc:  # the host ended mid-reply: the next request restarts it
+        log.error("%s", exc)
+        job.deliver(ApiError(500, str(exc), type="server_error", code="engine_crashed"))
     except EngineError as exc:
         job.deliver(ApiError(400, str(exc)))
     except Exception:  # noqa: BLE001 - one request fails, the server goes on

@@ -1,0 +1,156 @@
+"""The engine's host: the process llama.cpp runs in, apart from the app (hosted.py is the
+app's side). A crash in native code (a segfault, an abort, an out-of-memory kill) ends this
+process and only this one: the app says so in one line and starts it again.
+
+    python -P -m draftlight.engine.host_child SPEC_JSON
+
+It loads the models SPEC names (Engine.load), says {"loading": fraction} as the weights load,
+then {"ready": {modes, n_ctx, load_notices}} (or {"failed": error}), and answers one request
+at a time, on this process's main thread, which owns the Llama:
+
+    {"id", "op": "generate", messages, params, mode, prediction} -> {"id", "event"}..., {"id", "end"}
+    {"id", "op": "tokenize_chat" | "reserve" | "pending_measurements" | "measure_next", …}
+                                                                   -> {"id", "result"}
+    {"id", "op": "cancel"}   (read at once, on the input's own thread: the request stops at
+                              its next event or pass)
+
+Any request may end in {"id", "error"} instead (wire.error_record). Lines are wire.encode's.
+DRAFTLIGHT_HOST_DEBUG="segfault@N" or "hang@N" makes the first reply crash or hang in native
+code after N pieces: how the tests reach the paths a crash takes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import queue
+import signal
+import sys
+import threading
+
+from draftlight.engine import wire
+
+DEBUG_VARIABLE = "DRAFTLIGHT_HOST_DEBUG"
+
+
+class _Output:
+    """The answers' stream, shared by the main thread and the loader's progress callback."""
+
+    def __init__(self) -> None:
+        self._stream = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+        sys.stdout = sys.stderr  # nothing a library prints can be taken for an answer
+        self._lock = threading.Lock()
+
+    def send(self, message: dict) -> None:
+        with self._lock:
+            self._stream.write(wire.encode(message))
+            self._stream.flush()
+
+
+def _read_requests(requests: queue.Queue, cancelled: set) -> None:
+    for line in sys.stdin.buffer:
+        message = wire.decode(line)
+        if message.get("op") == "cancel":
+            cancelled.add(message["id"])
+        else:
+            requests.put(message)
+    requests.put(None)  # the app is gone
+
+
+def _debug_failure(after: str | None):
+    """(what, after how many pieces) from DEBUG_VARIABLE, or None."""
+    if not after or "@" not in after:
+        return None
+    what, count = after.split("@", 1)
+    return (what, int(count)) if what in ("segfault", "hang") and count.isdigit() else None
+
+
+def _fail_natively(what: str) -> None:
+    if what == "segfault":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    libc = ctypes.CDLL(None)
+    while True:  # a native call that never returns (the GIL released, as llama.cpp's are)
+        libc.pause()
+
+
+def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
+                   debug=None) -> None:
+    while (request := requests.get()) is not None:
+        ident, op = request["id"], request["op"]
+        should_cancel = lambda ident=ident: ident in cancelled  # noqa: E731
+        try:
+            if op == "generate":
+                pieces = 0
+                events = engine.generate(request["messages"], wire.params_from(request["params"]),
+                                         request["mode"], prediction=request.get("prediction"))
+                try:
+                    for event in events:
+                        out.send({"id": ident, "event": wire.event_record(event)})
+                        pieces += 1
+                        if debug is not None and pieces >= debug[1]:
+                            _fail_natively(debug[0])
+                        if should_cancel():
+                            break
+                finally:
+                    events.close()
+                out.send({"id": ident, "end": True})
+                continue
+            if op == "tokenize_chat":
+                result = engine.tokenize_chat(request["messages"])
+            elif op == "reserve":
+                result = engine.reserve(wire.params_from(request["params"]))
+            elif op == "pending_measurements":
+                result = list(engine.pending_measurements())
+            elif op == "measure_next":
+                result = engine.measure_next(should_cancel=should_cancel)
+            else:
+                raise ValueError(f"unknown request {op!r}")
+            out.send({"id": ident, "result": result})
+        except Exception as exc:  # noqa: BLE001 - said to the app, which raises it again
+            out.send({"id": ident, "error": wire.error_record(exc)})
+        finally:
+            cancelled.discard(ident)
+
+
+def main(argv: list[str]) -> int:
+    import json
+
+    from draftlight.engine.generator import Engine
+    from draftlight.engine.load_options import LoadOptions
+    out = _Output()
+    spec = json.loads(argv[0])
+    requests: queue.Queue = queue.Queue()
+    cancelled: set = set()
+    threading.Thread(target=_read_requests, args=(requests, cancelled), daemon=True,
+                     name="requests").start()
+    try:
+        engine = Engine.load(spec["target"], spec.get("draft"), LoadOptions(**spec["options"]),
+                             LoadOptions(**spec["draft_options"]),
+                             measure_later=spec.get("measure_later", False),
+                             should_cancel=lambda: -1 in cancelled,
+                             on_progress=lambda done: out.send({"loading": done}))
+        if spec.get("time_auto") and not spec.get("measure_later"):
+            engine.prepare_auto(lambda: -1 in cancelled)
+    except Exception as exc:  # noqa: BLE001 - the app says it, in one line
+        out.send({"failed": wire.error_record(exc)})
+        return 0
+    try:
+        out.send({"ready": {"modes": list(engine.modes), "n_ctx": engine.n_ctx,
+                            "load_notices": list(engine.load_notices)}})
+        serve_requests(engine, out, requests, cancelled,
+                       _debug_failure(os.environ.get(DEBUG_VARIABLE)))
+    finally:
+        engine.close()
+    return 0
+
+
+def run(argv: list[str]) -> int:
+    """main, then out at once: the thread reading requests may be inside a read of the input,
+    where the interpreter's own shutdown would wait on its lock (a fatal error)."""
+    code = main(argv)
+    sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    run(sys.argv[1:])

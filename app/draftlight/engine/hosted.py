@@ -1,0 +1,276 @@
+"""The in-process engine, run in a process of its own (host_child.py): what llama.cpp does
+wrong — a segfault, an abort, an out-of-memory kill, a call that never returns — ends that
+process, never the app. The app gets one line (EngineCrashed) with the reply's text so far
+kept by whoever showed it, and the next request starts the host again.
+
+    engine = HostedEngine(HostSpec(target, draft, options, draft_options))
+    for event in engine.generate(messages, params, "auto"):   # the same events, the same
+        ...                                                    # ChatEngine as Engine's
+
+Requests go one at a time (the host owns its Llama on one thread); each event crosses as
+wire.py's record. `silence_seconds`: the longest the host may say nothing in the middle of a
+request (a reply's passes, a prompt's batches, a measurement's steps each say something in
+far less) before it is taken for hung and ended.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+
+from draftlight.engine import wire
+from draftlight.engine.errors import EngineCrashed, EngineError, ModelLoadError
+from draftlight.engine.events import Event
+from draftlight.engine.host_child import DEBUG_VARIABLE
+from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.sampling import SamplingParams
+
+CHILD_COMMAND = "_engine-host"  # hidden `draftlight` command: the frozen app's host
+SILENCE_SECONDS = 300.0
+SILENCE_VARIABLE = "DRAFTLIGHT_HOST_SILENCE"  # seconds, for tests of a hang
+_POLL_SECONDS = 0.1  # how often a wait looks at should_cancel
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """What the host loads (Engine.load's arguments)."""
+
+    target: str
+    draft: str | None = None
+    options: LoadOptions = field(default_factory=LoadOptions)
+    draft_options: LoadOptions = field(default_factory=LoadOptions)
+    measure_later: bool = False
+    time_auto: bool = False  # time auto's passes at load (when not measuring later)
+
+    def record(self) -> dict:
+        return {"target": self.target, "draft": self.draft, "options": asdict(self.options),
+                "draft_options": asdict(self.draft_options),
+                "measure_later": self.measure_later, "time_auto": self.time_auto}
+
+
+class HostedEngine:
+    """A ChatEngine whose Engine lives in the host process (and measure_next, as Engine's)."""
+
+    def __init__(self, spec: HostSpec, *, should_cancel: Callable[[], bool] | None = None,
+                 on_progress: Callable[[float], None] | None = None,
+                 silence_seconds: float | None = None) -> None:
+        self.spec = spec
+        self.silence_seconds = silence_seconds or float(os.environ.get(SILENCE_VARIABLE,
+                                                                        SILENCE_SECONDS))
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()  # one request at a time
+        self._process: subprocess.Popen | None = None
+        self._lines: queue.Queue[dict | None] = queue.Queue()
+        self._debug = os.environ.get(DEBUG_VARIABLE)  # the first host only: a restart is clean
+        self.modes: tuple[str, ...] = ()
+        self.n_ctx = 0
+        self.load_notices: tuple[str, ...] = ()
+        self.restarts = 0  # hosts started again after a crash
+        self._start(should_cancel, on_progress)
+
+    # --- the ChatEngine ---------------------------------------------------------------------
+
+    def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
+                 mode: str = "off", *, prediction: str | None = None) -> Iterator[Event]:
+        """The host's events for this reply; closing the iterator cancels it there.
+
+        Raises:
+            EngineCrashed: the host ended or hung mid-reply (the events so far were given)."""
+        with self._lock:
+            ident = self._send({"op": "generate", "messages": messages,
+                                "params": wire.params_record(params), "mode": mode,
+                                "prediction": prediction})
+            ended = False
+            try:
+                while True:
+                    message = self._about(ident)
+                    if "event" in message:
+                        yield wire.event_from(message["event"])
+                    elif "end" in message or "error" in message:
+                        ended = True  # the host is done with it, either way
+                        if "error" in message:
+                            raise wire.error_from(message["error"])
+                        return
+            finally:
+                if not ended and self._alive():  # closed early: the host stops the reply
+                    self._cancel(ident)
+
+    def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        return self._ask({"op": "tokenize_chat", "messages": messages})
+
+    def reserve(self, params: SamplingParams) -> int:
+        return self._ask({"op": "reserve", "params": wire.params_record(params)})
+
+    def pending_measurements(self) -> tuple[str, ...]:
+        return tuple(self._ask({"op": "pending_measurements"}))
+
+    def measure_next(self, should_cancel: Callable[[], bool] | None = None) -> str:
+        return self._ask({"op": "measure_next"}, should_cancel)
+
+    def measure(self, should_cancel: Callable[[], bool] | None = None) -> None:
+        while self.measure_next(should_cancel):
+            pass
+
+    def close(self) -> None:
+        """End the host: its input closes and it frees its models; one that does not end
+        within seconds is killed (a window never waits for llama.cpp)."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        try:
+            process.stdin.close()
+        except OSError:
+            pass
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    # --- the host process -------------------------------------------------------------------
+
+    def _start(self, should_cancel=None, on_progress=None) -> None:
+        command = ([sys.executable, CHILD_COMMAND] if getattr(sys, "frozen", False)
+                   else [sys.executable, "-P", "-m", "draftlight.engine.host_child"])
+        env = dict(os.environ)
+        env.pop(DEBUG_VARIABLE, None)
+        if self._debug and not self.restarts:
+            env[DEBUG_VARIABLE] = self._debug
+        from draftlight.lifetimes import popen_tied
+        self._lines = queue.Queue()
+        self._process = popen_tied([*command, json.dumps(self.spec.record())],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        threading.Thread(target=_read_lines, args=(self._process.stdout, self._lines),
+                         name="engine host", daemon=True).start()
+        while True:
+            message = self._next(should_cancel, loading=True)
+            if "loading" in message and on_progress is not None:
+                on_progress(message["loading"])
+            elif "failed" in message:
+                self.close()
+                raise wire.error_from(message["failed"])
+            elif "ready" in message:
+                ready = message["ready"]
+                self.modes = tuple(ready["modes"])
+                self.n_ctx = ready["n_ctx"]
+                self.load_notices = tuple(ready["load_notices"])
+                return
+
+    def _alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def _send(self, message: dict) -> int:
+        if not self._alive():  # it crashed before: started again, as the user expects
+            self.close()
+            self.restarts += 1
+            self._start()
+        ident = next(self._ids)
+        try:
+            self._write({"id": ident, **message})
+        except OSError:
+            raise self._crashed() from None
+        return ident
+
+    def _ask(self, message: dict, should_cancel=None):
+        with self._lock:
+            ident = self._send(message)
+            answer = self._about(ident, should_cancel)
+            if "error" in answer:
+                raise wire.error_from(answer["error"])
+            return answer["result"]
+
+    def _about(self, ident: int, should_cancel=None) -> dict:
+        """The host's next message about request `ident`."""
+        while True:
+            message = self._next(should_cancel, cancel_id=ident)
+            if message.get("id") == ident:
+                return message
+            # else what an earlier, abandoned request still said
+
+    def _cancel(self, ident: int) -> None:
+        """Stop request `ident` in the host and read what it still says, to its end."""
+        try:
+            self._write({"id": ident, "op": "cancel"})
+            while True:
+                message = self._next()
+                if message.get("id") == ident and ("end" in message or "error" in message
+                                                   or "result" in message):
+                    return
+        except (OSError, EngineCrashed):
+            pass
+
+    def _write(self, message: dict) -> None:
+        self._process.stdin.write(wire.encode(message))
+        self._process.stdin.flush()
+
+    def _next(self, should_cancel: Callable[[], bool] | None = None, *, cancel_id: int = -1,
+              loading: bool = False) -> dict:
+        """The host's next message. Raises EngineCrashed when it ended, or said nothing for
+        `silence_seconds` (it is killed); once `should_cancel` says so, request `cancel_id`
+        (-1: the load) is cancelled in the host, which then ends it as it does."""
+        waited, asked = 0.0, False
+        limit = max(self.silence_seconds, 600.0) if loading else self.silence_seconds
+        while True:
+            try:
+                message = self._lines.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                waited += _POLL_SECONDS
+                if should_cancel is not None and not asked and should_cancel():
+                    asked = True
+                    try:
+                        self._write({"id": cancel_id, "op": "cancel"})
+                    except OSError:
+                        pass
+                if waited > limit:
+                    self._process.kill()
+                    self._process.wait()
+                    raise EngineCrashed(f"the engine stopped answering for {limit:.0f} s and "
+                                        "was ended; the next message starts it again")
+                continue
+            if message is None:
+                raise self._crashed(loading)
+            return message
+
+    def _crashed(self, loading: bool = False) -> BaseException:
+        process = self._process
+        code = process.wait() if process is not None else None
+        how = _ending(code)
+        if loading:
+            return ModelLoadError(f"llama.cpp could not load the model: its process ended "
+                                  f"({how})")
+        return EngineCrashed(f"the engine stopped ({how}); the conversation is kept, and the "
+                             "next message starts it again")
+
+
+def _ending(code: int | None) -> str:
+    if code is None:
+        return "for an unknown reason"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return {"SIGSEGV": "SIGSEGV: a crash in llama.cpp", "SIGABRT": "SIGABRT: llama.cpp "
+                "gave up", "SIGKILL": "SIGKILL: killed, perhaps for its memory",
+                "SIGILL": "SIGILL: an instruction this CPU lacks"}.get(name, name)
+    return f"exit status {code}"
+
+
+def _read_lines(stream, lines: queue.Queue) -> None:
+    try:
+        for line in stream:
+            try:
+                lines.put(wire.decode(line))
+            except (ValueError, EngineError):
+                continue
+    except (OSError, ValueError):
+        pass
+    lines.put(None)

@@ -1,0 +1,168 @@
+"""llama.cpp in a process of its own (engine/hosted.py, engine/host_child.py): the same replies
+as the in-process engine; a segfault or a hang mid-reply is one line (EngineCrashed) after the
+text so far, and the next request starts the host again; in `draftlight chat` one line and exit
+2, in `draftlight serve` a 500 with a JSON error and the next request answered."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+import pytest
+
+from draftlight.engine.errors import EngineCrashed, ModelLoadError
+from draftlight.engine.events import Done, TextPiece
+from draftlight.engine.generator import Engine
+from draftlight.engine.hosted import HostedEngine, HostSpec
+from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.measuring import MeasurementInterrupted
+from draftlight.engine.sampling import SamplingParams
+
+QUESTION = [{"role": "user", "content": "Name three colours and say why the sky is blue."}]
+OPTIONS = LoadOptions(n_ctx=1024)
+
+
+def hosted(model, monkeypatch=None, debug: str = "", **kwargs) -> HostedEngine:
+    if monkeypatch is not None:
+        monkeypatch.setenv("DRAFTLIGHT_HOST_DEBUG", debug)
+    return HostedEngine(HostSpec(str(model), options=OPTIONS, measure_later=True), **kwargs)
+
+
+def reply(engine, mode="ngram", max_tokens=40) -> tuple[list, Done]:
+    events = list(engine.generate(QUESTION, SamplingParams(max_tokens=max_tokens), mode))
+    return events, events[-1]
+
+
+def test_the_host_replies_exactly_as_the_engine_in_this_process(bundled_model):
+    local = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
+    try:
+        expected_events, expected = reply(local)
+    finally:
+        local.close()
+    engine = hosted(bundled_model)
+    try:
+        assert "ngram" in engine.modes and engine.n_ctx == 1024
+        assert len(engine.tokenize_chat(QUESTION)) == expected.stats.prompt_tokens
+        events, done = reply(engine)
+    finally:
+        engine.close()
+    assert done.text == expected.text
+    assert [type(e) for e in events] == [type(e) for e in expected_events]
+    pieces = [(e.text, e.source, e.step, e.origin) for e in events if isinstance(e, TextPiece)]
+    assert pieces == [(e.text, e.source, e.step, e.origin) for e in expected_events
+                      if isinstance(e, TextPiece)]
+    assert (done.stats.new_tokens, done.stats.drafted, done.stats.accepted) == (
+        expected.stats.new_tokens, expected.stats.drafted, expected.stats.accepted)
+
+
+@pytest.mark.parametrize("debug, says", [("segfault@5", "SIGSEGV: a crash in llama.cpp"),
+                                         ("hang@5", "stopped answering for 2 s")])
+def test_a_crash_or_hang_mid_reply_is_one_line_and_the_next_request_restarts(
+        bundled_model, monkeypatch, debug, says):
+    engine = hosted(bundled_model, monkeypatch, debug, silence_seconds=2)
+    try:
+        seen = []
+        with pytest.raises(EngineCrashed) as caught:
+            for event in engine.generate(QUESTION, SamplingParams(max_tokens=40), "off"):
+                seen.append(event)
+        assert says in str(caught.value) and "\n" not in str(caught.value)
+        assert sum(isinstance(e, TextPiece) for e in seen) >= 2  # the text so far was given
+        _, done = reply(engine, "off", 8)  # started again, without the failure
+        assert engine.restarts == 1 and done.text and done.stats.stop_reason in ("eos", "max_tokens")
+    finally:
+        engine.close()
+
+
+def test_closing_a_reply_early_stops_it_in_the_host(bundled_model):
+    engine = hosted(bundled_model)
+    try:
+        events = engine.generate(QUESTION, SamplingParams(max_tokens=200), "off")
+        for count, event in enumerate(events):
+            if count == 4:
+                break
+        events.close()
+        _, done = reply(engine, "off", 6)
+        assert done.text and engine.restarts == 0
+        assert engine.pending_measurements()  # measured later: nothing yet
+        with pytest.raises(MeasurementInterrupted):
+            engine.measure_next(should_cancel=lambda: True)
+    finally:
+        engine.close()
+
+
+def test_a_file_that_is_not_a_model_is_one_load_error(tmp_path):
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGUF" + os.urandom(4096))
+    with pytest.raises(ModelLoadError) as caught:
+        HostedEngine(HostSpec(str(bad), options=OPTIONS))
+    assert "\n" not in str(caught.value)
+
+
+def test_chat_says_a_crash_in_one_line_and_exits_2(bundled_model, tmp_path):
+    env = {**os.environ, "DRAFTLIGHT_HOST_DEBUG": "segfault@6",
+           "DRAFTLIGHT_HOME": str(tmp_path / "home")}
+    out = subprocess.run([sys.executable, "-P", "-m", "draftlight", "chat", "--target",
+                          str(bundled_model), "--mode", "off", "--max-tokens", "30", "--no-color",
+                          "Name three colours."], capture_output=True, text=True, timeout=120,
+                         env=env)
+    assert out.returncode == 2, out.stderr
+    [line] = out.stderr.strip().splitlines()
+    assert line.startswith("draftlight: error: the engine stopped (SIGSEGV")
+    assert out.stdout.strip()  # the text so far
+    assert "Fatal Python error" not in out.stderr
+
+
+def test_serve_answers_a_crash_with_a_500_and_the_next_request(bundled_model, tmp_path):
+    import re
+    import time
+    env = {**os.environ, "DRAFTLIGHT_HOST_DEBUG": "segfault@6",
+           "DRAFTLIGHT_HOME": str(tmp_path / "home")}
+    log = tmp_path / "serve.log"
+    with log.open("w") as stderr:
+        serve = subprocess.Popen([sys.executable, "-P", "-m", "draftlight", "serve", "--port", "0",
+                                  "--target", str(bundled_model), "--mode", "off", "--ctx", "1024"],
+                                 stdout=subprocess.DEVNULL, stderr=stderr, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not (found := re.search(r"serving (\S+) at (http://\S+/v1)", log.read_text())):
+            assert serve.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        url = found.group(2) + "/chat/completions"
+        body = json.dumps({"model": found.group(1), "messages": QUESTION, "max_tokens": 20,
+                           "temperature": 0}).encode()
+
+        def post() -> tuple[int, dict]:
+            request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(request, timeout=120) as answer:
+                    return answer.status, json.load(answer)
+            except urllib.error.HTTPError as error:
+                return error.code, json.load(error)
+
+        status, crashed = post()
+        assert status == 500 and crashed["error"]["code"] == "engine_crashed"
+        assert "SIGSEGV" in crashed["error"]["message"]
+        status, answered = post()
+        assert status == 200 and answered["choices"][0]["message"]["content"]
+        assert serve.poll() is None
+    finally:
+        serve.kill()
+        serve.wait()
+
+
+def test_an_engine_error_in_a_reply_crosses_as_itself_and_the_next_reply_is_answered(
+        bundled_model):
+    from draftlight.engine.errors import ContextOverflowError
+    engine = HostedEngine(HostSpec(str(bundled_model), options=LoadOptions(n_ctx=256)))
+    try:
+        with pytest.raises(ContextOverflowError, match="does not fit the 256-token context"):
+            list(engine.generate([{"role": "user", "content": "word " * 2000}],
+                                 SamplingParams(max_tokens=8), "off"))
+        _, done = reply(engine, "off", 4)
+        assert done.text and engine.restarts == 0
+    finally:
+        engine.close()
