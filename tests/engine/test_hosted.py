@@ -166,3 +166,13 @@ def test_an_engine_error_in_a_reply_crosses_as_itself_and_the_next_reply_is_answ
         assert done.text and engine.restarts == 0
     finally:
         engine.close()
+
+
+def test_a_host_silent_but_working_is_not_taken_for_hung(bundled_model, monkeypatch):
+    """Silent for 3 s against a 1 s limit, but busy (as a long prompt's batches are)."""
+    engine = hosted(bundled_model, monkeypatch, "busy@3", silence_seconds=1)
+    try:
+        _, done = reply(engine, "off", 12)
+        assert done.text and engine.restarts == 0
+    finally:
+        engine.close()

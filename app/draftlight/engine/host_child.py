@@ -16,7 +16,8 @@ at a time, on this process's main thread, which owns the Llama:
 
 Any request may end in {"id", "error"} instead (wire.error_record). Lines are wire.encode's.
 DRAFTLIGHT_HOST_DEBUG="segfault@N" or "hang@N" makes the first reply crash or hang in native
-code after N pieces: how the tests reach the paths a crash takes.
+code after N pieces ("busy@N": silent but working for 3 s): how the tests reach the paths a
+crash takes.
 """
 
 from __future__ import annotations
@@ -62,12 +63,19 @@ def _debug_failure(after: str | None):
     if not after or "@" not in after:
         return None
     what, count = after.split("@", 1)
-    return (what, int(count)) if what in ("segfault", "hang") and count.isdigit() else None
+    return ((what, int(count)) if what in ("segfault", "hang", "busy") and count.isdigit()
+            else None)
 
 
 def _fail_natively(what: str) -> None:
     if what == "segfault":
         os.kill(os.getpid(), signal.SIGSEGV)
+    if what == "busy":  # silent for 3 s, but working (a long prompt's batches)
+        import time
+        end = time.monotonic() + 3
+        while time.monotonic() < end:
+            pass
+        return
     libc = ctypes.CDLL(None)
     while True:  # a native call that never returns (the GIL released, as llama.cpp's are)
         libc.pause()
@@ -87,7 +95,7 @@ def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
                     for event in events:
                         out.send({"id": ident, "event": wire.event_record(event)})
                         pieces += 1
-                        if debug is not None and pieces >= debug[1]:
+                        if debug is not None and pieces == debug[1]:
                             _fail_natively(debug[0])
                         if should_cancel():
                             break

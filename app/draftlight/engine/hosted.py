@@ -9,8 +9,9 @@ kept by whoever showed it, and the next request starts the host again.
 
 Requests go one at a time (the host owns its Llama on one thread); each event crosses as
 wire.py's record. `silence_seconds`: the longest the host may say nothing in the middle of a
-request (a reply's passes, a prompt's batches, a measurement's steps each say something in
-far less) before it is taken for hung and ended.
+request while using no CPU (a reply's passes and a measurement's steps each say something in
+far less; a long prompt's batches say nothing, but keep the CPU busy) before it is taken for
+hung and ended.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
+import psutil
+
 from draftlight.engine import wire
 from draftlight.engine.errors import EngineCrashed, EngineError, ModelLoadError
 from draftlight.engine.events import Event
@@ -35,6 +38,7 @@ from draftlight.engine.sampling import SamplingParams
 
 CHILD_COMMAND = "_engine-host"  # hidden `draftlight` command: the frozen app's host
 SILENCE_SECONDS = 300.0
+BUSY_SHARE = 0.05  # a host silent that long but using this share of a core is working
 SILENCE_VARIABLE = "DRAFTLIGHT_HOST_SILENCE"  # seconds, for tests of a hang
 _POLL_SECONDS = 0.1  # how often a wait looks at should_cancel
 
@@ -218,11 +222,16 @@ class HostedEngine:
         (-1: the load) is cancelled in the host, which then ends it as it does."""
         waited, asked = 0.0, False
         limit = max(self.silence_seconds, 600.0) if loading else self.silence_seconds
+        busy_since = self._cpu_seconds()
         while True:
             try:
                 message = self._lines.get(timeout=_POLL_SECONDS)
             except queue.Empty:
                 waited += _POLL_SECONDS
+                if waited > limit and self._cpu_seconds() - busy_since > BUSY_SHARE * limit:
+                    # silent but working (a prompt of 30,000 tokens is minutes of batches
+                    # that say nothing): a hung call does not use the CPU
+                    waited, busy_since = 0.0, self._cpu_seconds()
                 if should_cancel is not None and not asked and should_cancel():
                     asked = True
                     try:
@@ -238,6 +247,14 @@ class HostedEngine:
             if message is None:
                 raise self._crashed(loading)
             return message
+
+    def _cpu_seconds(self) -> float:
+        """The CPU time the host has used (its threads together); 0 where it cannot be read."""
+        try:
+            times = psutil.Process(self._process.pid).cpu_times()
+            return times.user + times.system
+        except (psutil.Error, AttributeError):
+            return 0.0
 
     def _crashed(self, loading: bool = False) -> BaseException:
         process = self._process
