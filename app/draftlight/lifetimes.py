@@ -1,6 +1,8 @@
 """Child processes and half-written files tied to the app's life, even when it is SIGKILLed.
 
     process = popen_tied(command)                     # dies with the app (Linux: even SIGKILL)
+    process = popen_for_life(command)                 # ... started from any thread, even one
+                                                      # that ends before the child should
     process = popen_tied(command, whole_group=True)   # ... with every process it started
     with owned(scratch):                              # marks scratch as this process's
         ...                                           # make it; it is removed afterwards
@@ -59,6 +61,18 @@ def popen_tied(command: list[str], *, whole_group: bool = False, **kwargs) -> su
 
 
 TIE_CHILD = "_tie"  # hidden `draftlight` command: the frozen app runs tie.py this way
+_starter = None  # the thread popen_for_life starts children on (one, for the app's life)
+
+
+def popen_for_life(command: list[str], **kwargs) -> subprocess.Popen:
+    """popen_tied, from a thread that lives as long as the app: a child that any thread may
+    come to start (the engine's host, started again by whichever thread asked it next: a
+    measuring thread that ends seconds later) dies with the app, not with that thread."""
+    global _starter
+    if _starter is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="child starter")
+    return _starter.submit(popen_tied, command, **kwargs).result()
 
 
 def _check_runnable(program: str) -> None:

@@ -176,3 +176,16 @@ def test_a_host_silent_but_working_is_not_taken_for_hung(bundled_model, monkeypa
         assert done.text and engine.restarts == 0
     finally:
         engine.close()
+
+
+def test_an_interactive_chat_goes_on_after_a_crash(bundled_model, tmp_path):
+    env = {**os.environ, "DRAFTLIGHT_HOST_DEBUG": "segfault@4",
+           "DRAFTLIGHT_HOME": str(tmp_path / "home")}
+    out = subprocess.run([sys.executable, "-P", "-m", "draftlight", "chat", "--target",
+                          str(bundled_model), "--mode", "off", "--max-tokens", "12", "--no-color"],
+                         input="Name three colours.\nName three animals.\n", capture_output=True,
+                         text=True, timeout=180, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "draftlight: the engine stopped (SIGSEGV: a crash in llama.cpp)" in out.stderr
+    assert "Fatal Python error" not in out.stderr and "Traceback" not in out.stderr
+    assert out.stdout.count("\n") >= 1 and out.stdout.strip()  # the second answer came

@@ -148,9 +148,9 @@ class HostedEngine:
         env.pop(DEBUG_VARIABLE, None)
         if self._debug and not self.restarts:
             env[DEBUG_VARIABLE] = self._debug
-        from draftlight.lifetimes import popen_tied
+        from draftlight.lifetimes import popen_for_life
         self._lines = queue.Queue()
-        self._process = popen_tied([*command, json.dumps(self.spec.record())],
+        self._process = popen_for_life([*command, json.dumps(self.spec.record())],
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         threading.Thread(target=_read_lines, args=(self._process.stdout, self._lines),
                          name="engine host", daemon=True).start()
