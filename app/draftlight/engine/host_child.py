@@ -8,7 +8,9 @@ It loads the models SPEC names (Engine.load), says {"loading": fraction} as the 
 then {"ready": {modes, n_ctx, load_notices}} (or {"failed": error}), and answers one request
 at a time, on this process's main thread, which owns the Llama:
 
-    {"id", "op": "generate", messages, params, mode, prediction} -> {"id", "event"}..., {"id", "end"}
+    {"id", "op": "generate", messages, params, mode, prediction} -> {"id", "events"}...,
+                                                               {"id", "events", "end"}
+                             (one line a pass: its pieces and its Progress, together)
     {"id", "op": "tokenize_chat" | "reserve" | "pending_measurements" | "measure_next", …}
                                                                    -> {"id", "result"}
     {"id", "op": "cancel"}   (read at once, on the input's own thread: the request stops at
@@ -30,6 +32,7 @@ import sys
 import threading
 
 from draftlight.engine import wire
+from draftlight.engine.events import Done, Notice, Progress
 
 DEBUG_VARIABLE = "DRAFTLIGHT_HOST_DEBUG"
 
@@ -91,17 +94,23 @@ def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
                 pieces = 0
                 events = engine.generate(request["messages"], wire.params_from(request["params"]),
                                          request["mode"], prediction=request.get("prediction"))
+                batch: list[dict] = []  # one line a pass: its pieces and its Progress
                 try:
                     for event in events:
-                        out.send({"id": ident, "event": wire.event_record(event)})
+                        batch.append(wire.event_record(event))
                         pieces += 1
                         if debug is not None and pieces == debug[1]:
+                            out.send({"id": ident, "events": batch})
                             _fail_natively(debug[0])
+                            batch = []
+                        if isinstance(event, (Progress, Done, Notice)) or should_cancel():
+                            out.send({"id": ident, "events": batch})
+                            batch = []
                         if should_cancel():
                             break
                 finally:
                     events.close()
-                out.send({"id": ident, "end": True})
+                out.send({"id": ident, "events": batch, "end": True})
                 continue
             if op == "tokenize_chat":
                 result = engine.tokenize_chat(request["messages"])

@@ -20,6 +20,7 @@ import itertools
 import json
 import os
 import queue
+import select
 import signal
 import subprocess
 import sys
@@ -72,7 +73,7 @@ class HostedEngine:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()  # one request at a time
         self._process: subprocess.Popen | None = None
-        self._lines: queue.Queue[dict | None] = queue.Queue()
+        self._lines: _Lines | None = None
         self._debug = os.environ.get(DEBUG_VARIABLE)  # the first host only: a restart is clean
         self.modes: tuple[str, ...] = ()
         self.n_ctx = 0
@@ -96,9 +97,9 @@ class HostedEngine:
             try:
                 while True:
                     message = self._about(ident)
-                    if "event" in message:
-                        yield wire.event_from(message["event"])
-                    elif "end" in message or "error" in message:
+                    for record in message.get("events", ()):
+                        yield wire.event_from(record)
+                    if "end" in message or "error" in message:
                         ended = True  # the host is done with it, either way
                         if "error" in message:
                             raise wire.error_from(message["error"])
@@ -149,11 +150,9 @@ class HostedEngine:
         if self._debug and not self.restarts:
             env[DEBUG_VARIABLE] = self._debug
         from draftlight.lifetimes import popen_for_life
-        self._lines = queue.Queue()
         self._process = popen_for_life([*command, json.dumps(self.spec.record())],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        threading.Thread(target=_read_lines, args=(self._process.stdout, self._lines),
-                         name="engine host", daemon=True).start()
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        self._lines = _Lines(self._process.stdout)
         while True:
             message = self._next(should_cancel, loading=True)
             if "loading" in message and on_progress is not None:
@@ -225,7 +224,7 @@ class HostedEngine:
         busy_since = self._cpu_seconds()
         while True:
             try:
-                message = self._lines.get(timeout=_POLL_SECONDS)
+                message = self._lines.next(_POLL_SECONDS)
             except queue.Empty:
                 waited += _POLL_SECONDS
                 if waited > limit and self._cpu_seconds() - busy_since > BUSY_SHARE * limit:
@@ -281,13 +280,51 @@ def _ending(code: int | None) -> str:
     return f"exit status {code}"
 
 
-def _read_lines(stream, lines: queue.Queue) -> None:
-    try:
-        for line in stream:
+class _Lines:
+    """The host's messages, read on the thread that waits for them: one wake-up a line (a
+    reader thread would add a second one, and on two cores every wake-up takes a core from
+    llama.cpp mid-pass). Windows, whose pipes `select` cannot wait on, reads on a thread."""
+
+    def __init__(self, stream) -> None:
+        self._fd = stream.fileno()
+        self._buffer = b""
+        self._ended = False
+        self._queue: queue.Queue | None = None
+        if sys.platform == "win32":
+            self._queue = queue.Queue()
+            threading.Thread(target=self._read_all, args=(stream,), daemon=True,
+                             name="engine host").start()
+
+    def next(self, timeout: float) -> dict | None:
+        """The next message; None once the host has ended; queue.Empty after `timeout`."""
+        if self._queue is not None:
+            return self._queue.get(timeout=timeout)
+        while b"\n" not in self._buffer:
+            if self._ended:
+                return None
+            ready, _, _ = select.select([self._fd], [], [], timeout)
+            if not ready:
+                raise queue.Empty
             try:
-                lines.put(wire.decode(line))
-            except (ValueError, EngineError):
-                continue
-    except (OSError, ValueError):
-        pass
-    lines.put(None)
+                chunk = os.read(self._fd, 1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._ended = True
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            return wire.decode(line)
+        except (ValueError, EngineError):
+            return self.next(timeout)
+
+    def _read_all(self, stream) -> None:
+        try:
+            for line in stream:
+                try:
+                    self._queue.put(wire.decode(line))
+                except (ValueError, EngineError):
+                    continue
+        except (OSError, ValueError):
+            pass
+        self._queue.put(None)
