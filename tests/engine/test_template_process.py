@@ -26,6 +26,19 @@ HANGS_IN_C = "{{ ([['x']] * 3000000)|sum(start=[]) }}"  # list + list, a million
 GROWS_IN_C = "{{ ((['x' * 3000000] * 3000000)|string)|length }}"  # the repr of 9 TB of text
 
 
+# A test run started in the background of a shell (a CI script's `cmd &`) inherits SIGINT
+# ignored, and Python then installs no KeyboardInterrupt: the children that test Ctrl-C ask for it.
+WITH_CTRL_C_NOTE = "as a terminal's program has it, even when started from a background job"
+
+
+def with_ctrl_c(arguments: list[str]) -> list[str]:
+    """`python -m draftlight ARGUMENTS`, with Ctrl-C raising KeyboardInterrupt as in a terminal."""
+    return [sys.executable, "-P", "-c",
+            "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            f"sys.argv = ['draftlight', *{arguments!r}]; "
+            "runpy.run_module('draftlight', run_name='__main__')"]
+
+
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -60,6 +73,7 @@ def test_a_child_killed_while_idle_is_replaced_without_a_word():
 def test_ctrl_c_stops_a_render_at_once_and_its_process_with_it():
     script = textwrap.dedent(f"""
         import os, signal, sys, threading, time
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # {WITH_CTRL_C_NOTE}
         from draftlight.engine.chat_template import ChatTemplate, renderer
         ChatTemplate("ok")  # the child is up
         child = renderer()._process.pid
@@ -127,8 +141,8 @@ def test_ctrl_c_stops_serve_while_a_template_hangs(bundled_model, tmp_path):
     import psutil
     path = rewrite_gguf(bundled_model, tmp_path / "hangs.gguf",
                         {"tokenizer.chat_template": HANGS_IN_C})
-    serve = subprocess.Popen([sys.executable, "-P", "-m", "draftlight", "serve", "--port", "0",
-                              "--target", str(path), "--mode", "off"], stderr=subprocess.PIPE,
+    serve = subprocess.Popen(with_ctrl_c(["serve", "--port", "0", "--target", str(path),
+                                          "--mode", "off"]), stderr=subprocess.PIPE,
                              text=True, env={**os.environ, "DRAFTLIGHT_HOME": str(tmp_path / "h")})
     deadline = time.monotonic() + 60
     def template_process_started() -> bool:  # below serve's engine host
