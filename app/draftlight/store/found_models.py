@@ -19,8 +19,8 @@ and used in place: nothing is copied, moved, renamed or written next to them.
                  ~/Library/Application Support/nomic.ai/GPT4All; Windows
                  %LOCALAPPDATA%/nomic.ai/GPT4All; its Python package's ~/.cache/gpt4all.
 
-docs/models.md says where each layout was read. Only listing and stat() here (no header is
-read): the lists that show these call it on the GUI thread. Parts of a split model after the
+docs/models.md says where each layout was read. Only listing, stat() and a file's first four
+bytes here (no header is read): the lists that show these call it on the GUI thread. Parts of a split model after the
 first, partial downloads and vision projectors are left out; a folder that is missing or cannot
 be read is silently skipped. An entry that only looks like a model (a manifest that cannot be
 read, a blob or a file named .gguf that is not a regular GGUF file) is skipped with one line
