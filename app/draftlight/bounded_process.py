@@ -171,13 +171,19 @@ class BoundedChild:
             except subprocess.TimeoutExpired:
                 pass
         self._stop()
-        code = self._last_end
-        if code is not None and code < 0:
-            try:
-                return signal.Signals(-code).name
-            except ValueError:
-                return f"signal {-code}"
-        return f"exit status {code}"
+        return ending(self._last_end)
+
+
+def ending(code: int | None) -> str:
+    """How a child ended, from its return code: "SIGSEGV", "exit status 1"."""
+    if code is None:
+        return "for an unknown reason"
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit status {code}"
 
 
 def _waited(answers: queue.Queue, seconds: float):
@@ -212,8 +218,7 @@ def serve(handle: Callable[[dict], dict]) -> int:
     """The child's loop: `handle` each request line until the input closes. A request that
     runs out of memory is answered {"failed": "memory"}, and the child ends (its heap is
     no longer worth keeping)."""
-    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    sys.stdout = sys.stderr  # nothing a library prints can be taken for an answer
+    answers = answer_stream()
     _limit_memory(int(os.environ.get(MEMORY_VARIABLE, 768 << 20)))
     cpu_seconds = int(os.environ.get(CPU_VARIABLE, 10))
     answers.write(READY)
@@ -230,6 +235,14 @@ def serve(handle: Callable[[dict], dict]) -> int:
         if answer is None:
             return 0
     return 0
+
+
+def answer_stream():
+    """The child's answers: its standard output, kept for them alone (binary); what a library
+    prints goes to standard error from now on and can never be taken for an answer."""
+    stream = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    sys.stdout = sys.stderr
+    return stream
 
 
 def _limit_memory(extra: int) -> None:

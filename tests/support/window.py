@@ -87,3 +87,12 @@ class TickRecorder:
 def files_read(qtbot, window, timeout: int = 30_000) -> None:
     """Wait until the files given to the window's attachment tray are read (in the background)."""
     qtbot.waitUntil(lambda: not window.attachments.reading, timeout=timeout)
+
+
+def run_point(view, index: int):
+    """The middle of run `index`'s first span of a reply's view, in its text's viewport (a
+    QPoint to hover or click)."""
+    start, end = view.run_spans(index)[0]
+    cursor = QTextCursor(view.document)
+    cursor.setPosition((start + end) // 2)
+    return view.body.cursorRect(cursor).center()

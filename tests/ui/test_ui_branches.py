@@ -88,7 +88,7 @@ def test_search_finds_a_word_in_an_old_branch_and_opens_it_there(qtbot, open_win
 def test_a_click_on_a_run_the_first_version_drafted_shows_that_version_there(qtbot, open_window):
     """Issue 40, part 2: hover names the earlier answer, and a click shows it, in its branch,
     with the copied words marked."""
-    from tests.ui.test_ui_origins import run_point
+    from tests.support.window import run_point
     copied = {"kind": "prediction", "start": 6, "end": 11}  # "world" of "Hello world! Bye."
     factory = ScriptedFactory(script=lambda mode: [
         ("Hello ", "target", 0), ("wor", "draft", 1, copied), ("ld", "draft", 1, copied),

@@ -18,7 +18,7 @@ from draftlight.ui.flash.reply_builder import ReplyBuilder
 from tests.support.pixels import FakeClock, distance
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.support.scripted_engine import ScriptedEngine, ScriptedFactory
-from tests.support.window import send_and_wait
+from tests.support.window import run_point, send_and_wait
 from tests.support.waiting import wait_until, window_state
 
 QUESTION = "The quick brown fox jumps over the lazy dog"
@@ -58,14 +58,6 @@ class OriginFactory(ScriptedFactory):
     def load_engine(self, spec, **_):
         self.loads.append(spec)
         return OriginEngine(self)
-
-
-def run_point(view, index: int) -> QPoint:
-    """The middle of run `index`'s first span, in its text's viewport."""
-    start, end = view.run_spans(index)[0]
-    cursor = QTextCursor(view.document)
-    cursor.setPosition((start + end) // 2)
-    return view.body.cursorRect(cursor).center()
 
 
 def hover_text(qtbot, widget, point: QPoint) -> str:

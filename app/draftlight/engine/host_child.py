@@ -31,6 +31,7 @@ import signal
 import sys
 import threading
 
+from draftlight.bounded_process import answer_stream
 from draftlight.engine import wire
 from draftlight.engine.events import Done, Notice, Progress
 
@@ -41,8 +42,7 @@ class _Output:
     """The answers' stream, shared by the main thread and the loader's progress callback."""
 
     def __init__(self) -> None:
-        self._stream = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-        sys.stdout = sys.stderr  # nothing a library prints can be taken for an answer
+        self._stream = answer_stream()
         self._lock = threading.Lock()
 
     def send(self, message: dict) -> None:

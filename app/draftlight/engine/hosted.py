@@ -21,7 +21,6 @@ import json
 import os
 import queue
 import select
-import signal
 import subprocess
 import sys
 import threading
@@ -30,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 
 import psutil
 
+from draftlight.bounded_process import ending
 from draftlight.engine import wire
 from draftlight.engine.errors import EngineCrashed, EngineError, ModelLoadError
 from draftlight.engine.events import Event
@@ -221,12 +221,16 @@ class HostedEngine:
         (-1: the load) is cancelled in the host, which then ends it as it does."""
         waited, asked = 0.0, False
         limit = max(self.silence_seconds, 600.0) if loading else self.silence_seconds
-        busy_since = self._cpu_seconds()
+        # The host's CPU time when its silence began: read only once a wait runs long, never
+        # for the lines of a reply that follow each other (this is its hot path).
+        busy_since = None
         while True:
             try:
                 message = self._lines.next(_POLL_SECONDS)
             except queue.Empty:
                 waited += _POLL_SECONDS
+                if busy_since is None:
+                    busy_since = self._cpu_seconds()
                 if waited > limit and self._cpu_seconds() - busy_since > BUSY_SHARE * limit:
                     # silent but working (a prompt of 30,000 tokens is minutes of batches
                     # that say nothing): a hung call does not use the CPU
@@ -258,7 +262,7 @@ class HostedEngine:
     def _crashed(self, loading: bool = False) -> BaseException:
         process = self._process
         code = process.wait() if process is not None else None
-        how = _ending(code)
+        how = _MEANINGS.get(ending(code), ending(code))
         if loading:
             return ModelLoadError(f"llama.cpp could not load the model: its process ended "
                                   f"({how})")
@@ -266,18 +270,10 @@ class HostedEngine:
                              "next message starts it again")
 
 
-def _ending(code: int | None) -> str:
-    if code is None:
-        return "for an unknown reason"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return {"SIGSEGV": "SIGSEGV: a crash in llama.cpp", "SIGABRT": "SIGABRT: llama.cpp "
-                "gave up", "SIGKILL": "SIGKILL: killed, perhaps for its memory",
-                "SIGILL": "SIGILL: an instruction this CPU lacks"}.get(name, name)
-    return f"exit status {code}"
+# what each way of ending means here, for the line the user reads
+_MEANINGS = {"SIGSEGV": "SIGSEGV: a crash in llama.cpp", "SIGABRT": "SIGABRT: llama.cpp gave up",
+             "SIGKILL": "SIGKILL: killed, perhaps for its memory",
+             "SIGILL": "SIGILL: an instruction this CPU lacks"}
 
 
 class _Lines:
