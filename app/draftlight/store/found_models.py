@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from draftlight import bounded_json
 from draftlight.regular_files import open_regular
+from draftlight.store.app_folders import (gpt4all_roots, hugging_face_roots, jan_roots,
+                                          llama_cpp_roots, lm_studio_roots, ollama_roots)
 from draftlight.store.model_names import split_part
 from draftlight.user_messages import visible
 
@@ -161,80 +162,6 @@ def resolve_reference(text: str, env=None, home: Path | None = None,
     else:
         matches = [m for m in models if m.name == text]
     return matches[0].path if len(matches) == 1 else None
-
-
-# --- each app's folders ------------------------------------------------------------------------
-
-def ollama_roots(env, home: Path | None) -> list[Path]:
-    if env.get("OLLAMA_MODELS"):
-        return [Path(env["OLLAMA_MODELS"]).expanduser()]
-    if home is None:
-        return []
-    roots = [home / ".ollama" / "models"]
-    if sys.platform.startswith("linux"):
-        roots.append(Path("/usr/share/ollama/.ollama/models"))
-    return roots
-
-
-def lm_studio_roots(env, home: Path | None) -> list[Path]:
-    if home is None:
-        return []
-    return [home / ".lmstudio" / "models", home / ".cache" / "lm-studio" / "models"]
-
-
-def hugging_face_roots(env, home: Path | None) -> list[Path]:
-    if env.get("HF_HUB_CACHE"):
-        return [Path(env["HF_HUB_CACHE"]).expanduser()]
-    if env.get("HF_HOME"):
-        return [Path(env["HF_HOME"]).expanduser() / "hub"]
-    if home is None:
-        return []
-    cache = env.get("XDG_CACHE_HOME")
-    return [(Path(cache) if cache else home / ".cache") / "huggingface" / "hub"]
-
-
-def llama_cpp_roots(env, home: Path | None) -> list[Path]:
-    if env.get("LLAMA_CACHE"):
-        return [Path(env["LLAMA_CACHE"]).expanduser()]
-    if home is None:
-        return []
-    if sys.platform == "darwin":
-        return [home / "Library" / "Caches" / "llama.cpp"]
-    if sys.platform == "win32":
-        local = env.get("LOCALAPPDATA")
-        return [Path(local) / "llama.cpp"] if local else []
-    cache = env.get("XDG_CACHE_HOME")
-    return [(Path(cache) if cache else home / ".cache") / "llama.cpp"]
-
-
-def jan_roots(env, home: Path | None) -> list[Path]:
-    """Jan's models folders, newest layout first (Jan moves its data folder between versions;
-    its own setting, when changed, is not read)."""
-    if home is None:
-        return []
-    if sys.platform == "darwin":
-        data = [home / "Library" / "Application Support" / "Jan" / "data"]
-    elif sys.platform == "win32":
-        data = [Path(env["APPDATA"]) / "Jan" / "data"] if env.get("APPDATA") else []
-    else:
-        config = env.get("XDG_CONFIG_HOME")
-        data = [(Path(config) if config else home / ".config") / "Jan" / "data",
-                home / ".local" / "share" / "Jan" / "data"]
-    return [folder / "models" for folder in data] + [home / "jan" / "models"]
-
-
-def gpt4all_roots(env, home: Path | None) -> list[Path]:
-    if home is None:
-        return []
-    if sys.platform == "darwin":
-        app = home / "Library" / "Application Support" / "nomic.ai" / "GPT4All"
-    elif sys.platform == "win32":
-        local = env.get("LOCALAPPDATA")
-        app = Path(local) / "nomic.ai" / "GPT4All" if local else None
-    else:
-        data = env.get("XDG_DATA_HOME")
-        app = (Path(data) if data else home / ".local" / "share") / "nomic.ai" / "GPT4All"
-    return ([app] if app is not None else []) + [home / ".cache" / "gpt4all"]
 
 
 # --- scanning ------------------------------------------------------------------------------------
