@@ -77,7 +77,7 @@ def _drift_key(model) -> str | None:
         return None
     return disk_cache.cache_key(path, "batch-drift", options.n_threads, options.n_gpu_layers,
                                 options.n_batch, options.k_type, options.v_type,
-                                getattr(model, "build", ""))
+                                options.fast_prefill, getattr(model, "build", ""))
 
 
 def known_drift(model: LanguageModel) -> BatchDrift | None:

@@ -4,7 +4,9 @@ We drive `llama_decode` ourselves instead of `Llama.eval`: that asks for logits 
 being verified (no n_ctx × n_vocab buffer), and rolls the KV cache back with llama_memory_seq_rm.
 Flash attention is on and the KV cache's keys are q8_0 (its values f16) because together they
 make batched and one-at-a-time evaluation give bit-identical logits on llama.cpp's CPU backend
-(see LoadOptions.k_type), which greedy speculation needs to be exactly lossless.
+(see LoadOptions.k_type), which greedy speculation needs to be exactly lossless. A long prompt
+is read at llama.cpp's faster f16 speed in a second context and handed to this cache
+(fast_prefill.py); decoding passes stay exact.
 
 Recurrent and hybrid models (Mamba, LFM2, Qwen3.5, Granite 4, ...) keep one state per sequence
 instead of a key and value per token, so a rejected draft cannot simply be cut off. Two tools
@@ -32,7 +34,7 @@ import numpy as np
 import llama_cpp
 from llama_cpp import _internals
 
-from draftlight.engine import cpu_check
+from draftlight.engine import cpu_check, fast_prefill
 from draftlight.engine.errors import ModelLoadError
 from draftlight.engine.load_options import LoadOptions, default_threads
 from draftlight.store.gguf_info import GGUF_MAGIC
@@ -176,6 +178,8 @@ class LlamaBackend:
         self._native_pending = False  # a native rollback waits for the next llama_decode
         self._seconds_per_token = 0.0  # of the latest long batched pass (a prompt's)
         self._piece_buffer = ctypes.create_string_buffer(256)
+        self._fast_prefill = (fast_prefill.FastPrefill(self._model, options, threads)
+                              if fast_prefill.usable(options, self.rollback) else None)
         if left_out:  # once loaded: a load that fails says only why it failed
             self.load_note = cpu_check.untold_note(cpu_check.cache_file())
 
@@ -188,36 +192,55 @@ class LlamaBackend:
     def eval(self, tokens: Sequence[int], n_logits: int = 1) -> np.ndarray:
         if len(self._tokens) + len(tokens) > self.n_ctx:
             raise RuntimeError("context window is full")
+        started = time.perf_counter()
+        if not (n_logits == 0 and self._read_fast(tokens)):
+            rows = self._decode(tokens, n_logits)
+        else:
+            rows = []
+        if len(tokens) >= 64:
+            self._seconds_per_token = (time.perf_counter() - started) / len(tokens)
+        if not rows:
+            return np.empty((0, self.n_vocab), dtype=np.float32)
+        return np.stack(rows)
+
+    def _decode(self, tokens: Sequence[int], n_logits: int) -> list[np.ndarray]:
         n_batch = self.options.n_batch
         rows: list[np.ndarray] = []
         first_with_logits = len(tokens) - n_logits
-        started = time.perf_counter()
         for start in range(0, len(tokens), n_batch):
             chunk = tokens[start:start + n_batch]
             batch = self._batch.batch
-            batch.n_tokens = len(chunk)
-            n_past = len(self._tokens)
-            for i, token in enumerate(chunk):
-                batch.token[i] = token
-                batch.pos[i] = n_past + i
-                batch.seq_id[i][0] = 0
-                batch.n_seq_id[i] = 1
-                batch.logits[i] = start + i >= first_with_logits
+            fast_prefill.fill_batch(batch, chunk, len(self._tokens), first_with_logits - start)
             self._last_pass, self._native_pending = 0, False  # a failed pass leaves none
             rc = llama_cpp.llama_decode(self._ctx.ctx, batch)
             if rc != 0:
                 raise RuntimeError(f"llama_decode returned {rc}")
             self._tokens.extend(chunk)
             self._last_pass = len(chunk)
-            for i in range(len(chunk)):
-                if start + i >= first_with_logits:
-                    pointer = llama_cpp.llama_get_logits_ith(self._ctx.ctx, i)
-                    rows.append(np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy())
-        if len(tokens) >= 64:
-            self._seconds_per_token = (time.perf_counter() - started) / len(tokens)
-        if not rows:
-            return np.empty((0, self.n_vocab), dtype=np.float32)
-        return np.stack(rows)
+            for i in range(max(first_with_logits - start, 0), len(chunk)):
+                pointer = llama_cpp.llama_get_logits_ith(self._ctx.ctx, i)
+                rows.append(np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy())
+        return rows
+
+    def _read_fast(self, tokens: Sequence[int]) -> bool:
+        """A long run of prompt tokens read down llama.cpp's fastest path (fast_prefill.py);
+        False: it is read the ordinary way."""
+        if self._fast_prefill is None or len(tokens) < fast_prefill.MIN_TOKENS:
+            return False
+        try:
+            if not self._fast_prefill.read(self._ctx.ctx, len(self._tokens), tokens):
+                return False
+        except fast_prefill.CacheLost:  # start over the ordinary way: slow, but right
+            keep = self._tokens + list(tokens)
+            llama_cpp.llama_memory_clear(self._ctx.memory, True)
+            self._tokens = []
+            self._decode(keep, 0)
+            return True
+        except (ValueError, MemoryError):  # no memory for the second context: this cache's way
+            return False
+        self._tokens.extend(tokens)
+        self._last_pass, self._native_pending = 0, False
+        return True
 
     def checkpoint(self, span: int = 0) -> None:
         """Make a later truncate() back to here cheap. `span` > 0 promises that the next eval

@@ -35,9 +35,14 @@ class LoadOptions:
     # model at 1,500 cached tokens verify passes of 4-8 tokens take 0.79-0.82x the time of an
     # all-q8_0 cache and a 1,934-token prompt is read 1.22x faster (docs/weights.md), for 1.44x
     # the cache's memory (still 0.72x of llama.cpp's f16 default). llama.cpp's fastest prompt
-    # path (f16 keys: tiled attention) reads long prompts 2.3x faster but is not exact.
+    # path (f16 keys: tiled attention) reads long prompts 2.3x faster but is not exact: it is
+    # used for long prompts only, in a second context (fast_prefill below).
     k_type: int | None = GGML_TYPE_Q8_0
     v_type: int | None = GGML_TYPE_F16
+    # Long prompts are read in a second context with llama.cpp's fast f16 cache and handed to
+    # this one (fast_prefill.py): llama.cpp's prompt speed, decoding still exact. False: every
+    # prompt is read in this context (slower on long prompts: the per-row attention path).
+    fast_prefill: bool = True
     # llama.cpp's extra buffer types: repacked weights for its batched CPU kernels (and AMX
     # tiles where compiled in). Off only where they crash this CPU (cpu_check.py), which the
     # first load finds out in a child process unless check_cpu is False.
