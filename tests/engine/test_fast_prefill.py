@@ -152,7 +152,9 @@ def test_greedy_speculation_on_long_prompts_matches_plain_decoding(engine, mode)
     second = first + [{"role": "assistant", "content": plain_done.text},
                       {"role": "user", "content": ARTICLE.replace("tin", "copper")
                        + "\nNow list the shipments bound for Genoa."}]
-    plain, _, _ = run(engine, second, "off")
+    plain, _, second_done = run(engine, second, "off")
+    assert second_done.stats.prompt_read_fast > 500  # the new passage; the figures say so
+    assert "tokens fast)" in second_done.stats.summary()
     fast, _, _ = run(engine, second, mode)
     assert fast == plain
 

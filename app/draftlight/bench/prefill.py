@@ -7,7 +7,8 @@ own: one llama_context with its default cache (f16 keys and values, flash attent
 weights, threads and batches of 512, nothing else. The two alternate, the engine first on odd
 repeats. `--ordinary` also times the engine with fast_prefill off (every token down the exact
 cache's per-row attention: how it read prompts before). Then a second request sharing all but
-the last 128 tokens: only those are read again.
+the last 128 tokens: only those are read again. The load's first long read (which finds how
+llama.cpp turns the keys it quantises, fast_prefill.py) is made and printed before the timings.
 
 Each row ends with the ratio engine / bare; the last line is exactly
 `prefill: X.XXx llama.cpp's time at the longest length`.
@@ -64,6 +65,10 @@ def run_prefill(args: argparse.Namespace) -> int:
         print(f"target: {Path(target).name}, {model.description}; "
               f"{model.options.n_threads or 'default'} threads, batches of {options.n_batch}")
         tokens = prompt_tokens(model, max(lengths))
+        started = time.perf_counter()  # once per load: how this build turns quantised keys
+        time_engine(model, tokens[:CHANGED * 2])
+        print(f"first long read of this load (finds how llama.cpp turns the keys it quantises; "
+              f"not counted below): {time.perf_counter() - started:.2f} s")
         for length in lengths:
             prompt = tokens[:length]
             times: dict[str, list[float]] = {"engine": [], "bare": []}

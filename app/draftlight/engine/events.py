@@ -45,6 +45,8 @@ class Stats:
     prompt_tokens: int = 0  # tokens in the rendered prompt
     reused_prompt_tokens: int = 0  # of those, found already in the KV cache
     prefill_seconds: float = 0.0  # evaluating the new part of the prompt
+    # of those new prompt tokens, the ones read at llama.cpp's f16 speed (fast_prefill.py)
+    prompt_read_fast: int = 0
     draft_seconds: float = 0.0  # drafter time (draft model passes, n-gram lookups)
     # auto: what its probes of an idle draft model cost (their drafting, and the extra token
     # in their passes): the price of exploring
@@ -171,7 +173,8 @@ class Stats:
         if self.prediction_drafted:
             line += (f", {self.prediction_accepted}/{self.prediction_drafted} drafted by the "
                      f"prediction")
-        line += (f" | {self.seconds:.2f} s: prefill {self.prefill_seconds:.2f}, "
+        fast = f" ({self.prompt_read_fast} tokens fast)" if self.prompt_read_fast else ""
+        line += (f" | {self.seconds:.2f} s: prefill {self.prefill_seconds:.2f}{fast}, "
                  f"draft {self.draft_seconds:.2f}, verify {self.verify_seconds:.2f}, "
                  f"other {self.other_seconds:.2f} [{self.mode}"
                  f"{', ' + self.draft_kind if self.draft_kind else ''}]")

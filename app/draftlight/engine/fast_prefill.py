@@ -30,6 +30,7 @@ from contextlib import closing
 from typing import Sequence
 
 import numpy as np
+import psutil
 
 import llama_cpp
 from llama_cpp import _internals
@@ -68,18 +69,22 @@ class FastPrefill:
         self._model, self._options, self._threads = model, options, threads
         self.refused = False  # the cache's saved layout is not one kv_state reads: never again
         self.reads = 0  # runs read this way (tests check that it is taken)
+        self.tokens_read = 0  # tokens in them
         self.rotation: int | None = None  # how llama.cpp turns keys it quantises; None: unknown
+        self._cell_bytes = 0  # one token's f16 keys and values, found with the rotation
 
     def read(self, ctx, cached: int, tokens: Sequence[int]) -> bool:
         """Append `tokens` to sequence 0 of `ctx`, which holds `cached` tokens. False: nothing
         was changed (read them the ordinary way); CacheLost: the exact cache is gone."""
         if self.refused or (self.rotation is None and not self._calibrate(tokens)):
             return False
+        total = cached + len(tokens)
+        if not _room_for(total * self._cell_bytes * 4):
+            return False
         kept = kv_state.parse(_saved(ctx))
         if kept is None or kept.cells != cached:
             self.refused = True
             return False
-        total = cached + len(tokens)
         n_batch = self._options.n_batch
         with closing(self._context(total)) as fast, closing(_internals.LlamaBatch(
                 n_tokens=n_batch, embd=0, n_seq_max=1, verbose=False)) as batch:
@@ -98,13 +103,14 @@ class FastPrefill:
         if not _restore(ctx, joined):
             raise CacheLost("llama.cpp did not take the prompt's cache back")
         self.reads += 1
+        self.tokens_read += len(tokens)
         return True
 
     def _calibrate(self, tokens: Sequence[int]) -> bool:
         """Find how llama.cpp turns the keys it quantises (kv_state.converted), once: the first
         layer's keys of a few tokens (no attention before them) read in both caches must agree
         after the conversion, within the quantisation's error. None agreeing: refused."""
-        probe = list(tokens[:32])
+        probe = list(tokens[:8])
         n_batch = self._options.n_batch
         with closing(self._context(len(probe))) as fast, \
                 closing(self._context(len(probe), exact=True)) as exact, \
@@ -118,6 +124,9 @@ class FastPrefill:
         if read is None or native is None or native.keys[0].type != kv_state.Q8_0:
             self.refused = True
             return False
+        # an f16 cell's keys and values: the second context holds `total` of them, its saved
+        # state and the spliced one as much again, the engine's own state less
+        self._cell_bytes = sum(len(rows.data) for rows in read.keys + read.values) // len(probe)
         want = kv_state.q8_0_to_f32(native.keys[0].data)
         values_per_row = read.keys[0].row_bytes // 2
         for rotation in (0, 64, 128, 256):
@@ -143,6 +152,15 @@ class FastPrefill:
         if exact:
             params.type_k, params.type_v = self._options.k_type, self._options.v_type
         return _internals.LlamaContext(model=self._model, params=params, verbose=False)
+
+
+def _room_for(nbytes: int) -> bool:
+    """Half of the memory free now covers `nbytes` (else the prompt is read the ordinary way:
+    slower, but it never pushes the machine into swap)."""
+    try:
+        return nbytes <= psutil.virtual_memory().available // 2
+    except (OSError, psutil.Error, NotImplementedError):
+        return False
 
 
 def _decode(ctx, batch, n_batch: int, tokens: Sequence[int], n_past: int) -> bool:

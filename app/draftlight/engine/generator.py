@@ -436,5 +436,7 @@ class Engine:
         rereading = rereading_notice(self.target, prompt[:-1])
         if rereading:
             yield Notice(rereading)
+        read_fast = getattr(self.target, "fast_read_tokens", 0)
         stats.reused_prompt_tokens = sync_cache(self.target, prompt[:-1])
+        stats.prompt_read_fast = getattr(self.target, "fast_read_tokens", 0) - read_fast
         return prompt, dropped

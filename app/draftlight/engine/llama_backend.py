@@ -189,6 +189,11 @@ class LlamaBackend:
     def tokens(self) -> list[int]:
         return list(self._tokens)
 
+    @property
+    def fast_read_tokens(self) -> int:
+        """Prompt tokens read so far at llama.cpp's f16 speed (fast_prefill.py)."""
+        return self._fast_prefill.tokens_read if self._fast_prefill is not None else 0
+
     def eval(self, tokens: Sequence[int], n_logits: int = 1) -> np.ndarray:
         if len(self._tokens) + len(tokens) > self.n_ctx:
             raise RuntimeError("context window is full")
