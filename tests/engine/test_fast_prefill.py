@@ -105,6 +105,16 @@ def test_a_long_run_is_read_fast_and_the_cached_prefix_keeps_its_bytes(bundled_m
             assert np.array_equal(new.first(100).data, old.data)
 
 
+def test_a_read_longer_than_memory_allows_is_made_the_ordinary_way(bundled_model):
+    with LlamaBackend(bundled_model, OPTIONS) as backend:
+        tokens = backend.tokenize(ARTICLE, add_bos=True)
+        backend.eval(tokens[:200], n_logits=0)
+        assert backend._fast_prefill.reads == 1 and backend._fast_prefill.max_cells > 10_000
+        backend._fast_prefill.max_cells = 300  # as if the machine had little memory free
+        backend.eval(tokens[200:], n_logits=0)
+        assert backend._fast_prefill.reads == 1 and backend.tokens == tokens
+
+
 def test_the_fast_read_predicts_what_the_ordinary_read_does(bundled_model):
     """Not bit for bit (another summation order, keys rounded to f16 before q8_0), but close:
     the next token's logits differ by little and agree on the top token."""

@@ -71,7 +71,7 @@ class FastPrefill:
         self.reads = 0  # runs read this way (tests check that it is taken)
         self.tokens_read = 0  # tokens in them
         self.rotation: int | None = None  # how llama.cpp turns keys it quantises; None: unknown
-        self._cell_bytes = 0  # one token's f16 keys and values, found with the rotation
+        self.max_cells = 0  # the longest context read this way (memory), set with the rotation
 
     def read(self, ctx, cached: int, tokens: Sequence[int]) -> bool:
         """Append `tokens` to sequence 0 of `ctx`, which holds `cached` tokens. False: nothing
@@ -79,7 +79,7 @@ class FastPrefill:
         if self.refused or (self.rotation is None and not self._calibrate(tokens)):
             return False
         total = cached + len(tokens)
-        if not _room_for(total * self._cell_bytes * 4):
+        if total > self.max_cells:
             return False
         kept = kv_state.parse(_saved(ctx))
         if kept is None or kept.cells != cached:
@@ -124,9 +124,11 @@ class FastPrefill:
         if read is None or native is None or native.keys[0].type != kv_state.Q8_0:
             self.refused = True
             return False
-        # an f16 cell's keys and values: the second context holds `total` of them, its saved
-        # state and the spliced one as much again, the engine's own state less
-        self._cell_bytes = sum(len(rows.data) for rows in read.keys + read.values) // len(probe)
+        # An f16 cell's keys and values: a read of n cells holds them ~4 times (the second
+        # context's cache, its saved state, the spliced one, the engine's own state). Decided
+        # once per load, not per read: every mode must read the same prompts the same way.
+        cell_bytes = sum(len(rows.data) for rows in read.keys + read.values) // len(probe)
+        self.max_cells = _free_memory() // 2 // max(cell_bytes * 4, 1)
         want = kv_state.q8_0_to_f32(native.keys[0].data)
         values_per_row = read.keys[0].row_bytes // 2
         for rotation in (0, 64, 128, 256):
@@ -154,13 +156,13 @@ class FastPrefill:
         return _internals.LlamaContext(model=self._model, params=params, verbose=False)
 
 
-def _room_for(nbytes: int) -> bool:
-    """Half of the memory free now covers `nbytes` (else the prompt is read the ordinary way:
-    slower, but it never pushes the machine into swap)."""
+def _free_memory() -> int:
+    """Bytes free now (0 where it cannot be read: then every prompt is read the ordinary way,
+    slower, but never pushing the machine into swap)."""
     try:
-        return nbytes <= psutil.virtual_memory().available // 2
+        return int(psutil.virtual_memory().available)
     except (OSError, psutil.Error, NotImplementedError):
-        return False
+        return 0
 
 
 def _decode(ctx, batch, n_batch: int, tokens: Sequence[int], n_past: int) -> bool:
