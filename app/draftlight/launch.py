@@ -204,15 +204,21 @@ def resolve_context(spec: EngineSpec) -> tuple[EngineSpec, str]:
     return replace(spec, n_ctx=choice.n_ctx), choice.why
 
 
-def open_draft(spec: EngineSpec, should_cancel: Callable[[], bool] | None = None):
-    """The draft model alone, to attach to an in-process engine already loaded; True from
-    `should_cancel` stops its load."""
-    from draftlight.engine.llama_backend import LlamaBackend
+def attach_draft(engine, spec: EngineSpec,
+                 should_cancel: Callable[[], bool] | None = None) -> None:
+    """Load `spec`'s draft model and attach it to an in-process engine already loaded (in the
+    engine's host when it runs in one: the file is opened there); True from `should_cancel`
+    stops its load. Raises as Engine.attach_draft does (a draft refused is closed)."""
     from draftlight.store.memory import check_models_fit
     spec, _ = resolve_context(spec)  # the worker passes the target's; a caller may not
     if spec.target_gpu_layers == 0 and spec.draft_gpu_layers == 0:
         check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
-    return LlamaBackend(spec.draft_path, load_options(spec, draft=True),
+    options = load_options(spec, draft=True)
+    if hasattr(engine, "attach_draft_file"):  # engine/hosted.py
+        engine.attach_draft_file(spec.draft_path, options, should_cancel=should_cancel)
+        return
+    from draftlight.engine.llama_backend import LlamaBackend
+    engine.attach_draft(LlamaBackend(spec.draft_path, options, should_cancel=should_cancel),
                         should_cancel=should_cancel)
 
 

@@ -189,3 +189,47 @@ def test_an_interactive_chat_goes_on_after_a_crash(bundled_model, tmp_path):
     assert "draftlight: the engine stopped (SIGSEGV: a crash in llama.cpp)" in out.stderr
     assert "Fatal Python error" not in out.stderr and "Traceback" not in out.stderr
     assert out.stdout.count("\n") >= 1 and out.stdout.strip()  # the second answer came
+
+
+def test_a_draft_attached_in_the_host_drafts_and_divergence_is_read_there(bundled_model,
+                                                                          tmp_path):
+    """What the window asks of the host beyond replies: a draft model opened there (kept when
+    the host starts again), detached, and Compare's explanation of two differing answers."""
+    from draftlight.engine.compare import explain_divergence
+    draft = tmp_path / "draft.gguf"
+    draft.write_bytes(bundled_model.read_bytes())
+    engine = hosted(bundled_model)
+    local = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
+    try:
+        assert "draft" not in engine.modes
+        engine.attach_draft_file(str(draft), OPTIONS)
+        assert "draft" in engine.modes
+        _, done = reply(engine, "draft")
+        assert done.stats.drafted > 0 and done.stats.accepted == done.stats.drafted  # itself
+        a = reply(local, "off")[1]
+        tokens = local.tokenize_chat(QUESTION)
+        plain = [t for t in local.target.tokenize(a.text, add_bos=False)][:6]
+        other = plain[:3] + [plain[3] + 1] + plain[4:]
+        assert engine.explain_divergence(QUESTION, plain, other) == explain_divergence(
+            local, QUESTION, plain, other)
+        assert engine.explain_divergence(QUESTION, plain, plain[:4]) is None
+        engine.kill()  # started again at the next request, with its draft
+        assert reply(engine, "draft")[1].stats.drafted > 0 and engine.restarts == 1
+        engine.detach_draft()
+        assert engine.spec.draft is None and "draft" not in engine.modes
+    finally:
+        engine.close()
+        local.close()
+    assert tokens
+
+
+def test_the_hosted_bench_times_both_engines_and_says_the_ratio(bundled_model, capsys):
+    from draftlight.cli import main
+    assert main(["bench", "hosted", "--target", str(bundled_model), "--modes", "off,ngram",
+                 "--rounds", "2", "--limit", "1", "--max-tokens", "16"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1].startswith("hosted: ") and lines[-1].endswith(
+        "x in-process tokens/s (median of every mode's rounds)")
+    assert 0.3 < float(lines[-1].split()[1].rstrip("x")) < 3  # both timed, the same replies
+    assert lines[-3].strip().startswith("off: hosted") and lines[-2].strip().startswith("ngram: ")
+    assert main(["bench", "hosted", "--modes", "draft"]) != 0  # one line, not a traceback

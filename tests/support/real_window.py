@@ -1,8 +1,9 @@
 """Fixtures for tests that open the window on real models (import them by name), and a
 send_and_wait with a real model's prompt and patience.
 
-Loading a model for the window also times it for auto mode; the timings are cached per model
-file in the cache folder, which each test has to itself. `shared_cost_cache` keeps one cache
+Loading a model for the window also times it for auto mode (in the window's engine host, a
+child process); the timings are cached per model file in the cache folder, which each test has
+to itself. `shared_cost_cache` keeps one cache
 for the whole session, so each model is timed once rather than once per test.
 """
 
@@ -26,8 +27,9 @@ def cost_cache_file(tmp_path_factory):
 
 @pytest.fixture
 def shared_cost_cache(cost_cache_file, monkeypatch):
+    """By the environment, which the window's engine host inherits."""
     from draftlight.engine import disk_cache
-    monkeypatch.setattr(disk_cache, "_cache_file", lambda: cost_cache_file)
+    monkeypatch.setenv(disk_cache.FILE_VARIABLE, str(cost_cache_file))
     return cost_cache_file
 
 

@@ -99,6 +99,9 @@ class ScriptedFactory:
         self.drafts.append(spec.draft_path)
         return spec.draft_path
 
+    def attach_draft(self, engine, spec, *, should_cancel):
+        engine.attach_draft(self.open_draft(spec, should_cancel=should_cancel))
+
 
 class HeldLoadFactory(ScriptedFactory):
     """A ScriptedFactory whose load waits until `release()` (at most 10 s): a slow first run."""

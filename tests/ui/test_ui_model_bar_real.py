@@ -1,6 +1,6 @@
-"""The model bar on the real bundled model: choosing a draft model swaps it in on the worker
-thread while the target llama.cpp model stays loaded (the same object, no second target load);
-the reply then drafts with it, and choosing n-gram closes it, again keeping the target."""
+"""The model bar on the real bundled model: choosing a draft model swaps it in while the target
+stays loaded (the same engine host, no second target load); the reply then drafts with it, and
+choosing n-gram closes it, again keeping the target."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ def test_choosing_a_draft_keeps_the_loaded_target(qtbot, tmp_path, bundled_model
     wait_until(qtbot, lambda: window.ready and not window.loading, "the models to load", 120_000,
                lambda: window_state(window))
     worker = window.engine.worker
-    engine, target = worker.engine, worker.engine.target  # read, never called, from here
-    assert engine.draft is None
+    engine, host = worker.engine, worker.engine.pid  # read, never called, from here
+    assert engine.spec.draft is None and host is not None
     loads, loading = [], []
     worker.loaded.connect(loads.append)
     worker.loading.connect(loading.append)
@@ -40,8 +40,8 @@ def test_choosing_a_draft_keeps_the_loaded_target(qtbot, tmp_path, bundled_model
     bar.draft_box.activated.emit(index)
     qtbot.waitUntil(lambda: window.draft_name == "smol-draft.gguf" and not window.loading,
                     timeout=120_000)
-    assert worker.engine is engine and engine.target is target
-    assert engine.draft is not None and engine.draft.path == copy and engine.draft is not target
+    assert worker.engine is engine and engine.pid == host
+    assert engine.spec.draft == str(copy)
     assert loads == [] and loading == ["Loading draft smol-draft.gguf…"]
     assert window.current_mode() == "draft"
 
@@ -50,5 +50,5 @@ def test_choosing_a_draft_keeps_the_loaded_target(qtbot, tmp_path, bundled_model
 
     bar.draft_box.activated.emit(bar.draft_box.findData(NGRAM))
     qtbot.waitUntil(lambda: window.draft_name is None and not window.loading, timeout=60_000)
-    assert worker.engine is engine and engine.target is target and engine.draft is None
+    assert worker.engine is engine and engine.pid == host and engine.spec.draft is None
     assert loads == [] and window.current_mode() == "ngram"

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from draftlight.bench.load import add_load_parser
+from draftlight.bench.hosted import add_hosted_parser
 from draftlight.bench.prefill import add_prefill_parser
 from draftlight.bench.rollback import add_rollback_parser
 from draftlight.bench.runner import BENCH_MODES, DEFAULT_QUESTIONS
@@ -67,13 +68,15 @@ def add_bench_parser(commands) -> None:
                             "--target, --max-tokens, --limit, --repeats apply)")
     bench.set_defaults(run=run_bench)
     subcommands = bench.add_subparsers(
-        dest="bench_command", metavar="{rollback,load,prefill}",
+        dest="bench_command", metavar="{rollback,load,prefill,hosted}",
         help="rollback: what a rejected draft costs a model; load: time to the first token "
-             "vs a bare llama.cpp load; prefill: a long prompt's read vs bare llama.cpp "
-             "(draftlight bench rollback -h, bench load -h, bench prefill -h)")
+             "vs a bare llama.cpp load; prefill: a long prompt's read vs bare llama.cpp; "
+             "hosted: the engine's own process vs this one (draftlight bench rollback -h, "
+             "bench load -h, bench prefill -h, bench hosted -h)")
     add_rollback_parser(subcommands)
     add_load_parser(subcommands)
     add_prefill_parser(subcommands)
+    add_hosted_parser(subcommands)
 
 
 def run_bench(args: argparse.Namespace) -> int:

@@ -139,7 +139,10 @@ def compare(engine: Engine, messages: list[dict[str, str]], params: SamplingPara
     identical = plain_tokens == fast_tokens
     divergence = None
     if not identical:
-        found = explain_divergence(engine, messages, plain_tokens, fast_tokens)
+        # a hosted engine reads the target's logits in its own process (hosted.py)
+        explain = getattr(engine, "explain_divergence", None)
+        found = (explain(messages, plain_tokens, fast_tokens) if explain is not None
+                 else explain_divergence(engine, messages, plain_tokens, fast_tokens))
         divergence = found.describe() if found else "one reply stopped earlier"
     yield Comparison(mode, plain.stats, fast.stats, plain.text, fast.text, identical, divergence,
                      tuple(runs["plain"]), tuple(runs["speculative"]), load)

@@ -22,6 +22,9 @@ from draftlight.shared_files import read_json_object, update_json
 # Part of every cache_key: bumping it measures every entry again. (It was costs.CURVE_VERSION,
 # kept at its value so the entries of earlier versions of the app are still found.)
 KEY_VERSION = 3
+# names the file instead of the cache folder's: the suite shares one between its tests (and a
+# test's engine host, a child process, reads it from the environment it inherits)
+FILE_VARIABLE = "DRAFTLIGHT_MEASUREMENTS_FILE"
 
 
 def file_identity(path: Path) -> list:
@@ -53,8 +56,10 @@ def _cpu_model() -> str:
 
 
 def _cache_file() -> Path:
-    # Named for its first use (cost curves); renaming it would forget every entry.
-    return paths.cache_dir() / "batch_costs.json"
+    """FILE_VARIABLE, else the cache folder's file (named for its first use, cost curves:
+    renaming it would forget every entry)."""
+    named = os.environ.get(FILE_VARIABLE)
+    return Path(named) if named else paths.cache_dir() / "batch_costs.json"
 
 
 def load_cached(key: str) -> dict | None:

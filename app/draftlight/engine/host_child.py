@@ -11,8 +11,9 @@ at a time, on this process's main thread, which owns the Llama:
     {"id", "op": "generate", messages, params, mode, prediction} -> {"id", "events"}...,
                                                                {"id", "events", "end"}
                              (one line a pass: its pieces and its Progress, together)
-    {"id", "op": "tokenize_chat" | "reserve" | "pending_measurements" | "measure_next", …}
-                                                                   -> {"id", "result"}
+    {"id", "op": "tokenize_chat" | "reserve" | "pending_measurements" | "measure_next"
+           | "attach_draft" | "detach_draft" (their result: the modes now)
+           | "explain_divergence", …}                                 -> {"id", "result"}
     {"id", "op": "cancel"}   (read at once, on the input's own thread: the request stops at
                               its next event or pass)
 
@@ -84,6 +85,13 @@ def _fail_natively(what: str) -> None:
         libc.pause()
 
 
+def _attach_draft(engine, path: str, options: dict, should_cancel) -> None:
+    from draftlight.engine.llama_backend import LlamaBackend
+    from draftlight.engine.load_options import LoadOptions
+    engine.attach_draft(LlamaBackend(path, LoadOptions(**options), should_cancel=should_cancel),
+                        should_cancel=should_cancel)
+
+
 def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
                    debug=None) -> None:
     while (request := requests.get()) is not None:
@@ -120,6 +128,19 @@ def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
                 result = list(engine.pending_measurements())
             elif op == "measure_next":
                 result = engine.measure_next(should_cancel=should_cancel)
+            elif op == "attach_draft":
+                _attach_draft(engine, request["path"], request["options"], should_cancel)
+                result = list(engine.modes)
+            elif op == "detach_draft":
+                engine.detach_draft()
+                result = list(engine.modes)
+            elif op == "explain_divergence":
+                from dataclasses import asdict
+
+                from draftlight.engine.compare import explain_divergence
+                found = explain_divergence(engine, request["messages"], request["a"],
+                                           request["b"])
+                result = asdict(found) if found is not None else None
             else:
                 raise ValueError(f"unknown request {op!r}")
             out.send({"id": ident, "result": result})

@@ -20,12 +20,11 @@ import itertools
 import json
 import os
 import queue
-import select
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import psutil
 
@@ -34,6 +33,7 @@ from draftlight.engine import wire
 from draftlight.engine.errors import EngineCrashed, EngineError, ModelLoadError
 from draftlight.engine.events import Event
 from draftlight.engine.host_child import DEBUG_VARIABLE
+from draftlight.engine.host_lines import HostLines
 from draftlight.engine.load_options import LoadOptions
 from draftlight.engine.sampling import SamplingParams
 
@@ -41,6 +41,7 @@ CHILD_COMMAND = "_engine-host"  # hidden `draftlight` command: the frozen app's 
 SILENCE_SECONDS = 300.0
 BUSY_SHARE = 0.05  # a host silent that long but using this share of a core is working
 SILENCE_VARIABLE = "DRAFTLIGHT_HOST_SILENCE"  # seconds, for tests of a hang
+STOP_SECONDS = 5.0  # interrupt(): how long the host has to stop before it is ended
 _POLL_SECONDS = 0.1  # how often a wait looks at should_cancel
 
 
@@ -73,12 +74,12 @@ class HostedEngine:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()  # one request at a time
         self._process: subprocess.Popen | None = None
-        self._lines: _Lines | None = None
-        self._debug = os.environ.get(DEBUG_VARIABLE)  # the first host only: a restart is clean
+        self._lines: HostLines | None = None
         self.modes: tuple[str, ...] = ()
         self.n_ctx = 0
         self.load_notices: tuple[str, ...] = ()
         self.restarts = 0  # hosts started again after a crash
+        self._interrupted = False  # interrupt(): cancel the request under way
         self._start(should_cancel, on_progress)
 
     # --- the ChatEngine ---------------------------------------------------------------------
@@ -124,6 +125,45 @@ class HostedEngine:
         while self.measure_next(should_cancel):
             pass
 
+    def attach_draft_file(self, path: str, options: LoadOptions, *,
+                          should_cancel: Callable[[], bool] | None = None) -> None:
+        """Engine.attach_draft on the draft model in `path`, opened in the host (a host
+        started again later loads it too)."""
+        self.modes = tuple(self._ask({"op": "attach_draft", "path": path,
+                                      "options": asdict(options)}, should_cancel))
+        self.spec = replace(self.spec, draft=path, draft_options=options)
+
+    def detach_draft(self) -> None:
+        self.modes = tuple(self._ask({"op": "detach_draft"}))
+        self.spec = replace(self.spec, draft=None)
+
+    def explain_divergence(self, messages: list[dict[str, str]], a: list[int], b: list[int]):
+        """compare.explain_divergence, in the host (it reads the target's logits)."""
+        from draftlight.engine.compare import Divergence
+        found = self._ask({"op": "explain_divergence", "messages": messages, "a": a, "b": b})
+        return Divergence(**found) if found else None
+
+    @property
+    def pid(self) -> int | None:
+        """The host's process id (None between a crash and the next request)."""
+        return self._process.pid if self._alive() else None
+
+    def interrupt(self) -> None:
+        """Thread-safe: the request under way stops at its next pass in the host, even while
+        its thread waits for a long prompt's read."""
+        self._interrupted = True
+
+    def kill(self) -> None:
+        """Thread-safe: end the host at once (a window closing waits for nothing); the
+        request under way ends with EngineCrashed."""
+        process = self._process
+        if process is not None and process.poll() is None:
+            process.kill()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
     def close(self) -> None:
         """End the host: its input closes and it frees its models; one that does not end
         within seconds is killed (a window never waits for llama.cpp)."""
@@ -147,12 +187,12 @@ class HostedEngine:
                    else [sys.executable, "-P", "-m", "draftlight.engine.host_child"])
         env = dict(os.environ)
         env.pop(DEBUG_VARIABLE, None)
-        if self._debug and not self.restarts:
-            env[DEBUG_VARIABLE] = self._debug
+        if os.environ.get(DEBUG_VARIABLE):  # taken by the next host only: one started
+            env[DEBUG_VARIABLE] = os.environ.pop(DEBUG_VARIABLE)  # again is clean
         from draftlight.lifetimes import popen_for_life
         self._process = popen_for_life([*command, json.dumps(self.spec.record())],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        self._lines = _Lines(self._process.stdout)
+        self._lines = HostLines(self._process.stdout)
         while True:
             message = self._next(should_cancel, loading=True)
             if "loading" in message and on_progress is not None:
@@ -171,6 +211,7 @@ class HostedEngine:
         return self._process is not None and self._process.poll() is None
 
     def _send(self, message: dict) -> int:
+        self._interrupted = False  # an interrupt() of an earlier request
         if not self._alive():  # it crashed before: started again, as the user expects
             self.close()
             self.restarts += 1
@@ -219,7 +260,7 @@ class HostedEngine:
         """The host's next message. Raises EngineCrashed when it ended, or said nothing for
         `silence_seconds` (it is killed); once `should_cancel` says so, request `cancel_id`
         (-1: the load) is cancelled in the host, which then ends it as it does."""
-        waited, asked = 0.0, False
+        waited, asked, stop_waited = 0.0, False, 0.0
         limit = max(self.silence_seconds, 600.0) if loading else self.silence_seconds
         # The host's CPU time when its silence began: read only once a wait runs long, never
         # for the lines of a reply that follow each other (this is its hot path).
@@ -235,12 +276,21 @@ class HostedEngine:
                     # silent but working (a prompt of 30,000 tokens is minutes of batches
                     # that say nothing): a hung call does not use the CPU
                     waited, busy_since = 0.0, self._cpu_seconds()
-                if should_cancel is not None and not asked and should_cancel():
-                    asked = True
+                if not asked and (self._interrupted or (should_cancel is not None
+                                                        and should_cancel())):
+                    asked, stop_waited = True, 0.0
                     try:
                         self._write({"id": cancel_id, "op": "cancel"})
                     except OSError:
                         pass
+                elif asked and self._interrupted:
+                    stop_waited += _POLL_SECONDS
+                    if stop_waited > STOP_SECONDS:  # Stop waits for no native call
+                        self._process.kill()
+                        self._process.wait()
+                        raise EngineCrashed(f"the engine did not stop within {STOP_SECONDS:.0f}"
+                                            " s and was ended; the next message starts it "
+                                            "again")
                 if waited > limit:
                     self._process.kill()
                     self._process.wait()
@@ -274,53 +324,3 @@ class HostedEngine:
 _MEANINGS = {"SIGSEGV": "SIGSEGV: a crash in llama.cpp", "SIGABRT": "SIGABRT: llama.cpp gave up",
              "SIGKILL": "SIGKILL: killed, perhaps for its memory",
              "SIGILL": "SIGILL: an instruction this CPU lacks"}
-
-
-class _Lines:
-    """The host's messages, read on the thread that waits for them: one wake-up a line (a
-    reader thread would add a second one, and on two cores every wake-up takes a core from
-    llama.cpp mid-pass). Windows, whose pipes `select` cannot wait on, reads on a thread."""
-
-    def __init__(self, stream) -> None:
-        self._fd = stream.fileno()
-        self._buffer = b""
-        self._ended = False
-        self._queue: queue.Queue | None = None
-        if sys.platform == "win32":
-            self._queue = queue.Queue()
-            threading.Thread(target=self._read_all, args=(stream,), daemon=True,
-                             name="engine host").start()
-
-    def next(self, timeout: float) -> dict | None:
-        """The next message; None once the host has ended; queue.Empty after `timeout`."""
-        if self._queue is not None:
-            return self._queue.get(timeout=timeout)
-        while b"\n" not in self._buffer:
-            if self._ended:
-                return None
-            ready, _, _ = select.select([self._fd], [], [], timeout)
-            if not ready:
-                raise queue.Empty
-            try:
-                chunk = os.read(self._fd, 1 << 16)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self._ended = True
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        try:
-            return wire.decode(line)
-        except (ValueError, EngineError):
-            return self.next(timeout)
-
-    def _read_all(self, stream) -> None:
-        try:
-            for line in stream:
-                try:
-                    self._queue.put(wire.decode(line))
-                except (ValueError, EngineError):
-                    continue
-        except (OSError, ValueError):
-            pass
-        self._queue.put(None)

@@ -168,6 +168,8 @@ class MainWindow(QMainWindow):
         session.writing_changed.connect(self.conversations.set_writing)
         session.current_changed.connect(self._update_actions)  # Regenerate needs a message
         session.error.connect(self._on_reply_failed)
+        session.engine_crashed.connect(
+            lambda line: self.banner.show_message(line, "Restart", self.models.restart))
         session.info.connect(self.show_status)
         session.saved_again.connect(self._on_saved_again)
         session.live_stats.connect(self.stats_label.setText)

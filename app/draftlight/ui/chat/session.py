@@ -60,6 +60,7 @@ class ChatSession(QObject):
     conversations_changed = Signal()
     current_changed = Signal(object)  # conversation id or None
     error = Signal(str)
+    engine_crashed = Signal(str)  # the engine's process ended mid-reply: one line (kept reply)
     info = Signal(str)
     saved_again = Signal(str)  # the history answers again; the line `error` showed till now
     live_stats = Signal(str)
@@ -92,6 +93,7 @@ class ChatSession(QObject):
         worker.reply.connect(self._on_reply)
         worker.stopped.connect(self._on_stopped)
         worker.failed.connect(self._on_failed)
+        worker.crashed.connect(self._on_crashed)
 
     @property
     def streaming(self) -> bool:
@@ -392,6 +394,12 @@ class ChatSession(QObject):
         if self._current(request_id) is not None:
             self._end_stream(INTERRUPTED, self._stopped_stats())
             self.error.emit(message)
+
+    def _on_crashed(self, request_id: int, message: str) -> None:
+        """The text so far is kept, as a stopped reply's; the window offers a restart."""
+        if self._current(request_id) is not None:
+            self._end_stream(INTERRUPTED, self._stopped_stats())
+            self.engine_crashed.emit(message)
 
     def _stopped_stats(self) -> dict | None:
         """The stored figures of a reply stopped before its end: the latest live ones."""

@@ -8,9 +8,10 @@ error, even when the import fails.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
-from draftlight.launch import EngineSpec, open_draft, open_engine
+from draftlight.launch import EngineSpec, attach_draft, open_engine
 from draftlight.ui.engine.loaded import Capabilities
 
 
@@ -58,11 +59,16 @@ class LlamaEngineFactory:
 
     def load_engine(self, spec: EngineSpec, *, should_cancel: Callable[[], bool] = lambda: False,
                     on_progress: Callable[[float], None] | None = None):
-        """`on_progress(fraction)`: how much of the target's weights llama.cpp has loaded."""
-        return open_engine(spec, should_cancel=should_cancel, on_progress=on_progress)
+        """The engine, in a process of its own (engine/hosted.py: a crash in llama.cpp is a
+        line in the window, not the end of it); `on_progress(fraction)`: how much of the
+        target's weights llama.cpp has loaded."""
+        return open_engine(replace(spec, hosted=True), should_cancel=should_cancel,
+                           on_progress=on_progress)
 
-    def open_draft(self, spec: EngineSpec, *, should_cancel: Callable[[], bool]):
-        return open_draft(spec, should_cancel)
+    def attach_draft(self, engine, spec: EngineSpec, *,
+                     should_cancel: Callable[[], bool]) -> None:
+        """`spec`'s draft model, loaded where `engine` runs and attached to it."""
+        attach_draft(engine, spec, should_cancel)
 
     def open_llama_server(self, spec: EngineSpec, *, report: Callable[[str, int], None],
                           on_log: Callable[[str], None], should_cancel: Callable[[], bool]):

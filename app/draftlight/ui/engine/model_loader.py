@@ -72,6 +72,14 @@ class ModelLoader(QObject):
         self.steps.restart()
         self.engine.load(self.spec)
 
+    def restart(self) -> None:
+        """Load the same models again (their process ended: engine/hosted.py)."""
+        self.about_to_change.emit()
+        self.ready = False
+        self.steps.restart()
+        self.engine.load(self.spec)
+        self.changed.emit()
+
     def apply(self, spec: EngineSpec) -> None:
         """Keep what can be kept: a new draft is swapped in, only a change to the target (or a
         target that never loaded) reloads everything; sampling settings need nothing here."""

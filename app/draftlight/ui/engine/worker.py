@@ -20,6 +20,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
+from draftlight.engine.errors import EngineCrashed
 from draftlight.engine.events import Done
 from draftlight.engine.server.process import HEALTH_TIMEOUT
 from draftlight.engine.server.rpc import placement
@@ -30,6 +31,7 @@ from draftlight.ui.engine.loaded import Loaded
 from draftlight.ui.engine.pending_work import PendingWork
 
 STOP_ALL = sys.maxsize
+SHUTDOWN_GRACE_MS = 3000  # a closing window waits this long for its engine's host
 
 
 def mtp_layers(path: str) -> int:
@@ -73,6 +75,9 @@ class EngineWorker(BackgroundSteps, QObject):
     compare_event = Signal(int, object)
     stopped = Signal(int)  # request: stopped on request, before its end
     failed = Signal(int, str)  # request, one-line error
+    # request, one line: the engine's process ended mid-reply (engine/hosted.py); the next
+    # request starts it again
+    crashed = Signal(int, str)
     served = Signal(object)  # an draftlight.serve.worker.Job from the local server has ended
     server_log = Signal(str)  # a line llama-server printed (emitted on its log reader thread)
     closed = Signal()
@@ -91,6 +96,7 @@ class EngineWorker(BackgroundSteps, QObject):
         # tokens; a plain int assignment is atomic, so no lock is needed.
         self.stop_upto = 0
         self.pending = PendingWork()  # requests queued here and not begun: they go first
+        self.running_request = 0  # the window's reply under way (0: none)
         self._spec: EngineSpec | None = None  # the latest load's, as asked
         # the bundled model's shipped file stands in until its faster copy is made, in the
         # background (_make_default_copy), and the engine is then loaded again on the copy
@@ -99,8 +105,13 @@ class EngineWorker(BackgroundSteps, QObject):
         self._measure_queued = False
 
     def request_stop(self, request_id: int) -> None:
-        """Thread-safe: the request stops before its next token."""
+        """Thread-safe: the request stops before its next token (a hosted engine's at its
+        next pass, even in the middle of a long prompt's read)."""
         self.stop_upto = max(self.stop_upto, request_id)
+        engine = self.engine
+        if (engine is not None and hasattr(engine, "interrupt")
+                and 0 < self.running_request <= request_id):
+            engine.interrupt()
 
     def _close_engine(self) -> None:
         if self.engine is not None:
@@ -162,9 +173,7 @@ class EngineWorker(BackgroundSteps, QObject):
             try:
                 if not quiet:
                     self.loading.emit(f"Loading draft {spec.draft_name}…")
-                self.engine.attach_draft(
-                    self.factory.open_draft(spec, should_cancel=self._closing),
-                    should_cancel=self._closing)
+                self.factory.attach_draft(self.engine, spec, should_cancel=self._closing)
                 loaded = replace(loaded, draft=spec.draft_name, draft_path=spec.draft_path)
             except Exception as exc:  # noqa: BLE001
                 loaded = replace(loaded, draft_error=one_line(exc))
@@ -227,9 +236,7 @@ class EngineWorker(BackgroundSteps, QObject):
         try:
             if spec.draft_path:
                 self.loading.emit(f"Loading draft {spec.draft_name}…")
-                self.engine.attach_draft(
-                    self.factory.open_draft(spec, should_cancel=self._closing),
-                    should_cancel=self._closing)
+                self.factory.attach_draft(self.engine, spec, should_cancel=self._closing)
             else:
                 self.engine.detach_draft()
         except Exception as exc:  # noqa: BLE001
@@ -249,6 +256,7 @@ class EngineWorker(BackgroundSteps, QObject):
             self.failed.emit(request_id, "no model is loaded")
             return
         events = None
+        self.running_request = request_id
         try:
             events = self.engine.generate(messages, params, mode, prediction=prediction)
             for event in events:
@@ -259,12 +267,21 @@ class EngineWorker(BackgroundSteps, QObject):
                 self.reply.emit(request_id, event)
                 if isinstance(event, Done):
                     return
-            self.failed.emit(request_id, "the reply ended without its statistics")
+            if self.stop_upto >= request_id:  # a hosted engine, interrupted mid-read
+                self.stopped.emit(request_id)
+            else:
+                self.failed.emit(request_id, "the reply ended without its statistics")
+        except EngineCrashed as exc:  # the host process ended: the window goes on
+            if self.stop_upto >= request_id:  # ended because it did not stop in time
+                self.stopped.emit(request_id)
+            else:
+                self.crashed.emit(request_id, one_line(exc))
         except Exception as exc:  # noqa: BLE001
             if "draftlight." not in type(exc).__module__:
                 traceback.print_exc()
             self.failed.emit(request_id, one_line(exc))
         finally:
+            self.running_request = 0
             if events is not None and hasattr(events, "close"):
                 events.close()
             self._measure_soon()
@@ -394,6 +411,11 @@ class EngineThread(QObject):
         self.worker.request_stop(STOP_ALL)
         self._shutdown.emit()
         # A model that is loading stops at llama.cpp's next progress report (_closing), and a
-        # llama-server build or start likewise; what is left is seconds of closing.
+        # llama-server build or start likewise; what is left is seconds of closing. A hosted
+        # engine still busy then (a native call that does not return) is ended.
+        if not self.thread.wait(SHUTDOWN_GRACE_MS):
+            engine = self.worker.engine
+            if engine is not None and hasattr(engine, "kill"):
+                engine.kill()
         while not self.thread.wait(30_000):
             print("draftlight: waiting for the model to finish loading…", file=sys.stderr)
