@@ -43,3 +43,20 @@ def test_help_about_names_the_app(qtbot, open_window, monkeypatch):
     help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Help")
     next(a for a in help_menu.actions() if a.text() == "About Draftlight").trigger()
     assert shown and "Draftlight" in shown[0] and "identical to plain decoding" in shown[0]
+
+
+def test_the_window_opens_no_larger_than_its_screen(qtbot, open_window):
+    """At 1100x760 by default, or a size kept from a larger screen: on a smaller screen (the
+    offscreen platform's is 800x600) it fits, so the message box and Send are on it."""
+    from PySide6.QtCore import QRect
+
+    from draftlight.settings import load_settings
+    settings = load_settings()[0]
+    big = open_window(settings=settings)
+    big.setGeometry(QRect(0, 0, 1900, 1200))
+    settings.window_geometry = bytes(big.saveGeometry().toBase64()).decode()
+    for window in (open_window(), open_window(settings=settings)):
+        room = window.screen().availableGeometry()
+        assert room.width() < 1100  # else this test shows nothing
+        assert window.width() <= room.width() and window.height() <= room.height()
+        assert room.contains(window.geometry().topLeft())

@@ -1,8 +1,13 @@
 """What the flash costs: the same greedy reply on the real bundled model, in the real window
 (offscreen), with "Flash accepted drafts" on and off, alternating. Prints tokens/s of each,
-the ratio, and the GUI thread's CPU time per reply.
+the ratio, the GUI thread's CPU time per reply and its longest stall while a reply streams (the
+longest gap between the ticks of a 5 ms timer on it).
 
     python -m draftlight.bench.flash_cost [--tokens 160] [--repeats 3] [--mode ngram]
+                                          [--in-process]
+
+The window runs its engine in a process of its own (engine/hosted.py); `--in-process` loads
+it in the window's process instead, as the app did before, to compare.
 
 A script, not a test: timings on a shared machine are too noisy to assert on.
 """
@@ -38,19 +43,45 @@ T_95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31,
         10: 2.23, 11: 2.20, 12: 2.18, 13: 2.16, 14: 2.14, 15: 2.13, 19: 2.09, 29: 2.05}
 
 
-def _one_reply(window, prompt: str) -> tuple[float, float, int]:
-    """(tokens/s, GUI-thread CPU seconds, flash frames) of one reply."""
-    from PySide6.QtCore import QEventLoop
+def _one_reply(window, prompt: str) -> tuple[float, float, int, float]:
+    """(tokens/s, GUI-thread CPU seconds, flash frames, longest stall in seconds) of one
+    reply."""
+    from PySide6.QtCore import QEventLoop, QTimer
     loop = QEventLoop()
     window.session.reply_finished.connect(loop.quit)
     ticks = window.chat.flasher.ticks
+    last, stall = [time.perf_counter()], [0.0]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        stall[0] = max(stall[0], now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(tick)
+    timer.start()
     cpu = time.thread_time()  # the GUI thread is the one running this loop
     window.send(prompt)
     loop.exec()
     cpu = time.thread_time() - cpu
+    timer.stop()
     window.session.reply_finished.disconnect(loop.quit)
     view = window.chat.messages[-1]
-    return (view.stats or {}).get("tokens_per_second", 0.0), cpu, window.chat.flasher.ticks - ticks
+    return ((view.stats or {}).get("tokens_per_second", 0.0), cpu,
+            window.chat.flasher.ticks - ticks, stall[0])
+
+
+def in_process_factory():
+    """The window's factory, with the engine loaded in the window's own process."""
+    from draftlight.launch import open_engine
+    from draftlight.ui.engine.factory import LlamaEngineFactory
+
+    class InProcessFactory(LlamaEngineFactory):
+        def load_engine(self, spec, *, should_cancel=lambda: False, on_progress=None):
+            return open_engine(spec, should_cancel=should_cancel, on_progress=on_progress)
+
+    return InProcessFactory()
 
 
 def ratio_interval(ratios: list[float]) -> tuple[float, float, float]:
@@ -69,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--mode", default="ngram")
     parser.add_argument("--prompt", default=PROMPT)
+    parser.add_argument("--in-process", action="store_true",
+                        help="the engine in the window's process (as before it had its own)")
     args = parser.parse_args(argv)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QEventLoop
@@ -83,13 +116,14 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(target_path=str(bundled_model_path()), max_tokens=args.tokens,
                         mode=args.mode, temperature=0.0)
     history = History(":memory:")
-    window = MainWindow(settings, history, persist_settings=False)
+    window = MainWindow(settings, history, persist_settings=False,
+                        factory=in_process_factory() if args.in_process else None)
     window.show()
     loop = QEventLoop()
     window.model_ready.connect(loop.quit)
     if not window.ready:
         loop.exec()
-    results: dict[bool, list[tuple[float, float, int]]] = {True: [], False: []}
+    results: dict[bool, list[tuple[float, float, int, float]]] = {True: [], False: []}
     _one_reply(window, args.prompt)  # warm-up: caches, auto's timing, first layout
     for repeat in range(args.repeats):
         # ABBA order: whatever the second reply of a pair gains or loses (the first one's views
@@ -99,14 +133,16 @@ def main(argv: list[str] | None = None) -> int:
             window.session.new_conversation()
             results[flash].append(_one_reply(window, args.prompt))
     for flash in (True, False):
-        rates = [r for r, _, _ in results[flash]]
-        cpus = [c for _, c, _ in results[flash]]
-        frames = [f for _, _, f in results[flash]]
+        rates = [r for r, _, _, _ in results[flash]]
+        cpus = [c for _, c, _, _ in results[flash]]
+        frames = [f for _, _, f, _ in results[flash]]
+        stalls = [s for _, _, _, s in results[flash]]
         print(f"flash {'on ' if flash else 'off'}: {statistics.median(rates):6.1f} tok/s "
               f"(runs {', '.join(f'{r:.1f}' for r in rates)}), GUI-thread CPU "
               f"{statistics.median(cpus):.3f} s per reply, {statistics.median(frames):.0f} "
-              "flash frames")
+              f"flash frames, longest GUI stall {1000 * max(stalls):.0f} ms")
     ratios = [on[0] / off[0] for on, off in zip(results[True], results[False]) if off[0]]
+    print(f"engine: {'in the window' if args.in_process else 'in its own process'}")
     if ratios:
         low, mid, high = ratio_interval(ratios)
         print(f"ratio on/off: {mid:.3f} (95% interval {low:.3f}–{high:.3f} over "

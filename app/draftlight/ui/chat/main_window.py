@@ -169,7 +169,8 @@ class MainWindow(QMainWindow):
         session.current_changed.connect(self._update_actions)  # Regenerate needs a message
         session.error.connect(self._on_reply_failed)
         session.engine_crashed.connect(
-            lambda line: self.banner.show_message(line, "Restart", self.models.restart))
+            lambda line: self.banner.show_message(line[:1].upper() + line[1:], "Restart",
+                                                  self.models.restart))
         session.info.connect(self.show_status)
         session.saved_again.connect(self._on_saved_again)
         session.live_stats.connect(self.stats_label.setText)

@@ -13,6 +13,7 @@ def restore_place(window) -> None:
     settings = window.settings
     if settings.window_geometry:
         window.restoreGeometry(QByteArray.fromBase64(settings.window_geometry.encode()))
+    fit_screen(window)
     last = settings.last_conversation
     try:
         shown = bool(last) and window.history.conversation(last) is not None
@@ -20,6 +21,20 @@ def restore_place(window) -> None:
         shown = False
     if shown:
         window.session.open_conversation(last)
+
+
+def fit_screen(window) -> None:
+    """No larger than the screen it opens on (an 800x600 one, or a size kept from a larger
+    screen), so that the message box and its buttons are never off the screen."""
+    screen = window.screen()
+    if screen is None:
+        return
+    room = screen.availableGeometry()
+    width, height = min(window.width(), room.width()), min(window.height(), room.height())
+    if (width, height) != (window.width(), window.height()):
+        window.resize(width, height)
+        window.move(max(room.left(), min(window.x(), room.right() - width)),
+                    max(room.top(), min(window.y(), room.bottom() - height)))
 
 
 def remember_place(window) -> None:
