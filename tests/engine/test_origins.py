@@ -10,7 +10,7 @@ from draftlight.engine.drafters import DraftOrigin, ModelDrafter
 from draftlight.engine.events import TextPiece
 from draftlight.engine.generator import Engine
 from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.origins import OriginFinder, kept_messages
+from draftlight.engine.origins import Origin, OriginFinder, kept_messages
 from draftlight.engine.sampling import SamplingParams
 from tests.support.fake_backend import FakeChatModel, FakeWordChatModel, scripted_costs
 
@@ -40,12 +40,12 @@ def check_spans(found, messages, prediction=""):
         origin = piece.origin
         if piece.source == "draft":
             assert origin is not None, piece
-            kind = origin["kind"]
+            kind = origin.kind
             kinds.append(kind)
-            source = {"message": lambda: messages[origin["message"]]["content"],
+            source = {"message": lambda: messages[origin.message]["content"],
                       "reply": lambda: reply, "prediction": lambda: prediction}.get(kind)
             if source is not None:
-                assert source()[origin["start"]:origin["end"]] == piece.text, (piece, origin)
+                assert source()[origin.start:origin.end] == piece.text, (piece, origin)
         else:
             assert origin is None
         reply += piece.text
@@ -59,8 +59,7 @@ def test_copied_tokens_point_at_their_own_text_in_the_message_or_the_reply():
     kinds = check_spans(found, CONVERSATION)
     assert kinds.count("message") > len(SECOND) // 2  # the first quote, from the document
     assert kinds.count("reply") > len(OWN) // 2  # the second saying, from the reply's first
-    assert {p.origin["message"] for p in found if p.origin and p.origin["kind"] == "message"
-            } <= {1, 2}
+    assert {p.origin.message for p in found if p.origin and p.origin.kind == "message"} <= {1, 2}
 
 
 def test_messages_left_out_of_the_context_keep_their_indices():
@@ -95,9 +94,9 @@ def test_a_draft_model_names_itself_and_its_belief_in_each_token():
     found = pieces(engine, [{"role": "user", "content": "Say it."}], "draft")
     drafted = [p.origin for p in found if p.source == "draft"]
     assert len(drafted) > len(REPLY) // 2
-    assert {o["kind"] for o in drafted} == {"model"}
-    assert {o["name"] for o in drafted} == {"tiny-draft.Q8_0"}
-    assert all(0.0 < o["p"] <= 1.0 for o in drafted)
+    assert {o.kind for o in drafted} == {"model"}
+    assert {o.name for o in drafted} == {"tiny-draft.Q8_0"}
+    assert all(0.0 < o.p <= 1.0 for o in drafted)
 
 
 def test_a_token_across_a_message_edge_is_clipped_to_the_message():
@@ -109,10 +108,11 @@ def test_a_token_across_a_message_edge_is_clipped_to_the_message():
     edge = [model.piece(t) for t in prompt].index(b"|>Re")
     finder = OriginFinder(model.piece, messages, [0], prompt)
     crossing = finder.origin(DraftOrigin("context", edge), 0)
-    assert crossing == {"kind": "message", "message": 0, "start": 0, "end": 2}
+    assert crossing == Origin("message", message=0, start=0, end=2)
+    assert crossing.record() == {"kind": "message", "message": 0, "start": 0, "end": 2}
     assert "|>Re".endswith(messages[0]["content"][0:2])  # the token's text contains the slice
-    assert finder.origin(DraftOrigin("context", 0), 0) == {"kind": "template"}
-    assert finder.origin(DraftOrigin("context", edge), 1)["start"] == 2  # "ad this"
+    assert finder.origin(DraftOrigin("context", 0), 0).record() == {"kind": "template"}
+    assert finder.origin(DraftOrigin("context", edge), 1).start == 2  # "ad this"
     assert finder.origin(None, 0) is None
 
 
@@ -131,6 +131,6 @@ def test_on_the_real_model_a_repeated_phrase_is_copied_from_the_users_message(bu
         if isinstance(e, TextPiece)]
     kinds = check_spans(found, messages)
     assert kinds.count("message") >= 4, "".join(p.text for p in found)
-    copied = [p.origin for p in found if p.origin and p.origin["kind"] == "message"]
-    assert all(o["message"] == 0 and o["start"] >= messages[0]["content"].index(phrase[:3])
+    copied = [p.origin for p in found if p.origin and p.origin.kind == "message"]
+    assert all(o.message == 0 and o.start >= messages[0]["content"].index(phrase[:3])
                for o in copied)

@@ -85,6 +85,7 @@ def test_chat_attach_answers_from_the_file_and_refuses_a_binary_one(tmp_path, ca
 def test_a_position_inside_an_attached_file_names_the_file_and_its_line(tmp_path):
     from draftlight.store.attachments import Attachment, attachment_at
     from draftlight.ui.flash.origin_words import Source, describe
+    from draftlight.ui.flash.run_origin import RunOrigin
     files = [Attachment("a.py", "x = 1\ny = 2\nz = 3\n", "utf-8", "1"),
              Attachment("b.md", "Run:\n```\nmake\n```\n", "utf-8", "2")]
     message = with_attachments("What is z?", files)
@@ -92,8 +93,8 @@ def test_a_position_inside_an_attached_file_names_the_file_and_its_line(tmp_path
     assert attachment_at(message, message.index("make")) == ("b.md", 3, None)
     assert attachment_at(message, message.index("What is z")) is None
     start = message.index("y = 2")
-    words = describe({"kind": "message", "role": "user", "at": 0, "start": start,
-                      "end": start + 5}, Source("user", message, 1))
+    words = describe(RunOrigin("message", role="user", at=0, start=start, end=start + 5),
+                     Source("user", message, 1))
     assert words.startswith("copied from a.py, line 2 (attached to your message 1): '")
 
 

@@ -92,12 +92,13 @@ def test_chat_json_says_which_page_of_an_attached_pdf_a_run_was_copied_from(tmp_
 
 def test_the_hover_names_the_page_of_a_pdf(tmp_path):
     from draftlight.ui.flash.origin_words import Source, describe
+    from draftlight.ui.flash.run_origin import RunOrigin
     path = tmp_path / "report.pdf"
     path.write_bytes(pdf_bytes(REPORT))
     message = with_attachments("Where?", [read_attachment(path)])
     start = message.index("Lyon")
-    words = describe({"kind": "message", "role": "user", "at": 0, "start": start,
-                      "end": start + 4}, Source("user", message, 1))
+    words = describe(RunOrigin("message", role="user", at=0, start=start, end=start + 4),
+                     Source("user", message, 1))
     assert words.startswith("copied from report.pdf, page 2 (attached to your message 1): '")
     assert "Lyon" in words
 

@@ -9,6 +9,7 @@ import time
 
 from draftlight.engine.errors import ModelLoadError
 from draftlight.engine.events import Done, Stats, TextPiece
+from draftlight.engine.origins import Origin
 from draftlight.ui.engine.loaded import Capabilities
 
 # "Hello" (target), " wor" + "ld" (one accepted run of 2, step 1), "!" (target, step 1),
@@ -34,8 +35,9 @@ class ScriptedEngine:
             self.factory.script)
         stats = Stats(mode=mode)
         text = []
-        for piece_text, source, step, *origin in script:  # (text, source, step[, origin])
-            origin = origin[0] if origin else None
+        # (text, source, step[, origin as its record, the JSON the API shows])
+        for piece_text, source, step, *origin in script:
+            origin = Origin.from_record(origin[0]) if origin else None
             if self.factory.delay:
                 time.sleep(self.factory.delay)
             stats.new_tokens += 1
@@ -43,7 +45,7 @@ class ScriptedEngine:
             if source == "draft":
                 stats.accepted += 1
                 stats.drafted += 1
-                if origin and origin.get("kind") == "prediction":
+                if origin and origin.kind == "prediction":
                     stats.prediction_accepted += 1
                     stats.prediction_drafted += 1
             text.append(piece_text)

@@ -71,8 +71,8 @@ def test_a_greedy_retry_repeats_the_answer_drafted_by_it(qtbot, bundled_model, r
     assert stats.prediction_accepted >= 0.6 * stats.new_tokens, stats
     assert (f"{stats.prediction_accepted} from your earlier answer (version 1)"
             in again.footer.text())
-    kinds = {(again.run_origins.origin(i) or {}).get("kind") for i in range(len(again.runs))}
+    kinds = {getattr(again.run_origins.origin(i), "kind", None) for i in range(len(again.runs))}
     assert "prediction" in kinds
     drafted = next(i for i in range(len(again.runs))
-                   if (again.run_origins.origin(i) or {}).get("kind") == "prediction")
+                   if getattr(again.run_origins.origin(i), "kind", None) == "prediction")
     assert again.run_origins.tip(drafted) == "copied from your earlier answer (version 1)"

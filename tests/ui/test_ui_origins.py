@@ -12,9 +12,11 @@ from PySide6.QtGui import QColor, QHelpEvent, QPalette, QTextCursor
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from draftlight.engine.events import Done, Stats, TextPiece
+from draftlight.engine.origins import Origin
 from draftlight.settings import Settings
 from draftlight.ui.flash.driver import DURATION, MARK_HOLD, resting_colour
 from draftlight.ui.flash.reply_builder import ReplyBuilder
+from draftlight.ui.flash.run_origin import RunOrigin
 from tests.support.pixels import FakeClock, distance
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.support.scripted_engine import ScriptedEngine, ScriptedFactory
@@ -46,7 +48,7 @@ class OriginEngine(ScriptedEngine):
         for text, source, step, origin in pieces:
             stats.accepted += source == "draft"
             stats.drafted += source == "draft"
-            yield TextPiece(text, source, step, origin=origin)
+            yield TextPiece(text, source, step, origin=Origin.from_record(origin))
         stats.seconds = 0.5
         yield Done("".join(p[0] for p in pieces), stats)
 
@@ -199,7 +201,8 @@ def test_an_old_conversation_without_origins_opens_as_before(qtbot, open_window)
 
 def test_a_runs_origin_merges_its_tokens():
     builder = ReplyBuilder()
-    copy = lambda s, e, m=1: {"kind": "message", "message": m, "start": s, "end": e}  # noqa: E731
+    record = lambda s, e, m=1: {"kind": "message", "message": m, "start": s, "end": e}  # noqa: E731
+    copy = lambda s, e, m=1: Origin("message", message=m, start=s, end=e)  # noqa: E731
     builder.add("a", "target", 0)
     builder.add(" b", "draft", 1, copy(4, 6))
     builder.add(" c", "draft", 1, copy(6, 8))  # contiguous: the span grows
@@ -209,14 +212,26 @@ def test_a_runs_origin_merges_its_tokens():
     builder.add(" f", "draft", 2, copy(22, 24))
     builder.add("!", "target", 2)
     builder.add(" g", "draft", 3, copy(0, 2, m=0))
-    builder.add(" h", "draft", 3, {"kind": "reply", "start": 2, "end": 4})  # another kind
+    builder.add(" h", "draft", 3, Origin("reply", start=2, end=4))  # another kind
     builder.add("!", "target", 3)
-    builder.add(" i", "draft", 4, {"kind": "model", "name": "X", "text": " i"})
-    builder.add(" j", "draft", 4, {"kind": "model", "name": "X", "text": " j"})
+    builder.add(" i", "draft", 4, Origin("model", name="X", text=" i"))
+    builder.add(" j", "draft", 4, Origin("model", name="X", text=" j"))
     builder.add(" k", "draft", 5)  # unknown
-    assert builder.origins == [copy(4, 8), copy(4, 6), copy(0, 2, m=0),
-                               {"kind": "model", "name": "X", "text": " i j"}, None]
+    builder.add(" l", "draft", 6, Origin("model", name="X", p=0.5))
+    builder.add(" m", "draft", 6, Origin("model", name="X", p=0.25))
+    stored = [o.record() if o else None for o in builder.origins]
+    assert stored == [record(4, 8), record(4, 6), record(0, 2, m=0),
+                      {"kind": "model", "name": "X", "text": " i j"}, None,
+                      {"kind": "model", "name": "X", "p": [0.5, 0.25]}]
+    assert [RunOrigin.from_record(r) for r in stored] == builder.origins  # read back alike
     assert len(builder.origins) == len(builder.runs)
+
+
+def test_a_stored_origin_of_the_wrong_shape_is_read_as_far_as_it_holds():
+    assert RunOrigin.from_record({"kind": "message", "at": "3", "start": 1.5, "role": 7,
+                                  "from": "a.py", "file": "yes", "p": ["x"]}) == RunOrigin(
+        "message", source="a.py")
+    assert RunOrigin.from_record({"at": 1}) is None and RunOrigin.from_record([1]) is None
 
 
 def test_copies_from_an_earlier_reply_and_from_this_one_are_told_and_marked(qtbot,
@@ -259,7 +274,7 @@ def test_on_the_real_model_a_repeated_phrase_is_shown_as_copied_from_the_users_m
     question = "Repeat after me: the United States of America declared independence in 1776."
     reply = send_and_wait(qtbot, window, question, timeout=120_000)
     copied = [i for i, origin in enumerate(reply.run_origins.origins)
-              if origin and origin["kind"] == "message"]
+              if origin and origin.kind == "message"]
     assert copied, (reply.runs, reply.run_origins.origins)
     assert hover_text(qtbot, reply.body.viewport(), run_point(reply, copied[0])).startswith(
         "copied from your message 1: '")
@@ -274,13 +289,13 @@ def test_the_footer_names_the_attached_file_a_copy_came_from_not_your_messages()
     report = "The harvest moon rises over the quiet fields of the valley tonight."
     message = with_attachments("Summarise it.", [Attachment("report.txt", report, "utf-8", "0")])
     start = message.index("harvest moon")
-    origin = {"kind": "message", "role": "user", "at": 0, "message": 0,
-              "start": start, "end": start + 30}
+    origin = RunOrigin("message", role="user", at=0, message=0, start=start, end=start + 30)
     runs, origins = [[0, 30, 6]], [origin]
     source = Source("user", message, 1)
     assert summary(60, runs, origins, lambda o: source) == (
         "50% of this reply was copied from report.txt")
-    typed = {**origin, "start": message.index("Summarise"), "end": message.index("Summarise") + 5}
+    typed = dataclasses.replace(origin, start=message.index("Summarise"),
+                                end=message.index("Summarise") + 5)
     assert summary(60, runs, [typed], lambda o: source) == (
         "50% of this reply was copied from your messages")
     assert summary(60, runs, origins) == "50% of this reply was copied from your messages"

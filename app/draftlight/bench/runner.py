@@ -13,6 +13,7 @@ from draftlight.engine.drafters import NgramDrafter
 from draftlight.engine.events import Done, TextPiece
 from draftlight.engine.compare import explain_divergence
 from draftlight.engine.generator import Engine
+from draftlight.engine.origins import Origin
 from draftlight.bench.server_modes import is_server_mode
 from draftlight.engine.rollback_notes import rollback_note
 from draftlight.engine.sampling import SamplingParams
@@ -134,12 +135,13 @@ def current_rss_mb() -> float:
 ORIGIN_KINDS = ("prompt", "earlier reply", "this reply", "prediction", "model")
 
 
-def origin_kind(origin: dict | None, messages) -> str | None:
-    kind = (origin or {}).get("kind")
-    if kind == "message":
-        return "earlier reply" if messages[origin["message"]]["role"] == "assistant" else "prompt"
+def origin_kind(origin: Origin | None, messages) -> str | None:
+    if origin is None:
+        return None
+    if origin.kind == "message":
+        return "earlier reply" if messages[origin.message]["role"] == "assistant" else "prompt"
     return {"template": "prompt", "reply": "this reply", "prediction": "prediction",
-            "model": "model"}.get(kind)
+            "model": "model"}.get(origin.kind)
 
 
 def run_engine_turn(engine: Engine, messages, params, mode: str, log: RunLog

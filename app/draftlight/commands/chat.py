@@ -273,7 +273,7 @@ class JsonPrinter:
             line = {"type": "token", "text": piece.text, "source": piece.source}
             if piece.origin is not None:  # a drafted token: where it was copied or guessed from
                 from draftlight.store.attachments import attachment_origin
-                line["origin"] = attachment_origin(piece.origin, self.messages)
+                line["origin"] = attachment_origin(piece.origin, self.messages).record()
             self._emit(line)
 
     def notice(self, message: str) -> None:

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from draftlight.engine.origins import Origin
     from draftlight.engine.speculative import StepResult
 
 # "unknown": a server that does not say which tokens were drafted (server/reply_labels.py)
@@ -26,10 +27,10 @@ class TextPiece:
     source: Source
     step: int
     token: int = -1  # the token id (-1 for text flushed at the end of a reply)
-    # For "draft" pieces, where the drafted token came from (app/draftlight/engine/origins.py):
-    # {"kind": "message", "message": i, "start": s, "end": e}, "reply" and "prediction" spans,
-    # {"kind": "model", "name": n, "p": p}, {"kind": "template"}; None where unknown.
-    origin: dict | None = None
+    # For "draft" pieces, where the drafted token came from (origins.Origin: a span of a
+    # message, of the reply or of the prediction, the draft model, the template's markup);
+    # None where unknown.
+    origin: Origin | None = None
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """Where each accepted draft token came from, in terms a reader can follow.
 
 Drafters say where a draft came from in tokens (drafters.DraftOrigin: a position in the context
-or in the prediction, or the draft model's beliefs). This turns that into one origin per
-accepted token, as the API, `draftlight chat --json` and the window show it:
+or in the prediction, or the draft model's beliefs). This turns that into one Origin per
+accepted token, a typed value that crosses the engine host's pipe, and that the API,
+`draftlight chat --json` and the window's history write as JSON (Origin.record):
 
     {"kind": "message", "message": i, "start": s, "end": e}  copied from messages[i]["content"][s:e]
     {"kind": "reply", "start": s, "end": e}                  from the reply so far, text[s:e]
@@ -11,6 +12,9 @@ accepted token, as the API, `draftlight chat --json` and the window show it:
     {"kind": "model", "name": n, "p": p}                     guessed by draft model n, with
                                                              probability p ("text" instead of p
                                                              for a draft of another vocabulary)
+    {"kind": "attachment", "name", "page" | "line", "start", "end", "message"}
+                                     a message's span placed in the file attached to it
+                                     (store/attachments.attachment_origin, at the JSON edges)
 
 s:e are the characters of the copied token. A token that crosses the edge of a message (its
 first characters are the template's, say) is clipped to the message: the slice is then the part
@@ -23,9 +27,39 @@ reply without copies pays nothing for it.
 from __future__ import annotations
 
 import codecs
+from dataclasses import asdict, dataclass, fields
 from typing import Callable, Sequence
 
 from draftlight.engine.drafters import DraftOrigin
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where one accepted draft token came from (the module's docstring: which fields each kind
+    sets; the others are None)."""
+
+    kind: str
+    message: int | None = None  # the index of the message in those the engine was given
+    start: int | None = None  # the token's characters in its source: [start, end)
+    end: int | None = None
+    name: str | None = None  # "model": the draft model's; "attachment": the file's
+    p: float | None = None  # "model": the probability the draft model gave the token
+    text: str | None = None  # "model" of another vocabulary: the text it drafted
+    page: int | None = None  # "attachment": a PDF's page, else
+    line: int | None = None  # its line
+
+    def record(self) -> dict:
+        """As JSON writes it: the fields set."""
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
+    @classmethod
+    def from_record(cls, record) -> "Origin | None":
+        """An Origin from record()'s form; None for what is not one (keys it does not know are
+        left out)."""
+        if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
+            return None
+        known = {field.name for field in fields(cls)}
+        return cls(**{key: value for key, value in record.items() if key in known})
 
 
 class TokenSpans:
@@ -70,17 +104,15 @@ class OriginFinder:
         self._message_at: list[tuple[int, int, int]] = []  # (start, end, message index)
         self._prediction_spans: TokenSpans | None = None
 
-    def origin(self, draft: DraftOrigin | None, i: int) -> dict | None:
+    def origin(self, draft: DraftOrigin | None, i: int) -> Origin | None:
         """The origin of the i-th accepted token of a draft that came from `draft`."""
         if draft is None:
             return None
         if draft.kind == "model":
-            found = {"kind": "model", "name": self.draft_name}
             if draft.text:
-                found["text"] = draft.text
-            elif i < len(draft.p):
-                found["p"] = round(draft.p[i], 4)
-            return found
+                return Origin("model", name=self.draft_name, text=draft.text)
+            return Origin("model", name=self.draft_name,
+                          p=round(draft.p[i], 4) if i < len(draft.p) else None)
         if draft.kind == "prediction":
             if self._prediction_spans is None:
                 self._prediction_spans = TokenSpans(self._piece, self.prediction_tokens)
@@ -90,15 +122,15 @@ class OriginFinder:
             return _span("reply", self.reply, position - len(self.prompt))
         return self._in_prompt(position)
 
-    def _in_prompt(self, position: int) -> dict:
+    def _in_prompt(self, position: int) -> Origin:
         if self._prompt_spans is None:
             self._locate_messages()
         start, end = self._prompt_spans.spans[position]
         for first, last, index in self._message_at:
             if start < last and end > first or start == end and first <= start < last:
-                return {"kind": "message", "message": index,
-                        "start": max(start, first) - first, "end": min(end, last) - first}
-        return {"kind": "template"}
+                return Origin("message", message=index, start=max(start, first) - first,
+                              end=min(end, last) - first)
+        return Origin("template")
 
     def _locate_messages(self) -> None:
         """Each kept message's content in the decoded prompt, searched in order (the template
@@ -113,11 +145,11 @@ class OriginFinder:
                 cursor = found + len(content)
 
 
-def _span(kind: str, spans: TokenSpans, index: int) -> dict | None:
+def _span(kind: str, spans: TokenSpans, index: int) -> Origin | None:
     if not 0 <= index < len(spans.spans):
         return None
     start, end = spans.spans[index]
-    return {"kind": kind, "start": start, "end": end}
+    return Origin(kind, start=start, end=end)
 
 
 def kept_messages(messages: list[dict[str, str]], dropped: int) -> list[int]:

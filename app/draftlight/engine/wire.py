@@ -7,7 +7,7 @@
 Every object carries VERSION; a reader refuses one of another version with one line (the host
 and the app are the same install, so they differ only when an update replaced one while the
 other ran). Stats travel as their fields (Stats.from_dict reads them back, ignoring what it
-does not know); an origin travels as the JSON object it is.
+does not know); an origin as Origin.record's object.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import asdict
 
 from draftlight.engine.errors import EngineError
 from draftlight.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
+from draftlight.engine.origins import Origin
 from draftlight.engine.sampling import SamplingParams
 
 VERSION = 1
@@ -25,7 +26,8 @@ VERSION = 1
 def event_record(event: Event) -> dict:
     if isinstance(event, TextPiece):
         return {"type": "piece", "text": event.text, "source": event.source, "step": event.step,
-                "token": event.token, "origin": event.origin}
+                "token": event.token,
+                "origin": event.origin.record() if event.origin is not None else None}
     if isinstance(event, Notice):
         return {"type": "notice", "message": event.message}
     if isinstance(event, Progress):
@@ -40,7 +42,7 @@ def event_from(record: dict) -> Event:
     kind = record["type"]
     if kind == "piece":
         return TextPiece(record["text"], record["source"], record["step"], record["token"],
-                         record["origin"])
+                         Origin.from_record(record["origin"]))
     if kind == "notice":
         return Notice(record["message"])
     if kind == "progress":

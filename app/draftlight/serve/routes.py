@@ -200,7 +200,8 @@ async def _stream(reply: Reply, items: asyncio.Queue, job: Job):
             if isinstance(item, TextPiece):
                 provenance = {"source": item.source, "pass": item.step}
                 if item.origin is not None:  # a file part's span: that file, page or line
-                    provenance["origin"] = attachment_origin(item.origin, reply.chat.messages)
+                    provenance["origin"] = attachment_origin(item.origin,
+                                                             reply.chat.messages).record()
                 yield {"data": reply.chunk({"content": item.text}, provenance=provenance)}
             elif isinstance(item, Finished):
                 use = usage(item.stats, item.prompt_tokens)

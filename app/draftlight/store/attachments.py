@@ -17,7 +17,7 @@ import functools
 import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from draftlight.bounded_process import BoundedChild, ChildFailed
@@ -271,12 +271,13 @@ def attachment_at(message: str, position: int) -> tuple[str, int, int | None] | 
             page_at(message[block.start:block.end], position - block.start))
 
 
-def attachment_origin(origin: dict, messages: list[dict]) -> dict:
-    """A drafted token's origin ({"kind": "message", "message": i, "start", "end"}) as the
-    attached file it lies in: {"kind": "attachment", "name", "page" (a PDF's) or "line",
-    "start", "end" (offsets into the file's text), "message": i}; any other origin as it is."""
-    index, start, end = origin.get("message"), origin.get("start"), origin.get("end")
-    if (origin.get("kind") != "message" or not isinstance(index, int)
+def attachment_origin(origin, messages: list[dict]):
+    """A drafted token's origin (engine.origins.Origin) copied from a message's span, placed in
+    the attached file it lies in: kind "attachment", the file's `name`, its `page` (a PDF's)
+    or `line`, `start`/`end` as offsets into the file's text, the same `message`; any other
+    origin as it is."""
+    index, start, end = origin.message, origin.start, origin.end
+    if (origin.kind != "message" or not isinstance(index, int)
             or not isinstance(start, int) or not isinstance(end, int)
             or not 0 <= index < len(messages)):
         return origin
@@ -286,6 +287,6 @@ def attachment_origin(origin: dict, messages: list[dict]) -> dict:
         return origin
     name, line, page = found
     block = block_at(message, start)
-    return {"kind": "attachment", "name": name, **({"page": page} if page else {"line": line}),
-            "start": start - block.start, "end": min(end, block.end) - block.start,
-            "message": index}
+    return replace(origin, kind="attachment", name=name, page=page or None,
+                   line=None if page else line, start=start - block.start,
+                   end=min(end, block.end) - block.start)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from draftlight.engine.events import Stats
 from draftlight.store.history import INTERRUPTED
 from draftlight.ui.flash.message_view import MessageView
+from draftlight.ui.flash.origin_words import origins_of
 from draftlight.ui.flash.passes import passes_of
 from draftlight.ui.flash.reply_builder import ReplyBuilder
 
@@ -31,7 +32,7 @@ def resume(view: MessageView, builder: ReplyBuilder, earlier: MessageView) -> No
     stats = earlier.stats or {}
     table = [[p.end, p.tokens, p.accepted, p.drafted or 0]
              for p in passes_of(earlier.text, earlier.runs, stats)]
-    builder.carry_on(earlier.text, earlier.runs, stats.get("origins"), table)
+    builder.carry_on(earlier.text, earlier.runs, origins_of(earlier.runs, stats), table)
     view.stream_update(builder.text, builder.runs, flash=False)
     view.set_live_passes(builder.pass_table)
 

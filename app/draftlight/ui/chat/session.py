@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftlight.engine.events import Done, Notice, Progress, Stats, TextPiece
+from draftlight.engine.origins import Origin
 from draftlight.settings import Settings
 from draftlight.store.history import (COMPLETE, INTERRUPTED, History, HistoryError,
                                       HistoryUnavailable)
@@ -369,7 +370,7 @@ class ChatSession(QObject):
         if isinstance(event, TextPiece):
             if stream.stop_requested_at is None:
                 stream.builder.add(event.text, event.source, event.step,
-                                   _placed(event.origin, stream.sent))
+                                   *_placed(event.origin, stream.sent))
                 self._dirty = True
         elif isinstance(event, Progress):
             stream.live = event.stats
@@ -444,7 +445,7 @@ class ChatSession(QObject):
             stats = {**continued_stats(stream.earlier, stats),
                      "passes": [list(row) for row in builder.pass_table],
                      "passes_why": builder.pass_why,
-                     "origins": builder.origins}
+                     "origins": [o.record() if o else None for o in builder.origins]}
             if builder.prediction_from:  # the footer says what drafted: a file, an answer
                 stats["prediction_from"] = builder.prediction_from
                 if builder.prediction_file:  # the reply's menu offers a diff against it
@@ -464,17 +465,17 @@ class ChatSession(QObject):
             self.reply_finished.emit(stream.view)
 
 
-def _placed(origin: dict | None, sent: list[tuple[str, int | None]]) -> dict | None:
-    """A copy from message I of what was sent, told by its role and its index in the chat
-    ("at", None for the system prompt): that is what stays true when the conversation is
-    opened again, whatever system prompt is set then."""
-    if not isinstance(origin, dict) or origin.get("kind") != "message":
-        return origin
-    index = origin.get("message")
-    if not isinstance(index, int) or not 0 <= index < len(sent):
-        return None
-    role, at = sent[index]
-    return {**origin, "role": role, "at": at}
+def _placed(origin: Origin | None, sent: list[tuple[str, int | None]]
+            ) -> tuple[Origin | None, str | None, int | None]:
+    """(origin, role, at): a copy from message I of what was sent, told by its role and its
+    index in the chat (`at`, None for the system prompt): that is what stays true when the
+    conversation is opened again, whatever system prompt is set then."""
+    if origin is None or origin.kind != "message":
+        return origin, None, None
+    if not isinstance(origin.message, int) or not 0 <= origin.message < len(sent):
+        return None, None, None
+    role, at = sent[origin.message]
+    return origin, role, at
 
 
 def compared_figures(result) -> dict:

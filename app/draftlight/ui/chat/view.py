@@ -15,6 +15,7 @@ from draftlight.ui.flash.driver import FlashDriver
 from draftlight.ui.flash.message_view import MessageView
 from draftlight.ui.flash.origin_words import Source
 from draftlight.ui.flash.origins import source_spans
+from draftlight.ui.flash.run_origin import RunOrigin
 from draftlight.ui.flash.palette import DEFAULT, Scheme
 
 
@@ -111,26 +112,27 @@ class ChatView(QScrollArea):
 
     # --- origins ----------------------------------------------------------------------------
 
-    def _source_view(self, reply: MessageView, origin: dict | None) -> MessageView | None:
+    def _source_view(self, reply: MessageView, origin: RunOrigin | None) -> MessageView | None:
         """The message a copied run came from: a message of the chat, or the reply itself."""
-        kind = (origin or {}).get("kind")
-        if kind == "reply":
+        if origin is None:
+            return None
+        if origin.kind == "reply":
             return reply
-        at = origin.get("at") if kind == "message" else None
-        if isinstance(at, int) and 0 <= at < len(self.messages):
+        at = origin.at if origin.kind == "message" else None
+        if at is not None and 0 <= at < len(self.messages):
             source = self.messages[at]
-            return source if source.role == origin.get("role") else None
+            return source if source.role == origin.role else None
         return None
 
-    def origin_source(self, reply: MessageView, origin: dict | None) -> Source | None:
-        if (origin or {}).get("kind") == "message" and origin.get("role") == "system":
+    def origin_source(self, reply: MessageView, origin: RunOrigin | None) -> Source | None:
+        if origin is not None and origin.kind == "message" and origin.role == "system":
             return Source("system", self.system_prompt)
         source = self._source_view(reply, origin)
         if source is None:
             return None
         number = sum(1 for v in self.messages[:self.messages.index(source) + 1]
                      if v.role == "user")
-        role = "reply" if origin.get("kind") == "reply" else source.role
+        role = "reply" if origin.kind == "reply" else source.role
         return Source(role, source.text, number if role == "user" else 0)
 
     def show_diff(self, reply: MessageView):
@@ -152,10 +154,12 @@ class ChatView(QScrollArea):
     def show_origin(self, reply: MessageView, index: int) -> None:
         """Scroll to where run `index` of `reply` was copied from; mark it in the run's colour.
         A run an earlier version's answer drafted asks for that version (version_requested)."""
-        origin = reply.run_origins.origin(index) or {}
-        start, end = origin.get("start", 0), origin.get("end", 0)
-        if origin.get("kind") == "prediction" and isinstance(origin.get("message_id"), int):
-            self.version_requested.emit(origin["message_id"], start, end, reply.runs[index][2])
+        origin = reply.run_origins.origin(index)
+        if origin is None:
+            return
+        start, end = origin.start or 0, origin.end or 0
+        if origin.kind == "prediction" and origin.message_id is not None:
+            self.version_requested.emit(origin.message_id, start, end, reply.runs[index][2])
             return
         source = self._source_view(reply, origin)
         if source is None:

@@ -1,11 +1,10 @@
 """The words for where a run's drafted tokens came from (its origin), and the footer's share of
 a reply that was copied or guessed. No Qt here.
 
-An origin is what reply_builder.ReplyBuilder merged for a run: {"kind": "message", "start", "end",
-"role", "at"} (a copy from a message of the chat, "at" its index there, None for the system
-prompt), {"kind": "reply", "start", "end"} (from earlier in the same reply), {"kind":
-"prediction", ...}, {"kind": "template"}, or {"kind": "model", "name", "p": [...]} ("text"
-instead of "p" for a draft of another vocabulary); None when it is not known.
+An origin is a run's RunOrigin (run_origin.py, merged by reply_builder.ReplyBuilder): a copy
+from a message of the chat (its role, and "at" its index there, None for the system prompt),
+from earlier in the same reply, from the Predicted Output, from the template's markup, or a
+draft model's guess; None when it is not known.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from draftlight.store.attachments import attachment_at
+from draftlight.ui.flash.run_origin import RunOrigin
 
 EXCERPT = 60  # characters of the source shown around a copied span, at most
 MAX_P = 8  # probabilities listed for a run, at most
@@ -29,13 +29,13 @@ class Source:
     number: int = 0
 
 
-def origins_of(runs: list, stats: dict | None) -> list[dict | None]:
-    """The stored origins of a reply, one per run; a reply saved without them (or with a table
-    that does not match its runs) has every origin unknown."""
+def origins_of(runs: list, stats: dict | None) -> list[RunOrigin | None]:
+    """The stored origins of a reply (its stats' JSON), one per run; a reply saved without them
+    (or with a table that does not match its runs) has every origin unknown."""
     table = (stats or {}).get("origins")
     if not isinstance(table, list) or len(table) != len(runs):
         return [None] * len(runs)
-    return [entry if isinstance(entry, dict) else None for entry in table]
+    return [RunOrigin.from_record(entry) for entry in table]
 
 
 def excerpt(text: str, start: int, end: int, width: int = EXCERPT) -> str:
@@ -58,36 +58,36 @@ def place(source_role: str, number: int = 0) -> str:
             "reply": "this reply, earlier"}.get(source_role, "an earlier message")
 
 
-def describe(origin: dict | None, source: Source | None) -> str:
+def describe(origin: RunOrigin | None, source: Source | None) -> str:
     """One line: "copied from your message 2: '…context…'", "guessed by X, which gave these
     tokens probabilities 0.93, 0.88"."""
-    if not isinstance(origin, dict):
+    if origin is None:
         return ""
-    kind = origin.get("kind")
+    kind = origin.kind
     if kind == "model":
-        name = origin.get("name") or "the draft model"
-        p = origin.get("p")
-        if isinstance(p, list) and p:
+        name = origin.name or "the draft model"
+        p = origin.p
+        if p:
             listed = ", ".join(f"{v:.2f}" for v in p[:MAX_P]) + (", …" if len(p) > MAX_P else "")
             return f"guessed by {name}, which gave these tokens probabilities {listed}"
-        if origin.get("text"):
-            return f"guessed by {name}, which proposed '{' '.join(origin['text'].split())}'"
+        if origin.text:
+            return f"guessed by {name}, which proposed '{' '.join(origin.text.split())}'"
         return f"guessed by {name}"
     if kind == "template":
         return "copied from the chat template"
     if kind == "prediction":
-        if origin.get("from"):  # a file attached to be edited, an earlier version's answer
-            edited = " (the file being edited)" if origin.get("file", True) else ""
-            return f"copied from {origin['from']}{edited}"
+        if origin.source:  # a file attached to be edited, an earlier version's answer
+            edited = " (the file being edited)" if origin.file is not False else ""
+            return f"copied from {origin.source}{edited}"
         return "copied from the earlier answer (the one Regenerate replaced)"
     if kind == "reply":
         where = place("reply")
     elif kind == "message":
-        where = place(origin.get("role", ""), source.number if source else 0)
+        where = place(origin.role or "", source.number if source else 0)
     else:
         return ""
-    start, end = origin.get("start"), origin.get("end")
-    if (source is None or not isinstance(start, int) or not isinstance(end, int)
+    start, end = origin.start, origin.end
+    if (source is None or start is None or end is None
             or not 0 <= start <= end <= len(source.text)):
         return f"copied from {where}"
     attached = attachment_at(source.text, start) if kind == "message" else None
@@ -102,18 +102,17 @@ SHARES = {"user": "copied from your messages", "system": "copied from the system
           "model": "guessed by the draft model"}
 
 
-def category(origin: dict | None) -> str | None:
+def category(origin: RunOrigin | None) -> str | None:
     """Which of SHARES an origin counts for (None: none)."""
-    if not isinstance(origin, dict):
+    if origin is None:
         return None
-    kind = origin.get("kind")
-    if kind == "message":
-        return origin.get("role") if origin.get("role") in SHARES else None
-    return kind if kind in ("reply", "model") else None
+    if origin.kind == "message":
+        return origin.role if origin.role in SHARES else None
+    return origin.kind if origin.kind in ("reply", "model") else None
 
 
 def summary(text_length: int, runs: list, origins: list,
-            resolve: Callable[[dict], Source | None] = lambda origin: None) -> str:
+            resolve: Callable[[RunOrigin], Source | None] = lambda origin: None) -> str:
     """The footer's phrase: the largest share of the reply's characters by origin, e.g.
     "41% of this reply was copied from your messages", or "from report.pdf" where the copied
     text lies in a file attached to them (`resolve` finds an origin's message); "" when
@@ -136,9 +135,9 @@ def summary(text_length: int, runs: list, origins: list,
 FILE = "file:"  # summary()'s key for the text of an attached file: FILE + its name
 
 
-def _attached_file(origin: dict, source: Source | None) -> str | None:
-    start = origin.get("start")
-    if source is None or not isinstance(start, int) or not 0 <= start <= len(source.text):
+def _attached_file(origin: RunOrigin, source: Source | None) -> str | None:
+    start = origin.start
+    if source is None or start is None or not 0 <= start <= len(source.text):
         return None
     attached = attachment_at(source.text, start)
     return FILE + attached[0] if attached else None

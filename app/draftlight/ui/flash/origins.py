@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QToolTip
 
 from draftlight.ui.flash import highlight
 from draftlight.ui.flash.origin_words import describe, origins_of, summary
+from draftlight.ui.flash.run_origin import RunOrigin
 
 
 class RunOrigins(QObject):
@@ -22,19 +23,19 @@ class RunOrigins(QObject):
     def __init__(self, view) -> None:
         super().__init__(view)
         self.view = view  # the MessageView: its body, strip, runs and run_spans()
-        self.origins: list[dict | None] = []  # one per run of the view
+        self.origins: list[RunOrigin | None] = []  # one per run of the view
         self.resolve = lambda origin: None  # origin -> Source | None: set by the chat
         view.body.viewport().installEventFilter(self)
         view.strip.tip_extra = self.pass_tip
 
-    def set_origins(self, origins: list[dict | None]) -> None:
+    def set_origins(self, origins: list[RunOrigin | None]) -> None:
         self.origins = list(origins)
 
     def load(self) -> None:
         """The origins stored in the view's stats (a finished or reopened reply)."""
         self.origins = origins_of(self.view.runs, self.view.stats)
 
-    def origin(self, index: int | None) -> dict | None:
+    def origin(self, index: int | None) -> RunOrigin | None:
         return self.origins[index] if index is not None and 0 <= index < len(self.origins) else None
 
     def tip(self, index: int | None) -> str:
@@ -62,9 +63,7 @@ class RunOrigins(QObject):
 
     def has_source(self, index: int | None) -> bool:
         origin = self.origin(index)
-        return bool(origin) and (origin.get("kind") == "reply" or (
-            origin.get("kind") == "message" and origin.get("at") is not None) or (
-            origin.get("kind") == "prediction" and isinstance(origin.get("message_id"), int)))
+        return origin is not None and origin.has_source_in_chat
 
     def eventFilter(self, watched, event) -> bool:
         kind = event.type()

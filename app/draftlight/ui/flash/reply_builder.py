@@ -10,14 +10,20 @@ character `end` (the next starts there). They go into the reply's stats as "pass
 acceptance strip.
 
 Origins are one per run (parallel to the runs; None = not known): where its drafted tokens came
-from, merged over them (merge_origin). They go into the reply's stats as "origins"; replies
-saved before origins existed have none, and show no origin.
+from, merged over them (run_origin.RunOrigin). They go into the reply's stats as "origins" (their
+records); replies saved before origins existed have none, and show no origin.
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
+from typing import TYPE_CHECKING
+
+from draftlight.ui.flash.run_origin import RunOrigin
+
+if TYPE_CHECKING:
+    from draftlight.engine.origins import Origin
 
 
 class ReplyBuilder:
@@ -32,7 +38,7 @@ class ReplyBuilder:
         self._parts: list[str] = []
         self.length = 0  # characters so far
         self._runs: list[list[int]] = []
-        self._origins: list[dict | None] = []  # one per entry of _runs
+        self._origins: list[RunOrigin | None] = []  # one per entry of _runs
         self._open_run_step: int | None = None  # step of the run the next draft piece may extend
         self.tokens = 0
         self.accepted = 0  # draft tokens the target accepted
@@ -45,24 +51,21 @@ class ReplyBuilder:
         self.first_piece_at: float | None = None
         self.last_piece_at: float | None = None
 
-    def carry_on(self, text: str, runs: list[list[int]], origins: list | None,
+    def carry_on(self, text: str, runs: list[list[int]], origins: list[RunOrigin | None],
                  passes: list[list[int]]) -> None:
         """Start from a reply already written (Continue): what arrives is added after `text`,
         whose runs, their origins and its passes (the strip's cells) stay as they were. The
         counts (tokens, passes, accepted) are of what arrives."""
         self._parts, self.length = [text], len(text)
         self._runs = [list(run) for run in runs]
-        known = origins if isinstance(origins, list) and len(origins) == len(runs) else []
-        self._origins = [dict(o) if isinstance(o, dict) else None for o in known] or \
-            [None] * len(runs)
+        self._origins = list(origins) if len(origins) == len(runs) else [None] * len(runs)
         self.pass_table = [list(row) for row in passes]
         self._pass_steps = [-1] * len(passes)  # no step the engine numbers now
 
-    def add(self, text: str, source: str, step: int, origin: dict | None = None) -> None:
-        if self.prediction_from and isinstance(origin, dict) and origin.get("kind") == "prediction":
-            origin = {**origin, "from": self.prediction_from, "file": self.prediction_file}
-            if self.prediction_id is not None:
-                origin["message_id"] = self.prediction_id
+    def add(self, text: str, source: str, step: int, origin: Origin | None = None,
+            role: str | None = None, at: int | None = None) -> None:
+        """One piece; a drafted one's `origin`, and for a copy of a message, that message's
+        `role` and its index in the chat (`at`; None: the system prompt)."""
         now = time.perf_counter()
         if self.first_piece_at is None:
             self.first_piece_at = now
@@ -87,10 +90,11 @@ class ReplyBuilder:
             if self._open_run_step == step and self._runs and self._runs[-1][1] == start:
                 self._runs[-1][1] = self.length
                 self._runs[-1][2] += 1
-                self._origins[-1] = merge_origin(self._origins[-1], origin)
+                if self._origins[-1] is not None:
+                    self._origins[-1].merge(origin)
             else:
                 self._runs.append([start, self.length, 1])
-                self._origins.append(first_origin(origin))
+                self._origins.append(self._first_origin(origin, role, at))
             self._open_run_step = step
         else:
             self._open_run_step = None
@@ -127,50 +131,17 @@ class ReplyBuilder:
         return [list(run) for run in self._runs if run[1] > run[0]]
 
     @property
-    def origins(self) -> list[dict | None]:
+    def origins(self) -> list[RunOrigin | None]:
         """One per entry of `runs`: where that run's tokens came from (None: not known)."""
-        return [None if origin is None else {k: v for k, v in origin.items() if k[0] != "_"}
-                for run, origin in zip(self._runs, self._origins) if run[1] > run[0]]
+        return [origin for run, origin in zip(self._runs, self._origins) if run[1] > run[0]]
 
-
-COPIES = ("message", "reply", "prediction")  # kinds with a span of their source
-
-
-def first_origin(origin: dict | None) -> dict | None:
-    """A run's origin from its first token: a model's p becomes the list of its tokens' p."""
-    if not isinstance(origin, dict):
-        return None
-    run = dict(origin)
-    if run.get("kind") == "model" and "p" in run:
-        run["p"] = [run["p"]]
-    if run.get("kind") in COPIES:
-        run["_first_end"] = run.get("end")  # private keys (_…) never leave the builder
-    return run
-
-
-def merge_origin(run: dict | None, token: dict | None) -> dict | None:
-    """The run's origin with one more token. Copies keep the first token's kind and message;
-    their span runs from the first token's start to the last one's end while all the tokens are
-    contiguous in one source, and is the first token's alone once they are not. A draft
-    model's guesses collect their p's (or, for a draft of another vocabulary, its text)."""
-    if run is None:
-        return None
-    kind = run.get("kind")
-    if kind in COPIES:
-        if run.get("_broken"):
-            return run
-        if (isinstance(token, dict) and token.get("kind") == kind
-                and token.get("message") == run.get("message")
-                and token.get("start") == run.get("end")):
-            run["end"] = token.get("end")
-        else:
-            run["end"], run["_broken"] = run["_first_end"], True
-        return run
-    if not isinstance(token, dict) or token.get("kind") != kind:
-        return run
-    if kind == "model" and run.get("name") == token.get("name"):
-        if isinstance(run.get("p"), list) and "p" in token:
-            run["p"].append(token["p"])
-        elif "text" in run and "text" in token:
-            run["text"] += token["text"]
-    return run
+    def _first_origin(self, origin: Origin | None, role: str | None,
+                      at: int | None) -> RunOrigin | None:
+        if origin is None:
+            return None
+        if origin.kind == "message":
+            return RunOrigin.first(origin, role=role, at=at)
+        if origin.kind == "prediction" and self.prediction_from:
+            return RunOrigin.first(origin, source=self.prediction_from,
+                                   file=self.prediction_file, message_id=self.prediction_id)
+        return RunOrigin.first(origin)
