@@ -47,8 +47,9 @@ def test_one_cell_per_pass_width_by_tokens_now_and_after_reopening(qtbot, open_w
     found = cells(view.strip)
     assert len(found) == 3  # SCRIPT has three target passes
     widths = [right - left for left, right in found]
-    # "Hello" 1 token, " wor"+"ld"+"!" 3 tokens, " Bye"+"." 2 tokens.
-    assert widths[1] > widths[2] > widths[0]
+    # "Hello" 1 token, " wor"+"ld"+"!" 3 tokens, " Bye"+"." and the end token 3 (the end
+    # token counts in its pass, as in the footer's tokens/pass: passes.py)
+    assert abs(widths[1] - widths[2]) <= 1 and widths[2] > 2.5 * widths[0]
     # Accepted runs are coloured, the plain pass is not: different colours.
     image = view.strip.grab().toImage()
     y = image.height() // 2
