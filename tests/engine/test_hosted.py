@@ -233,3 +233,47 @@ def test_the_hosted_bench_times_both_engines_and_says_the_ratio(bundled_model, c
     assert 0.3 < float(lines[-1].split()[1].rstrip("x")) < 3  # both timed, the same replies
     assert lines[-3].strip().startswith("off: hosted") and lines[-2].strip().startswith("ngram: ")
     assert main(["bench", "hosted", "--modes", "draft"]) != 0  # one line, not a traceback
+
+
+def test_a_cpu_whose_extra_buffers_crash_is_found_by_the_hosts_first_crash(
+        simulated_amx_crash, bundled_model):
+    """Where llama.cpp's AMX kernels crash (simulated: the host's first batched request dies of
+    SIGILL), the host is started again without the extra buffers, the request is made again,
+    and the note says so once; the next host knows, and neither crashes nor says it again."""
+    import json
+    from pathlib import Path
+
+    from draftlight.engine import cpu_check
+    from draftlight.engine.events import Notice
+    engine = hosted(bundled_model)
+    try:
+        assert engine.pending_measurements()
+        assert engine.measure_next() and engine.restarts == 1  # asked again, answered
+        events, done = reply(engine, "off", 8)  # the next reply says why, first
+        assert done.text and engine.restarts == 1 and isinstance(events[0], Notice)
+        assert "AMX kernels crash on this CPU" in events[0].message
+        assert engine.load_notices == (events[0].message,)
+        assert not any(isinstance(e, Notice) for e in reply(engine, "off", 8)[0])  # once
+    finally:
+        engine.close()
+    kept = json.loads(Path(os.environ[cpu_check.FILE_VARIABLE]).read_text())
+    assert "plain" in kept.values()
+    again = hosted(bundled_model)
+    try:
+        events, done = reply(again, "off", 8)
+        assert done.text and again.restarts == 0 and again.load_notices == ()
+    finally:
+        again.close()
+
+
+def test_a_reply_that_finds_the_crash_is_answered_with_the_note_first(simulated_amx_crash,
+                                                                      bundled_model):
+    from draftlight.engine.events import Notice
+    engine = hosted(bundled_model)
+    try:
+        events, done = reply(engine, "off", 8)
+        notes = [e.message for e in events if isinstance(e, Notice)]
+        assert len(notes) == 1 and "AMX kernels crash on this CPU" in notes[0]
+        assert isinstance(events[0], Notice) and done.text and engine.restarts == 1
+    finally:
+        engine.close()

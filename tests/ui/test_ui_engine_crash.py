@@ -116,3 +116,22 @@ def _alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_where_the_extra_buffers_crash_the_window_answers_and_says_why(qtbot, monkeypatch,
+                                                                      tmp_path, real_window):
+    """A CPU whose llama.cpp AMX kernels crash (simulated): the host's first batched request
+    (the background measurement, or the reply) dies of SIGILL; the window never shows a crash,
+    the reply is answered, and the one-time note is said."""
+    from draftlight.engine import cpu_check
+    monkeypatch.setenv(cpu_check.SIMULATE_VARIABLE, "1")
+    monkeypatch.setenv(cpu_check.FILE_VARIABLE, str(tmp_path / "cpu_check.json"))
+    window = real_window(greedy_settings())
+    said = []
+    window.session.info.connect(said.append)
+    wait_ready(qtbot, window)
+    view = send_and_wait_real(qtbot, window, QUESTION)
+    assert view.text and view.stats.get("stop_reason") in ("eos", "max_tokens")
+    assert "stopped" not in window.banner.label.text()
+    assert any("AMX kernels crash on this CPU" in line for line in said)
+    assert window.engine.worker.engine.restarts == 1

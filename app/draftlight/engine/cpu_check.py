@@ -13,7 +13,10 @@ weight repacking live), and if that crashes, without them:
     crashes both ways  -> ModelLoadError saying how to rebuild llama-cpp-python without AMX
 
 The answer is cached per llama.cpp library and CPU (and within a process), and the note that
-says so is given once per machine (`untold_note`), not before every error. Builds without AMX
+says so is given once per machine (`untold_note`), not before every error. The engine's host
+(engine/hosted.py) needs no child: it loads with them on trust and its own first crash is the
+answer (`host_tries_extra`); the child serves the loads made in the app's own process (the
+bench, the tests). Builds without AMX
 are never checked. DRAFTLIGHT_SIMULATE_AMX_CRASH=1 makes the check answer "runs only without"
 without a child, so that the suite can walk that path on any CPU; DRAFTLIGHT_CPU_CHECK_FILE
 names the cache file (the suite shares one between its tests).
@@ -136,6 +139,33 @@ def answer(model: Path, cache: Path) -> str:
             _update(cache, lambda known: known.__setitem__(key, found))
         _known[key] = found
     return _known[key]
+
+
+def host_tries_extra(cache: Path, crashed: bool) -> bool:
+    """In the engine's host (hosted.py), where a crash ends that process only, the check is the
+    host's own first batched pass rather than a child's: whether this host loads with the extra
+    buffers without knowing that they run here (its crash then means they do not: the app
+    starts the next host with `crashed`, which is kept as "plain"). The answer already kept is
+    used as it is; builds without AMX try nothing."""
+    if not has_amx():
+        return False
+    key = _cache_key()
+    if crashed:
+        _update(cache, lambda known: known.__setitem__(key, "plain"))
+        _known[key] = "plain"
+        return False
+    found = read_json_object(cache).get(key)
+    if found in ("extra", "plain", "crashes"):
+        _known[key] = found
+        return False
+    _known[key] = "extra"  # on trust, until a batched pass has run (confirm_extra)
+    return True
+
+
+def confirm_extra(cache: Path) -> None:
+    """A host that tried the extra buffers on trust has run batched passes with them: kept."""
+    key = _cache_key()
+    _update(cache, lambda known: known.__setitem__(key, "extra"))
 
 
 def extra_buffers_usable(model: Path, cache: Path) -> bool:

@@ -4,13 +4,15 @@ process and only this one: the app says so in one line and starts it again.
 
     python -P -m draftlight.engine.host_child SPEC_JSON
 
-It loads the models SPEC names (Engine.load), says {"loading": fraction} as the weights load,
-then {"ready": {modes, n_ctx, load_notices}} (or {"failed": error}), and answers one request
-at a time, on this process's main thread, which owns the Llama:
+It says {"cpu": {"trying_extra"}} (whether it loads llama.cpp's extra buffer types on trust:
+ExtraOnTrust), loads the models SPEC names (Engine.load), says {"loading": fraction} as the
+weights load, then {"ready": {modes, n_ctx, load_notices}} (or {"failed": error}), and answers
+one request at a time, on this process's main thread, which owns the Llama:
 
     {"id", "op": "generate", messages, params, mode, prediction} -> {"id", "events"}...,
                                                                {"id", "events", "end"}
-                             (one line a pass: its pieces and its Progress, together)
+                             (one line a pass: its pieces and its Progress, together; quick
+                              passes share one, LINE_SECONDS)
     {"id", "op": "tokenize_chat" | "reserve" | "pending_measurements" | "measure_next"
            | "attach_draft" | "detach_draft" (their result: the modes now)
            | "explain_divergence", …}                                 -> {"id", "result"}
@@ -95,11 +97,36 @@ def _attach_draft(engine, path: str, options: dict, should_cancel) -> None:
                         should_cancel=should_cancel)
 
 
+class ExtraOnTrust:
+    """llama.cpp's extra buffer types, loaded without knowing that they run on this CPU
+    (cpu_check.host_tries_extra), until a request that runs batched passes ends well; then they
+    are kept as running here. Where they crash, this process ends and the app starts the next
+    host without them. DRAFTLIGHT_SIMULATE_AMX_CRASH=1 crashes that request as such a CPU
+    does (SIGILL), on any CPU."""
+
+    BATCHED = ("generate", "measure_next", "explain_divergence")
+
+    def __init__(self, trying: bool) -> None:
+        self.trying = trying
+
+    def before(self, op: str) -> None:
+        from draftlight.engine import cpu_check
+        if self.trying and op in self.BATCHED and os.environ.get(cpu_check.SIMULATE_VARIABLE):
+            os.kill(os.getpid(), signal.SIGILL)
+
+    def after(self, op: str) -> None:
+        if self.trying and op in self.BATCHED:
+            from draftlight.engine import cpu_check
+            cpu_check.confirm_extra(cpu_check.cache_file())
+            self.trying = False
+
+
 def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
-                   debug=None) -> None:
+                   debug=None, on_trust: ExtraOnTrust = ExtraOnTrust(False)) -> None:
     while (request := requests.get()) is not None:
         ident, op = request["id"], request["op"]
         should_cancel = lambda ident=ident: ident in cancelled  # noqa: E731
+        on_trust.before(op)
         try:
             if op == "generate":
                 pieces = 0
@@ -125,6 +152,7 @@ def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
                             break
                 finally:
                     events.close()
+                on_trust.after(op)
                 out.send({"id": ident, "events": batch, "end": True})
                 continue
             if op == "tokenize_chat":
@@ -150,6 +178,7 @@ def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
                 result = asdict(found) if found is not None else None
             else:
                 raise ValueError(f"unknown request {op!r}")
+            on_trust.after(op)
             out.send({"id": ident, "result": result})
         except Exception as exc:  # noqa: BLE001 - said to the app, which raises it again
             out.send({"id": ident, "error": wire.error_record(exc)})
@@ -168,6 +197,10 @@ def main(argv: list[str]) -> int:
     cancelled: set = set()
     threading.Thread(target=_read_requests, args=(requests, cancelled), daemon=True,
                      name="requests").start()
+    from draftlight.engine import cpu_check
+    on_trust = ExtraOnTrust(cpu_check.host_tries_extra(
+        cpu_check.cache_file(), spec.get("extra_buffers_crashed", False)))
+    out.send({"cpu": {"trying_extra": on_trust.trying}})
     try:
         engine = Engine.load(spec["target"], spec.get("draft"), LoadOptions(**spec["options"]),
                              LoadOptions(**spec["draft_options"]),
@@ -183,7 +216,7 @@ def main(argv: list[str]) -> int:
         out.send({"ready": {"modes": list(engine.modes), "n_ctx": engine.n_ctx,
                             "load_notices": list(engine.load_notices)}})
         serve_requests(engine, out, requests, cancelled,
-                       _debug_failure(os.environ.get(DEBUG_VARIABLE)))
+                       _debug_failure(os.environ.get(DEBUG_VARIABLE)), on_trust)
     finally:
         engine.close()
     return 0

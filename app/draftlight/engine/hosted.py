@@ -24,16 +24,17 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, replace
 
 import psutil
 
 from draftlight.bounded_process import ending
 from draftlight.engine import wire
-from draftlight.engine.errors import EngineCrashed, EngineError, ModelLoadError
-from draftlight.engine.events import Event
+from draftlight.engine.errors import EngineCrashed, ModelLoadError
+from draftlight.engine.events import Event, Notice
 from draftlight.engine.host_child import DEBUG_VARIABLE
 from draftlight.engine.host_lines import HostLines
+from draftlight.engine.host_spec import BATCHED, MEANINGS, ExtraBuffersCrashed, HostSpec
 from draftlight.engine.load_options import LoadOptions
 from draftlight.engine.sampling import SamplingParams
 
@@ -43,23 +44,6 @@ BUSY_SHARE = 0.05  # a host silent that long but using this share of a core is w
 SILENCE_VARIABLE = "DRAFTLIGHT_HOST_SILENCE"  # seconds, for tests of a hang
 STOP_SECONDS = 5.0  # interrupt(): how long the host has to stop before it is ended
 _POLL_SECONDS = 0.1  # how often a wait looks at should_cancel
-
-
-@dataclass(frozen=True)
-class HostSpec:
-    """What the host loads (Engine.load's arguments)."""
-
-    target: str
-    draft: str | None = None
-    options: LoadOptions = field(default_factory=LoadOptions)
-    draft_options: LoadOptions = field(default_factory=LoadOptions)
-    measure_later: bool = False
-    time_auto: bool = False  # time auto's passes at load (when not measuring later)
-
-    def record(self) -> dict:
-        return {"target": self.target, "draft": self.draft, "options": asdict(self.options),
-                "draft_options": asdict(self.draft_options),
-                "measure_later": self.measure_later, "time_auto": self.time_auto}
 
 
 class HostedEngine:
@@ -80,6 +64,8 @@ class HostedEngine:
         self.load_notices: tuple[str, ...] = ()
         self.restarts = 0  # hosts started again after a crash
         self._interrupted = False  # interrupt(): cancel the request under way
+        self._trying_extra = False  # the host tries llama.cpp's extra buffers on trust
+        self._say_notes = False  # the next reply begins with load_notices (a restart's)
         self._start(should_cancel, on_progress)
 
     # --- the ChatEngine ---------------------------------------------------------------------
@@ -90,24 +76,33 @@ class HostedEngine:
 
         Raises:
             EngineCrashed: the host ended or hung mid-reply (the events so far were given)."""
+        request = {"op": "generate", "messages": messages, "params": wire.params_record(params),
+                   "mode": mode, "prediction": prediction}
         with self._lock:
-            ident = self._send({"op": "generate", "messages": messages,
-                                "params": wire.params_record(params), "mode": mode,
-                                "prediction": prediction})
-            ended = False
-            try:
-                while True:
-                    message = self._about(ident)
-                    for record in message.get("events", ()):
-                        yield wire.event_from(record)
-                    if "end" in message or "error" in message:
-                        ended = True  # the host is done with it, either way
-                        if "error" in message:
-                            raise wire.error_from(message["error"])
-                        return
-            finally:
-                if not ended and self._alive():  # closed early: the host stops the reply
-                    self._cancel(ident)
+            for attempt in range(2):
+                ident = self._send(request)
+                if self._say_notes:  # started again without the extra buffers: says why
+                    self._say_notes = False
+                    yield from (Notice(note) for note in self.load_notices)
+                given = ended = False
+                try:
+                    while True:
+                        message = self._about(ident)
+                        for record in message.get("events", ()):
+                            given = True
+                            yield wire.event_from(record)
+                        if "end" in message or "error" in message:
+                            ended = True  # the host is done with it, either way
+                            if "error" in message:
+                                raise wire.error_from(message["error"])
+                            self._trying_extra = False  # they ran: the host kept them
+                            return
+                except ExtraBuffersCrashed:
+                    if given or attempt:
+                        raise
+                finally:
+                    if not ended and self._alive():  # closed early: the host stops the reply
+                        self._cancel(ident)
 
     def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
         return self._ask({"op": "tokenize_chat", "messages": messages})
@@ -183,6 +178,14 @@ class HostedEngine:
     # --- the host process -------------------------------------------------------------------
 
     def _start(self, should_cancel=None, on_progress=None) -> None:
+        try:
+            self._launch(should_cancel, on_progress)
+        except ExtraBuffersCrashed:  # at its load: again without them, at once
+            self.close()
+            self.restarts += 1
+            self._launch(should_cancel, on_progress)
+
+    def _launch(self, should_cancel=None, on_progress=None) -> None:
         command = ([sys.executable, CHILD_COMMAND] if getattr(sys, "frozen", False)
                    else [sys.executable, "-P", "-m", "draftlight.engine.host_child"])
         env = dict(os.environ)
@@ -195,7 +198,9 @@ class HostedEngine:
         self._lines = HostLines(self._process.stdout)
         while True:
             message = self._next(should_cancel, loading=True)
-            if "loading" in message and on_progress is not None:
+            if "cpu" in message:
+                self._trying_extra = bool(message["cpu"].get("trying_extra"))
+            elif "loading" in message and on_progress is not None:
                 on_progress(message["loading"])
             elif "failed" in message:
                 self.close()
@@ -225,11 +230,19 @@ class HostedEngine:
 
     def _ask(self, message: dict, should_cancel=None):
         with self._lock:
-            ident = self._send(message)
-            answer = self._about(ident, should_cancel)
-            if "error" in answer:
-                raise wire.error_from(answer["error"])
-            return answer["result"]
+            for attempt in range(2):
+                ident = self._send(message)
+                try:
+                    answer = self._about(ident, should_cancel)
+                except ExtraBuffersCrashed:
+                    if attempt:
+                        raise
+                    continue  # asked again of a host without them
+                if "error" in answer:
+                    raise wire.error_from(answer["error"])
+                if message["op"] in BATCHED:
+                    self._trying_extra = False  # they ran: the host kept them
+                return answer["result"]
 
     def _about(self, ident: int, should_cancel=None) -> dict:
         """The host's next message about request `ident`."""
@@ -312,15 +325,16 @@ class HostedEngine:
     def _crashed(self, loading: bool = False) -> BaseException:
         process = self._process
         code = process.wait() if process is not None else None
-        how = _MEANINGS.get(ending(code), ending(code))
+        how = MEANINGS.get(ending(code), ending(code))
+        if self._trying_extra and code is not None and code < 0:
+            # llama.cpp's extra buffers on trust, and a signal: they crash this CPU (the AMX
+            # kernels of some builds); every host from now on runs without them
+            self._trying_extra, self._say_notes = False, not loading
+            self.spec = replace(self.spec, extra_buffers_crashed=True)
+            return ExtraBuffersCrashed(f"the engine stopped ({how}) with llama.cpp's extra "
+                                       "buffer types; it starts again without them")
         if loading:
             return ModelLoadError(f"llama.cpp could not load the model: its process ended "
                                   f"({how})")
         return EngineCrashed(f"the engine stopped ({how}); the conversation is kept, and the "
                              "next message starts it again")
-
-
-# what each way of ending means here, for the line the user reads
-_MEANINGS = {"SIGSEGV": "SIGSEGV: a crash in llama.cpp", "SIGABRT": "SIGABRT: llama.cpp gave up",
-             "SIGKILL": "SIGKILL: killed, perhaps for its memory",
-             "SIGILL": "SIGILL: an instruction this CPU lacks"}
