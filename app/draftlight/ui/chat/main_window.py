@@ -37,7 +37,7 @@ from draftlight.ui.chat.main_toolbar import MainToolbar, model_toolbar
 from draftlight.ui.chat.menus import build_menus
 from draftlight.ui.flash.palette import scheme_named
 from draftlight.ui.engine.serve_switch import ServeSwitch
-from draftlight.ui.engine.worker import EngineThread
+from draftlight.ui.engine.engine_thread import EngineThread
 
 
 EMPTY_MESSAGE = "Type a message first: an empty message is not sent."

@@ -29,7 +29,7 @@ from draftlight.ui.chat import branches
 from draftlight.ui.chat.continue_reply import continuable, continued_stats, resume
 from draftlight.ui.flash.reply_builder import ReplyBuilder
 from draftlight.ui.flash.stats_text import live_line
-from draftlight.ui.engine.worker import EngineThread
+from draftlight.ui.engine.engine_thread import EngineThread
 
 TITLE_LENGTH = 60
 

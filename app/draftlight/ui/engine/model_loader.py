@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Signal
 from draftlight.launch import EngineSpec
 from draftlight.ui.engine.load_steps import LoadSteps
 from draftlight.ui.engine.loaded import Capabilities, Loaded
-from draftlight.ui.engine.worker import EngineThread
+from draftlight.ui.engine.engine_thread import EngineThread
 
 
 class ModelLoader(QObject):

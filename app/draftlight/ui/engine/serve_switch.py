@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel
 
-from draftlight.ui.engine.worker import EngineThread
+from draftlight.ui.engine.engine_thread import EngineThread
 
 QUEUE_SIZE = 8  # served requests that may wait; more are answered 429, as by `draftlight serve`
 
