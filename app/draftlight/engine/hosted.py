@@ -20,6 +20,7 @@ import itertools
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -44,6 +45,9 @@ BUSY_SHARE = 0.05  # a host silent that long but using this share of a core is w
 SILENCE_VARIABLE = "DRAFTLIGHT_HOST_SILENCE"  # seconds, for tests of a hang
 STOP_SECONDS = 5.0  # interrupt(): how long the host has to stop before it is ended
 _POLL_SECONDS = 0.1  # how often a wait looks at should_cancel
+# how a host ends when its kernels crash (return codes: minus the signal)
+KERNEL_CRASHES = tuple(-number for number in (signal.SIGILL, signal.SIGSEGV,
+                                               getattr(signal, "SIGBUS", 0)) if number)
 
 
 class HostedEngine:
@@ -326,9 +330,10 @@ class HostedEngine:
         process = self._process
         code = process.wait() if process is not None else None
         how = MEANINGS.get(ending(code), ending(code))
-        if self._trying_extra and code is not None and code < 0:
-            # llama.cpp's extra buffers on trust, and a signal: they crash this CPU (the AMX
-            # kernels of some builds); every host from now on runs without them
+        if self._trying_extra and code in KERNEL_CRASHES:
+            # llama.cpp's extra buffers on trust, and a crash in native code (not a kill: a
+            # closing window, a hang, the memory): they crash this CPU (the AMX kernels of
+            # some builds); every host from now on runs without them
             self._trying_extra, self._say_notes = False, not loading
             self.spec = replace(self.spec, extra_buffers_crashed=True)
             return ExtraBuffersCrashed(f"the engine stopped ({how}) with llama.cpp's extra "
