@@ -9,14 +9,7 @@ from draftlight.launch import EngineSpec
 
 
 class ScriptedWorker(QObject):
-    capabilities = Signal(object)
-    loading = Signal(str)
-    preparing = Signal(str, int)
-    loaded = Signal(object)
-    load_failed = Signal(str)
-    draft_changed = Signal(object)
-    draft_failed = Signal(str)
-    measuring = Signal(str)
+    load_event = Signal(object)  # EngineWorker's: one of ui/engine/loaded.py's load events
 
 
 class RecordingEngine:

@@ -100,29 +100,29 @@ def test_the_settings_dialog_sets_the_engine_and_shows_only_its_fields(qtbot):
 def test_what_reloads_when_the_engine_settings_change(qtbot):
     engine = RecordingEngine()
     loader = ModelLoader(engine, EngineSpec(target_path="t.gguf"), ("auto",))
-    engine.worker.capabilities.emit(Capabilities(("auto", "off", "ngram")))
-    engine.worker.loaded.emit(Loaded("t.gguf"))
+    engine.worker.load_event.emit(Capabilities(("auto", "off", "ngram")))
+    engine.worker.load_event.emit(Loaded("t.gguf"))
     server = EngineSpec(target_path="t.gguf", engine="llama-server", spec_type="ngram-mod")
     loader.apply(server)
     assert engine.calls[-1] == ("load", server)
-    engine.worker.loaded.emit(Loaded("t.gguf", modes=SERVER_MODES))
+    engine.worker.load_event.emit(Loaded("t.gguf", modes=SERVER_MODES))
     assert loader.modes == SERVER_MODES and not loader.runs_locally
     # llama-server gets its draft model on its command line: a new draft restarts it.
     with_draft = EngineSpec(target_path="t.gguf", draft_path="d.gguf", engine="llama-server")
     loader.apply(with_draft)
     assert engine.calls[-1] == ("load", with_draft)
-    engine.worker.loaded.emit(Loaded("t.gguf", draft="d.gguf", modes=SERVER_MODES))
+    engine.worker.load_event.emit(Loaded("t.gguf", draft="d.gguf", modes=SERVER_MODES))
     calls = len(engine.calls)
     loader.apply(EngineSpec(target_path="t.gguf", draft_path="d.gguf", engine="llama-server", spec_type="ngram-simple"))
     assert len(engine.calls) == calls  # the spec type is the mode's business, not a reload
     remote = EngineSpec(target_path="", engine="remote", server_url="http://h:1")
     loader.apply(remote)
     assert engine.calls[-1] == ("load", remote)
-    engine.worker.loaded.emit(Loaded("x", modes=("remote",)))
+    engine.worker.load_event.emit(Loaded("x", modes=("remote",)))
     loader.apply(EngineSpec(target_path="other.gguf", draft_path="d2.gguf", engine="remote", server_url="http://h:1"))
     assert engine.calls[-1] == ("load", remote)  # a remote server ignores the local models
     loader.apply(EngineSpec(target_path="t.gguf"))
-    engine.worker.loaded.emit(Loaded("t.gguf"))
+    engine.worker.load_event.emit(Loaded("t.gguf"))
     assert loader.modes == ("auto", "off", "ngram") and loader.runs_locally
 
 

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 
 from draftlight.settings import Settings, load_settings, save_settings
 from draftlight.store.history import COMPLETE, INTERRUPTED, History
+from draftlight.ui.engine.loaded import Stopped
 from draftlight.ui.flash import highlight
 from draftlight.ui.chat.main_window import MainWindow
 from tests.support.real_window import (REPEATING_PROMPT, cost_cache_file,  # noqa: F401
@@ -81,7 +82,8 @@ def test_stop_ends_a_real_reply_within_250_ms(qtbot, open_model_window):
     window.send("Write a long story about a lighthouse keeper.")
     view = window.chat.messages[-1]
     qtbot.waitUntil(lambda: len(view.text) > 40, timeout=60_000)
-    with qtbot.waitSignal(window.engine.worker.stopped, timeout=5000):
+    with qtbot.waitSignal(window.engine.worker.reply, timeout=5000,
+                           check_params_cb=lambda _, event: isinstance(event, Stopped)):
         started = time.perf_counter()
         qtbot.mouseClick(window.stop_button, Qt.LeftButton)
     # 250 ms on the machines the suite was written on; on a slower one, a pass takes longer

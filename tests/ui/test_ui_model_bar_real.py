@@ -10,6 +10,7 @@ import pytest
 
 from draftlight.settings import load_settings
 from draftlight.store.installed import add_local
+from draftlight.ui.engine.loaded import Loaded, Loading
 from draftlight.ui.engine.model_bar import NGRAM
 from tests.support.real_window import (cost_cache_file, real_window,  # noqa: F401
                                        send_and_wait_real, shared_cost_cache)
@@ -30,8 +31,9 @@ def test_choosing_a_draft_keeps_the_loaded_target(qtbot, tmp_path, bundled_model
     engine, host = worker.engine, worker.engine.pid  # read, never called, from here
     assert engine.spec.draft is None and host is not None
     loads, loading = [], []
-    worker.loaded.connect(loads.append)
-    worker.loading.connect(loading.append)
+    worker.load_event.connect(lambda event: loads.append(event) if isinstance(event, Loaded)
+                              else loading.append(event.words) if isinstance(event, Loading)
+                              else None)
 
     window.set_mode("ngram")  # from n-gram, a draft model means draft mode (auto stays auto)
     bar = window.model_bar

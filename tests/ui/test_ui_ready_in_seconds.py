@@ -11,6 +11,7 @@ import pytest
 from draftlight import paths
 from draftlight.settings import load_settings
 from draftlight.store.default_model import DEFAULT_TYPE
+from draftlight.ui.engine.loaded import Measuring
 from tests.support.real_window import window_opener
 from tests.support.waiting import wait_until, window_state
 from tests.support.window import send_and_wait
@@ -23,7 +24,8 @@ def test_a_fresh_home_answers_first_and_measures_in_the_background(qtbot, bundle
     with window_opener(qtbot) as open_window:
         window = open_window(load_settings()[0])
         steps: list[str] = []
-        window.engine.worker.measuring.connect(steps.append)
+        window.engine.worker.load_event.connect(
+            lambda event: steps.append(event.words) if isinstance(event, Measuring) else None)
         titles: list[str] = []
         window.models.loaded.connect(titles.append)
         wait_until(qtbot, lambda: window.ready, "the bundled model to load", 60_000,

@@ -18,6 +18,7 @@ from draftlight.settings import Settings, load_settings
 from draftlight.store.history import INTERRUPTED, History
 from draftlight.ui.flash import highlight, markdown_render
 from draftlight.ui.chat.settings_dialog import SettingsDialog
+from draftlight.ui.engine.loaded import Stopped
 from tests.support.scripted_engine import ScriptedFactory
 from tests.support.window import send_and_wait
 from tests.support.waiting import wait_until, window_state
@@ -116,7 +117,8 @@ def test_stop_ends_generation_within_250_ms_and_keeps_the_partial_reply(qtbot, o
     window.send("long please")
     view = window.chat.messages[-1]
     qtbot.waitUntil(lambda: len(view.text) > 30, timeout=5000)
-    with qtbot.waitSignal(window.engine.worker.stopped, timeout=2000):
+    with qtbot.waitSignal(window.engine.worker.reply, timeout=2000,
+                           check_params_cb=lambda _, event: isinstance(event, Stopped)):
         started = time.perf_counter()
         qtbot.mouseClick(window.stop_button, Qt.LeftButton)
     assert time.perf_counter() - started < 0.25

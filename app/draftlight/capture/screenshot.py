@@ -9,6 +9,7 @@ import sys
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QToolBar
 
+from draftlight.ui.engine.loaded import LoadFailed
 from draftlight.ui.flash.driver import DURATION
 
 SCREENSHOT_TIMEOUT_MS = 10 * 60 * 1000
@@ -26,7 +27,8 @@ class OffscreenRun(QObject):
         self.exit_code = 1
         window.model_ready.connect(self._send, Qt.SingleShotConnection)
         window.session.reply_finished.connect(self._reply_done)
-        window.engine.worker.load_failed.connect(self._failed)
+        window.engine.worker.load_event.connect(
+            lambda event: self._failed(event.message) if isinstance(event, LoadFailed) else None)
         window.session.error.connect(self._failed)
         QTimer.singleShot(SCREENSHOT_TIMEOUT_MS, self._timeout)
 

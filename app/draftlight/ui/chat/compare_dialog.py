@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QGridLayout, QLabel, Q
 
 from draftlight.engine.compare import Comparison, SidePiece
 from draftlight.engine.events import Notice
+from draftlight.ui.engine.loaded import Crashed, Failed
 from draftlight.ui.flash.highlight import run_colour
 from draftlight.modes import mode_label
 
@@ -63,8 +64,7 @@ class CompareDialog(QDialog):
         layout.addWidget(buttons)
         self.result = None
         worker = engine.worker
-        worker.compare_event.connect(self._on_event)
-        worker.failed.connect(self._on_failed)
+        worker.reply.connect(self._on_event)
         self.request_id = engine.compare(messages, params, mode)
 
     def _on_event(self, request_id: int, event) -> None:
@@ -76,6 +76,8 @@ class CompareDialog(QDialog):
             self._on_compared(event)
         elif isinstance(event, Notice):
             self._on_notice(event.message)
+        elif isinstance(event, (Failed, Crashed)):
+            self.summary.setText(f"Compare failed: {event.message}")
 
     def _on_piece(self, side: str, text: str, source: str) -> None:
         if not text:
@@ -111,10 +113,6 @@ class CompareDialog(QDialog):
                      f"quieter machine or a longer answer")
         self.summary.setText(f"{speed}; {verdict}")
 
-    def _on_failed(self, request_id: int, message: str) -> None:
-        if request_id == self.request_id:
-            self.summary.setText(f"Compare failed: {message}")
-
     def _on_notice(self, message: str) -> None:
         """Shown until the result replaces it (a recurrent model reading the prompt again)."""
         if self.result is None:
@@ -123,8 +121,5 @@ class CompareDialog(QDialog):
     def done(self, code: int) -> None:
         if self.result is None:
             self.engine.stop(self.request_id)
-        worker = self.engine.worker
-        for signal, slot in ((worker.compare_event, self._on_event),
-                             (worker.failed, self._on_failed)):
-            signal.disconnect(slot)
+        self.engine.worker.reply.disconnect(self._on_event)
         super().done(code)

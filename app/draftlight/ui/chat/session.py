@@ -30,6 +30,7 @@ from draftlight.ui.chat.continue_reply import continuable, continued_stats, resu
 from draftlight.ui.flash.reply_builder import ReplyBuilder
 from draftlight.ui.flash.stats_text import live_line
 from draftlight.ui.engine.engine_thread import EngineThread
+from draftlight.ui.engine.loaded import Crashed, Failed, Stopped
 
 TITLE_LENGTH = 60
 
@@ -92,9 +93,6 @@ class ChatSession(QObject):
         self._timer.timeout.connect(self.flush)
         worker = engine.worker
         worker.reply.connect(self._on_reply)
-        worker.stopped.connect(self._on_stopped)
-        worker.failed.connect(self._on_failed)
-        worker.crashed.connect(self._on_crashed)
 
     @property
     def streaming(self) -> bool:
@@ -363,11 +361,17 @@ class ChatSession(QObject):
         return stream if stream is not None and stream.request_id == request_id else None
 
     def _on_reply(self, request_id: int, event) -> None:
-        """One of the engine's events for reply `request_id`."""
+        """One of the engine's events for reply `request_id`, or how it ended otherwise."""
         stream = self._current(request_id)
         if stream is None:
             return
-        if isinstance(event, TextPiece):
+        if isinstance(event, Stopped):
+            self._on_stopped(request_id)
+        elif isinstance(event, Failed):
+            self._on_failed(request_id, event.message)
+        elif isinstance(event, Crashed):
+            self._on_crashed(request_id, event.message)
+        elif isinstance(event, TextPiece):
             if stream.stop_requested_at is None:
                 stream.builder.add(event.text, event.source, event.step,
                                    *_placed(event.origin, stream.sent))

@@ -2,7 +2,7 @@
 model's faster copy made and loaded, then the measurements of draftlight.engine.measuring, one
 step at a time from the event loop, each stopped at its next pass by a request that arrives.
 
-Uses the worker's engine, factory, pending requests (PendingWork), `measuring` signal and
+Uses the worker's engine, factory, pending requests (PendingWork), `load_event` signal and
 _load; runs on the worker's thread only.
 """
 
@@ -12,6 +12,8 @@ import sys
 import traceback
 
 from PySide6.QtCore import QTimer
+
+from draftlight.ui.engine.loaded import Measuring
 
 
 class BackgroundSteps:
@@ -40,39 +42,40 @@ class BackgroundSteps:
             pending = engine.pending_measurements()
             if not pending:
                 return
-            self.measuring.emit(pending[0])
+            self.load_event.emit(Measuring(pending[0]))
             engine.measure_next(should_cancel=lambda: self.pending.waiting() or self._closing())
         except MeasurementInterrupted:
-            self.measuring.emit("")
+            self.load_event.emit(Measuring(""))
             return
         except Exception:  # noqa: BLE001 - auto keeps its prior; the chat goes on
             traceback.print_exc()
             self._measuring_failed = True
-            self.measuring.emit("")
+            self.load_event.emit(Measuring(""))
             return
         if engine.pending_measurements():
             self._measure_soon()
         else:
-            self.measuring.emit("")
+            self.load_event.emit(Measuring(""))
 
     def _make_default_copy(self) -> None:
         """Convert the bundled model (seconds), then load the engine again on the copy; a
         request that arrives stops the conversion (nothing is left) and it runs again later."""
         from draftlight.store.convert import ConversionCancelled
         from draftlight.store.default_model import DEFAULT_TYPE
-        self.measuring.emit(f"making the faster {DEFAULT_TYPE} copy of the bundled model")
+        self.load_event.emit(Measuring(f"making the faster {DEFAULT_TYPE} copy of the bundled "
+                                       "model"))
         try:
             _, note = self.factory.prepare_default(
                 lambda done, total, what: None,
                 should_cancel=lambda: self.pending.waiting() or self._closing())
         except ConversionCancelled:
-            self.measuring.emit("")
+            self.load_event.emit(Measuring(""))
             return
         if note:  # could not be made: the bundled file stays, and measuring goes on
             self._convert_default = False
             print(f"draftlight: {note}", file=sys.stderr)
             self._measure_soon()
         elif self.pending.waiting() or self._closing():
-            self.measuring.emit("")  # loaded on the copy once the request has run
+            self.load_event.emit(Measuring(""))  # loaded on the copy once the request has run
         else:
             self._load(self._spec, quiet=True)  # finds the copy now; then measures it

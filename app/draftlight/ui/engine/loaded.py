@@ -1,5 +1,6 @@
-"""What the engine thread tells the window about models, as typed values (no Qt): what the
-engine can do, and what a load brought in."""
+"""What the engine thread tells the window, as typed values (no Qt): about models (what the
+engine can do, each step of a load and what it brought in: the worker's `load_event`), and how
+a request ended when it did not end with its result (`reply`'s Stopped, Failed, Crashed)."""
 
 from __future__ import annotations
 
@@ -29,3 +30,60 @@ class Loaded:
     target_path: str = ""  # the target's file (the default model's too, once prepared)
     draft_path: str | None = None
     context_note: str = ""  # why, when it was chosen automatically (launch.resolve_context)
+
+
+@dataclass(frozen=True)
+class Loading:
+    """A load (or a draft's) began: what is being loaded, in words."""
+
+    words: str
+
+
+@dataclass(frozen=True)
+class Preparing:
+    """A step before the model answers, with its progress: converting the default model,
+    llama.cpp reading the weights, llama-server being built."""
+
+    words: str
+    percent: int  # -1: busy, no figure
+
+
+@dataclass(frozen=True)
+class LoadFailed:
+    message: str  # one line
+
+
+@dataclass(frozen=True)
+class DraftChanged:
+    name: str | None  # the draft model's file now, None: none
+
+
+@dataclass(frozen=True)
+class DraftFailed:
+    message: str  # one line; the target still runs
+
+
+@dataclass(frozen=True)
+class Measuring:
+    """What the worker measures about its models in the background (engine/measuring.py), in
+    words; "" once nothing is left, or a request came first."""
+
+    words: str
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """The request stopped on request (Stop, or the window closing) before its end."""
+
+
+@dataclass(frozen=True)
+class Failed:
+    message: str  # one line
+
+
+@dataclass(frozen=True)
+class Crashed:
+    """The engine's process ended mid-request (engine/hosted.py): one line; the next request
+    starts it again."""
+
+    message: str

@@ -14,7 +14,8 @@ from PySide6.QtCore import QObject, Signal
 
 from draftlight.launch import EngineSpec
 from draftlight.ui.engine.load_steps import LoadSteps
-from draftlight.ui.engine.loaded import Capabilities, Loaded
+from draftlight.ui.engine.loaded import (Capabilities, DraftChanged, DraftFailed, Loaded,
+                                         LoadFailed, Loading, Measuring, Preparing)
 from draftlight.ui.engine.engine_thread import EngineThread
 
 
@@ -46,15 +47,7 @@ class ModelLoader(QObject):
         self.context_note = ""  # why, when Settings left it automatic
         self.steps = LoadSteps()  # the latest load's steps, with their times
         self.measuring = ""  # what the worker measures in the background now, in words
-        worker = engine.worker
-        worker.capabilities.connect(self._on_capabilities)
-        worker.loading.connect(self._on_loading)
-        worker.preparing.connect(self._on_preparing)
-        worker.loaded.connect(self._on_loaded)
-        worker.load_failed.connect(self._on_load_failed)
-        worker.draft_changed.connect(self._on_draft_changed)
-        worker.draft_failed.connect(self._on_draft_failed)
-        worker.measuring.connect(self._on_measuring)
+        engine.worker.load_event.connect(self._on_load_event)
 
     @property
     def engine_kind(self) -> str:
@@ -105,6 +98,26 @@ class ModelLoader(QObject):
         if self.context_note:  # chosen automatically: say what and why
             line += f" · context {self.n_ctx:,} tokens: {self.context_note}"
         return line
+
+    def _on_load_event(self, event) -> None:
+        """One of the worker's load events (loaded.py)."""
+        match event:
+            case Capabilities():
+                self._on_capabilities(event)
+            case Loading(words=words):
+                self._on_loading(words)
+            case Preparing(words=words, percent=percent):
+                self._on_preparing(words, percent)
+            case Loaded():
+                self._on_loaded(event)
+            case LoadFailed(message=message):
+                self._on_load_failed(message)
+            case DraftChanged(name=name):
+                self._on_draft_changed(name)
+            case DraftFailed(message=message):
+                self._on_draft_failed(message)
+            case Measuring(words=words):
+                self._on_measuring(words)
 
     def _on_measuring(self, words: str) -> None:
         self.measuring = words

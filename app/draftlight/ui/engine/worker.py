@@ -28,7 +28,8 @@ from draftlight.engine.server.rpc import placement
 from draftlight.launch import EngineSpec, resolve_context, with_model_files
 from draftlight.ui.engine.factory import LlamaEngineFactory
 from draftlight.ui.engine.background_steps import BackgroundSteps
-from draftlight.ui.engine.loaded import Loaded
+from draftlight.ui.engine.loaded import (Crashed, DraftChanged, DraftFailed, Failed, Loaded, Loading,
+                                         LoadFailed, Preparing, Stopped)
 from draftlight.ui.engine.pending_work import PendingWork
 
 STOP_ALL = sys.maxsize
@@ -62,29 +63,16 @@ def one_line(exc: BaseException) -> str:
 
 
 class EngineWorker(BackgroundSteps, QObject):
-    capabilities = Signal(object)  # loaded.Capabilities
-    loading = Signal(str)  # what is being loaded, in words
-    preparing = Signal(str, int)  # the default model is being converted: words, percent
-    loaded = Signal(object)  # loaded.Loaded
-    load_failed = Signal(str)
-    draft_changed = Signal(object)  # draft file name, or None
-    draft_failed = Signal(str)
-    # request, one of the engine's own events: TextPiece, Notice, Progress (one per target
-    # pass), then Done
+    # about the models: one of loaded.py's Capabilities (once, first), Loading, Preparing,
+    # Loaded, LoadFailed, DraftChanged, DraftFailed, Measuring
+    load_event = Signal(object)
+    # request, one of its events: the engine's (TextPiece, Notice, Progress, one per target
+    # pass, then Done), Compare's (SidePiece, Notice, then Comparison: engine/compare.py), or
+    # how it ended otherwise (loaded.Stopped, Failed, Crashed)
     reply = Signal(int, object)
-    # request, one of draftlight.engine.compare's events: SidePiece, Notice, then Comparison
-    compare_event = Signal(int, object)
-    stopped = Signal(int)  # request: stopped on request, before its end
-    failed = Signal(int, str)  # request, one-line error
-    # request, one line: the engine's process ended mid-reply (engine/hosted.py); the next
-    # request starts it again
-    crashed = Signal(int, str)
     served = Signal(object)  # an draftlight.serve.worker.Job from the local server has ended
     server_log = Signal(str)  # a line llama-server printed (emitted on its log reader thread)
     closed = Signal()
-    # what the worker measures about its models in the background (engine/measuring.py), in
-    # words; "" once nothing is left to measure or a request came first
-    measuring = Signal(str)
 
     def __init__(self, factory=None) -> None:
         super().__init__()
@@ -134,7 +122,7 @@ class EngineWorker(BackgroundSteps, QObject):
         self._measuring_failed = False
         try:
             if not self._capabilities_sent:
-                self.capabilities.emit(self.factory.capabilities())
+                self.load_event.emit(self.factory.capabilities())
                 self._capabilities_sent = True
             self._close_engine()
             notices, context_note = [], ""
@@ -148,7 +136,7 @@ class EngineWorker(BackgroundSteps, QObject):
             if spec.engine == "local":
                 words = loading_words(reference or spec.target_name, spec.target_path)
                 if not quiet:
-                    self.loading.emit(words)
+                    self.load_event.emit(Loading(words))
                 self.engine = self.factory.load_engine(
                     replace(spec, draft_path=None), should_cancel=self._closing,
                     on_progress=None if quiet else self._load_progress(words))
@@ -158,7 +146,7 @@ class EngineWorker(BackgroundSteps, QObject):
         except Exception as exc:  # noqa: BLE001 - shown as one line; the app stays usable
             if not isinstance(exc, (OSError, ImportError)) and "draftlight." not in type(exc).__module__:
                 traceback.print_exc()
-            self.load_failed.emit(one_line(exc))
+            self.load_event.emit(LoadFailed(one_line(exc)))
             return
         loaded = Loaded(reference or spec.target_name, notices=tuple(notices + self._notices(spec)),
                         mtp_layers=mtp_layers(spec.target_path) if spec.engine != "remote" else 0,
@@ -173,12 +161,12 @@ class EngineWorker(BackgroundSteps, QObject):
         elif spec.draft_path:
             try:
                 if not quiet:
-                    self.loading.emit(f"Loading draft {spec.draft_name}…")
+                    self.load_event.emit(Loading(f"Loading draft {spec.draft_name}…"))
                 self.factory.attach_draft(self.engine, spec, should_cancel=self._closing)
                 loaded = replace(loaded, draft=spec.draft_name, draft_path=spec.draft_path)
             except Exception as exc:  # noqa: BLE001
                 loaded = replace(loaded, draft_error=one_line(exc))
-        self.loaded.emit(loaded)
+        self.load_event.emit(loaded)
         self._measure_soon()
 
     def _load_progress(self, words: str):
@@ -190,7 +178,7 @@ class EngineWorker(BackgroundSteps, QObject):
             percent = int(100 * min(max(fraction, 0.0), 1.0))
             if percent != shown[0]:
                 shown[0] = percent
-                self.preparing.emit(words, percent)
+                self.load_event.emit(Preparing(words, percent))
 
         return report
 
@@ -198,12 +186,12 @@ class EngineWorker(BackgroundSteps, QObject):
         """llama-server (found, else built, then started) or a remote server. Cancelled, like
         a conversion, when the window closes."""
         if spec.engine == "remote":
-            self.loading.emit(f"Connecting to {spec.server_url}…")
+            self.load_event.emit(Loading(f"Connecting to {spec.server_url}…"))
             return self.factory.open_remote(spec)
-        self.loading.emit(f"Starting llama-server with {spec.target_name}… (it has "
-                          f"{HEALTH_TIMEOUT:.0f} s to load the model)")
+        self.load_event.emit(Loading(f"Starting llama-server with {spec.target_name}… (it "
+                                     f"has {HEALTH_TIMEOUT:.0f} s to load the model)"))
         return self.factory.open_llama_server(
-            spec, report=lambda what, percent: self.preparing.emit(what, percent),
+            spec, report=lambda what, percent: self.load_event.emit(Preparing(what, percent)),
             on_log=self.server_log.emit, should_cancel=self._closing)
 
     def _closing(self) -> bool:
@@ -229,21 +217,21 @@ class EngineWorker(BackgroundSteps, QObject):
         if self.engine is None:
             return
         if self.engine_kind != "local":
-            self.draft_failed.emit("a server engine takes its draft model when it starts")
+            self.load_event.emit(DraftFailed("a server engine takes its draft model when it starts"))
             return
         if spec.n_ctx == 0:  # automatic: the context the target was loaded with
             spec = replace(spec, n_ctx=self.n_ctx)
         spec = with_model_files(spec)
         try:
             if spec.draft_path:
-                self.loading.emit(f"Loading draft {spec.draft_name}…")
+                self.load_event.emit(Loading(f"Loading draft {spec.draft_name}…"))
                 self.factory.attach_draft(self.engine, spec, should_cancel=self._closing)
             else:
                 self.engine.detach_draft()
         except Exception as exc:  # noqa: BLE001
-            self.draft_failed.emit(one_line(exc))
+            self.load_event.emit(DraftFailed(one_line(exc)))
             return
-        self.draft_changed.emit(spec.draft_name)
+        self.load_event.emit(DraftChanged(spec.draft_name))
         self._measure_soon()
 
     @Slot(int, object, object, str, object)
@@ -251,10 +239,10 @@ class EngineWorker(BackgroundSteps, QObject):
                  prediction: str | None = None) -> None:
         self.pending.begin()
         if self.stop_upto >= request_id:
-            self.stopped.emit(request_id)
+            self.reply.emit(request_id, Stopped())
             return
         if self.engine is None:
-            self.failed.emit(request_id, "no model is loaded")
+            self.reply.emit(request_id, Failed("no model is loaded"))
             return
         events = None
         self.running_request = request_id
@@ -263,24 +251,24 @@ class EngineWorker(BackgroundSteps, QObject):
             for event in events:
                 if self.stop_upto >= request_id:
                     events.close()
-                    self.stopped.emit(request_id)
+                    self.reply.emit(request_id, Stopped())
                     return
                 self.reply.emit(request_id, event)
                 if isinstance(event, Done):
                     return
             if self.stop_upto >= request_id:  # a hosted engine, interrupted mid-read
-                self.stopped.emit(request_id)
+                self.reply.emit(request_id, Stopped())
             else:
-                self.failed.emit(request_id, "the reply ended without its statistics")
+                self.reply.emit(request_id, Failed("the reply ended without its statistics"))
         except EngineCrashed as exc:  # the host process ended: the window goes on
             if self.stop_upto >= request_id:  # ended because it did not stop in time
-                self.stopped.emit(request_id)
+                self.reply.emit(request_id, Stopped())
             else:
-                self.crashed.emit(request_id, one_line(exc))
+                self.reply.emit(request_id, Crashed(one_line(exc)))
         except Exception as exc:  # noqa: BLE001
             if "draftlight." not in type(exc).__module__:
                 traceback.print_exc()
-            self.failed.emit(request_id, one_line(exc))
+            self.reply.emit(request_id, Failed(one_line(exc)))
         finally:
             self.running_request = 0
             if events is not None and hasattr(events, "close"):
@@ -293,21 +281,21 @@ class EngineWorker(BackgroundSteps, QObject):
         from draftlight.engine.compare import compare
         self.pending.begin()
         if self.engine is None:
-            self.failed.emit(request_id, "no model is loaded")
+            self.reply.emit(request_id, Failed("no model is loaded"))
             return
         if self.engine_kind != "local":
-            self.failed.emit(request_id, "Compare needs the engine on this computer")
+            self.reply.emit(request_id, Failed("Compare needs the engine on this computer"))
             return
         events = None
         try:
             events = compare(self.engine, messages, params, mode)
             for event in events:
                 if self.stop_upto >= request_id:
-                    self.stopped.emit(request_id)
+                    self.reply.emit(request_id, Stopped())
                     return
-                self.compare_event.emit(request_id, event)
+                self.reply.emit(request_id, event)
         except Exception as exc:  # noqa: BLE001
-            self.failed.emit(request_id, one_line(exc))
+            self.reply.emit(request_id, Failed(one_line(exc)))
         finally:
             if events is not None:
                 events.close()
