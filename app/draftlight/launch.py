@@ -213,13 +213,8 @@ def attach_draft(engine, spec: EngineSpec,
     spec, _ = resolve_context(spec)  # the worker passes the target's; a caller may not
     if spec.target_gpu_layers == 0 and spec.draft_gpu_layers == 0:
         check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
-    options = load_options(spec, draft=True)
-    if hasattr(engine, "attach_draft_file"):  # engine/hosted.py
-        engine.attach_draft_file(spec.draft_path, options, should_cancel=should_cancel)
-        return
-    from draftlight.engine.llama_backend import LlamaBackend
-    engine.attach_draft(LlamaBackend(spec.draft_path, options, should_cancel=should_cancel),
-                        should_cancel=should_cancel)
+    engine.attach_draft_file(spec.draft_path, load_options(spec, draft=True),
+                             should_cancel=should_cancel)
 
 
 def load_options(spec: EngineSpec, *, draft: bool = False):

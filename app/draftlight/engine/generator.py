@@ -132,13 +132,19 @@ class Engine:
         try:
             engine = cls(target, measure_later=measure_later)
             if draft_path is not None:
-                engine.attach_draft(LlamaBackend(draft_path, draft_options or options,
-                                                 should_cancel=should_cancel),
-                                    should_cancel=should_cancel)
+                engine.attach_draft_file(draft_path, draft_options or options,
+                                         should_cancel=should_cancel)
         except BaseException:
             target.close()
             raise
         return engine
+
+    def attach_draft_file(self, path: str | Path, options: LoadOptions, *,
+                          should_cancel: Callable[[], bool] | None = None) -> None:
+        """attach_draft on the GGUF file `path`, loaded on llama.cpp (HostedEngine's too)."""
+        from draftlight.engine.llama_backend import LlamaBackend
+        self.attach_draft(LlamaBackend(path, options, should_cancel=should_cancel),
+                          should_cancel=should_cancel)
 
     def attach_draft(self, draft: LanguageModel, *,
                      should_cancel: Callable[[], bool] | None = None) -> None:

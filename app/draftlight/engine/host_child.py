@@ -38,6 +38,7 @@ import time
 from draftlight.bounded_process import answer_stream
 from draftlight.engine import wire
 from draftlight.engine.events import Done, Notice, Progress
+from draftlight.engine.host_spec import BATCHED
 
 DEBUG_VARIABLE = "DRAFTLIGHT_HOST_DEBUG"
 # Passes quicker than this share a line: each line wakes the app, and on two cores a wake-up
@@ -90,13 +91,6 @@ def _fail_natively(what: str) -> None:
         libc.pause()
 
 
-def _attach_draft(engine, path: str, options: dict, should_cancel) -> None:
-    from draftlight.engine.llama_backend import LlamaBackend
-    from draftlight.engine.load_options import LoadOptions
-    engine.attach_draft(LlamaBackend(path, LoadOptions(**options), should_cancel=should_cancel),
-                        should_cancel=should_cancel)
-
-
 class ExtraOnTrust:
     """llama.cpp's extra buffer types, loaded without knowing that they run on this CPU
     (cpu_check.host_tries_extra), until a request that runs batched passes ends well; then they
@@ -104,18 +98,16 @@ class ExtraOnTrust:
     host without them. DRAFTLIGHT_SIMULATE_AMX_CRASH=1 crashes that request as such a CPU
     does (SIGILL), on any CPU."""
 
-    BATCHED = ("generate", "measure_next", "explain_divergence")
-
     def __init__(self, trying: bool) -> None:
         self.trying = trying
 
     def before(self, op: str) -> None:
         from draftlight.engine import cpu_check
-        if self.trying and op in self.BATCHED and os.environ.get(cpu_check.SIMULATE_VARIABLE):
+        if self.trying and op in BATCHED and os.environ.get(cpu_check.SIMULATE_VARIABLE):
             os.kill(os.getpid(), signal.SIGILL)
 
     def after(self, op: str) -> None:
-        if self.trying and op in self.BATCHED:
+        if self.trying and op in BATCHED:
             from draftlight.engine import cpu_check
             cpu_check.confirm_extra(cpu_check.cache_file())
             self.trying = False
@@ -164,7 +156,9 @@ def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
             elif op == "measure_next":
                 result = engine.measure_next(should_cancel=should_cancel)
             elif op == "attach_draft":
-                _attach_draft(engine, request["path"], request["options"], should_cancel)
+                from draftlight.engine.load_options import LoadOptions
+                engine.attach_draft_file(request["path"], LoadOptions(**request["options"]),
+                                         should_cancel=should_cancel)
                 result = list(engine.modes)
             elif op == "detach_draft":
                 engine.detach_draft()

@@ -36,7 +36,8 @@ class ExtraBuffersCrashed(EngineCrashed):
     given something already."""
 
 
-BATCHED = ("measure_next", "explain_divergence")  # requests, beside replies, that run batches
+# requests that run batched passes: the first to end well shows the extra buffers run here
+BATCHED = ("generate", "measure_next", "explain_divergence")
 
 # what each way of ending means here, for the line the user reads
 MEANINGS = {"SIGSEGV": "SIGSEGV: a crash in llama.cpp", "SIGABRT": "SIGABRT: llama.cpp gave up",
