@@ -11,12 +11,10 @@ be read.
 
 from __future__ import annotations
 
-import sys
 import time
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication
 
 from draftlight.capture.screenshot import OffscreenRun
 from draftlight.ui.flash.driver import DURATION
@@ -63,11 +61,9 @@ class RecordRun(OffscreenRun):
         try:
             write_gif(self.path, self.frames)
         except OSError as exc:
-            print(f"draftlight: error: could not write {self.path}: {exc}", file=sys.stderr)
-            self.exit_code = 2
+            self._end(2, f"could not write {self.path}: {exc}")
         else:
-            self.exit_code = 0
-        QApplication.instance().exit(self.exit_code)
+            self._end(0)
 
 
 def to_pillow(image: QImage):

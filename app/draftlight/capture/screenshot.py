@@ -25,6 +25,7 @@ class OffscreenRun(QObject):
         super().__init__(window)
         self.window, self.path, self.prompt = window, path, prompt or ""
         self.exit_code = 1
+        self.finished = False  # the run has its result; what the closing window says after is not
         window.model_ready.connect(self._send, Qt.SingleShotConnection)
         window.session.reply_finished.connect(self._reply_done)
         window.engine.worker.load_event.connect(
@@ -39,13 +40,20 @@ class OffscreenRun(QObject):
         raise NotImplementedError
 
     def _failed(self, message: str) -> None:
-        print(f"draftlight: error: {message}", file=sys.stderr)
-        self.exit_code = 2
-        QApplication.instance().exit(2)
+        self._end(2, message)
 
     def _timeout(self) -> None:
-        print("draftlight: error: no reply within 10 minutes", file=sys.stderr)
-        QApplication.instance().exit(1)
+        self._end(1, "no reply within 10 minutes")
+
+    def _end(self, code: int, error: str = "") -> None:
+        """Exit with `code` (and `error` on stderr) unless the run has ended already: a load
+        cancelled by the closing window, say, is no failure of a run that had succeeded."""
+        if self.finished:
+            return
+        self.finished, self.exit_code = True, code
+        if error:
+            print(f"draftlight: error: {error}", file=sys.stderr)
+        QApplication.instance().exit(code)
 
 
 class ScreenshotRun(OffscreenRun):
@@ -64,8 +72,6 @@ class ScreenshotRun(OffscreenRun):
 
     def _save(self) -> None:
         if self.window.grab().save(self.path, "PNG"):
-            self.exit_code = 0
+            self._end(0)
         else:
-            print(f"draftlight: error: could not write {self.path}", file=sys.stderr)
-            self.exit_code = 2
-        QApplication.instance().exit(self.exit_code)
+            self._end(2, f"could not write {self.path}")

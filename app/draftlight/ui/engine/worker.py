@@ -144,6 +144,8 @@ class EngineWorker(BackgroundSteps, QObject):
                 self.engine = self._open_server(spec)
             self.engine_kind = spec.engine
         except Exception as exc:  # noqa: BLE001 - shown as one line; the app stays usable
+            if self._closing():
+                return  # cancelled because the window closes: nobody is left to tell
             if not isinstance(exc, (OSError, ImportError)) and "draftlight." not in type(exc).__module__:
                 traceback.print_exc()
             self.load_event.emit(LoadFailed(one_line(exc)))
