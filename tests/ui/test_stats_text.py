@@ -26,11 +26,14 @@ def test_the_footer_says_when_the_draft_drafts_through_another_vocabulary():
 
 
 def test_a_damaged_comparison_in_the_history_is_left_out_of_the_footer():
+    from draftlight.ui.flash.reply_figures import Compared
     from draftlight.ui.flash.stats_text import compared_line
     figures = {"new_tokens": 3, "target_passes": 3, "mode": "off"}
     for damaged in ("fast", {"speedup": "x", "low": 1, "high": 2}, {"speedup": 1.2}, None):
         assert stored_footer_line({**figures, "compared": damaged}) == stored_footer_line(
             figures)
-    assert compared_line({"speedup": 1.0, "low": 0.8, "high": 1.3, "rounds": 3,
-                          "identical": True, "inconclusive": "the rounds disagree"}).endswith(
+    compared = {"speedup": 1.0, "low": 0.8, "high": 1.3, "rounds": 3, "identical": True,
+                "inconclusive": "the rounds disagree"}
+    assert compared_line(Compared.from_record(compared)).endswith(
         "; inconclusive: the rounds disagree")
+    assert "Compared with" in stored_footer_line({**figures, "compared": compared})

@@ -31,7 +31,7 @@ def test_a_reply_auto_drafted_nothing_in_says_why_and_offers_ngram(qtbot, open_w
     window = open_window(BusyMachineFactory())
     window.set_mode("auto")
     reply = send_and_wait(qtbot, window, "Say the motto.")
-    assert reply.stats["drafted"] == 0
+    assert reply.figures.stats.drafted == 0
     assert reply.why_row.isVisibleTo(window)
     assert reply.why_row.label.text().startswith(
         "Auto drafted nothing: checking 2 tokens costs 2.6x one on this machine now")
@@ -43,7 +43,7 @@ def test_a_reply_auto_drafted_nothing_in_says_why_and_offers_ngram(qtbot, open_w
     qtbot.mouseClick(reply.why_row.try_ngram, Qt.LeftButton)
     assert window.current_mode() == "ngram"
     again = send_and_wait(qtbot, window, "Say the motto again.")
-    assert again.stats["mode"] == "ngram" and not again.why_row.isVisibleTo(window)
+    assert again.figures.stats.mode == "ngram" and not again.why_row.isVisibleTo(window)
     # reopened from the history, the reply still says why
     window.session.writes.flush()
     saved = window.history.messages(window.session.conversation_id)[1]

@@ -30,8 +30,8 @@ def test_a_reply_at_its_length_limit_goes_on_from_its_words(qtbot, open_window):
     shift = len(WRITTEN)
     assert reply.runs == [[5, 11, 2], [12, 16, 1], [5 + shift, 11 + shift, 2],
                           [12 + shift, 16 + shift, 1]]
-    assert reply.stats["new_tokens"] == 12 and reply.stats["accepted"] == 6
-    assert len(reply.stats["passes"]) == 6  # the strip: both parts' passes
+    assert reply.figures.stats.new_tokens == 12 and reply.figures.stats.accepted == 6
+    assert len(reply.figures.passes) == 6  # the strip: both parts' passes
     assert not reply.continue_button.isVisibleTo(window)  # it ended of itself this time
 
     conversation = window.session.conversation_id
@@ -63,12 +63,12 @@ def test_a_continuation_stopped_before_its_first_token_keeps_the_figures(qtbot, 
     factory.stop_reason = "max_tokens"
     window = open_window(factory)
     first = send_and_wait(qtbot, window, "Tell me a long story")
-    figures = dict(first.stats)
+    figures = first.figures
     factory.delay = 0.5
     with qtbot.waitSignal(window.session.reply_finished, timeout=5000) as done:
         window.continue_reply()
         window.stop_button.click()  # before the first piece arrives
     reply = done.args[0]
     assert reply.text == WRITTEN and reply.status == "interrupted"
-    assert reply.stats["new_tokens"] == figures["new_tokens"] == 6
-    assert reply.stats["passes"] == figures["passes"]
+    assert reply.figures.stats.new_tokens == figures.stats.new_tokens == 6
+    assert reply.figures.passes == figures.passes

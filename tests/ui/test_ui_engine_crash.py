@@ -55,7 +55,7 @@ def test_a_segfault_mid_reply_keeps_the_conversation_and_restart_answers(
     wait_ready(qtbot, window)
     assert window.engine.worker.engine.pid not in (None, host)
     again = send_and_wait_real(qtbot, window, "And one more colour?")
-    assert again.text and again.stats.get("stop_reason") in ("eos", "max_tokens")
+    assert again.text and again.figures.stats.stop_reason in ("eos", "max_tokens")
     _, status, roles = stored_reply(window)
     assert status == "complete" and roles == ["user", "assistant", "user", "assistant"]
 
@@ -71,7 +71,7 @@ def test_a_hang_mid_reply_is_one_line_and_the_next_message_starts_it_again(
     assert "stopped answering for 3 s" in window.banner.label.text()
     assert view.text and stored_reply(window)[1] == "interrupted"
     again = send_and_wait_real(qtbot, window, "And one more colour?")  # no Restart clicked
-    assert again.text and again.stats.get("stop_reason") in ("eos", "max_tokens")
+    assert again.text and again.figures.stats.stop_reason in ("eos", "max_tokens")
 
 
 def start_reply_into_hang(qtbot, monkeypatch, real_window):
@@ -97,7 +97,7 @@ def test_stop_never_waits_for_a_hung_native_call(qtbot, monkeypatch, real_window
     assert time.monotonic() - began < 10  # hosted.STOP_SECONDS, not the 300 s of silence
     assert stored_reply(window)[1] == "interrupted" and not window.banner.isVisible()
     again = send_and_wait_real(qtbot, window, "And one more colour?")  # a fresh host answers
-    assert again.text and again.stats.get("stop_reason") in ("eos", "max_tokens")
+    assert again.text and again.figures.stats.stop_reason in ("eos", "max_tokens")
 
 
 def test_closing_the_window_never_waits_for_a_hung_native_call(qtbot, monkeypatch,
@@ -131,7 +131,7 @@ def test_where_the_extra_buffers_crash_the_window_answers_and_says_why(qtbot, mo
     window.session.info.connect(said.append)
     wait_ready(qtbot, window)
     view = send_and_wait_real(qtbot, window, QUESTION)
-    assert view.text and view.stats.get("stop_reason") in ("eos", "max_tokens")
+    assert view.text and view.figures.stats.stop_reason in ("eos", "max_tokens")
     assert "stopped" not in window.banner.label.text()
     assert any("AMX kernels crash on this CPU" in line for line in said)
     assert window.engine.worker.engine.restarts == 1

@@ -78,12 +78,12 @@ def test_llama_server_answers_with_highlighted_drafts_and_local_greedy_text_matc
 
     view = send_and_wait_real(qtbot, window, PROMPT)
     server = view.text
-    assert view.stats["mode"] == "llama:ngram-simple"
-    assert view.stats["draft_kind"] == "llama-server" and view.stats["accepted"] > 0
+    assert view.figures.stats.mode == "llama:ngram-simple"
+    assert view.figures.stats.draft_kind == "llama-server" and view.figures.stats.accepted > 0
     assert not window.toolbar.compare_action.isEnabled()
     assert "engine on this computer" in window.toolbar.compare_action.toolTip()
     # Accepted drafts are runs, and the highlighted text is theirs, coloured.
-    assert view.runs and sum(tokens for _s, _e, tokens in view.runs) == view.stats["accepted"]
+    assert view.runs and sum(tokens for _s, _e, tokens in view.runs) == view.figures.stats.accepted
     spans = highlighted_text(view)
     assert spans and all(coloured for _, coloured in spans)
     assert_spans_are_run_text([text for text, _ in spans],
@@ -109,7 +109,7 @@ def test_llama_server_answers_with_highlighted_drafts_and_local_greedy_text_matc
     assert window.serve_switch.action.isEnabled() and window.model_bar.draft_box.isEnabled()
     window.set_mode("ngram")
     local = send_and_wait_real(qtbot, window, PROMPT)
-    assert local.stats["mode"] == "ngram" and local.runs
+    assert local.figures.stats.mode == "ngram" and local.runs
     assert local.text == server
     assert window.toolbar.compare_action.isEnabled()
     assert log_view.blockCount() >= shown  # the dialog keeps what it showed
@@ -122,13 +122,13 @@ def test_closing_the_window_stops_llama_server(qtbot, real_window, llama_server_
     wait_until(qtbot, lambda: window.ready, "the models to load", 120_000,
                lambda: window_state(window))
     view = send_and_wait_real(qtbot, window, "Say hello.")
-    assert view.text.strip() and view.stats["mode"] == "llama:ngram-mod"
+    assert view.text.strip() and view.figures.stats.mode == "llama:ngram-mod"
     # Another speculation type restarts the server with it (a new process).
     first = server_pid(window)
     window.set_mode("llama:ngram-simple")
     assert window.settings.spec_type == "ngram-simple"  # the next start uses it too
     view = send_and_wait_real(qtbot, window, "Say hello.")
-    assert view.stats["mode"] == "llama:ngram-simple"
+    assert view.figures.stats.mode == "llama:ngram-simple"
     second = server_pid(window)
     assert second != first and not alive(first) and alive(second)
     window.close()
@@ -220,9 +220,9 @@ def test_a_target_with_mtp_layers_offers_mtp_which_runs_on_llama_server_and_flas
     assert window.current_mode() == "llama:draft-mtp"
     assert window.toolbar.mode_box.currentText() == "MTP (built into the model)"
     view = send_and_wait_real(qtbot, window, "Tell me about the sea.")
-    assert view.stats["mode"] == "llama:draft-mtp" and view.stats["accepted"] > 10
+    assert view.figures.stats.mode == "llama:draft-mtp" and view.figures.stats.accepted > 10
     # the accepted MTP drafts are runs, highlighted in colour (an accepted EOS is not shown)
-    assert view.runs and sum(t for _s, _e, t in view.runs) >= view.stats["accepted"] - 1
+    assert view.runs and sum(t for _s, _e, t in view.runs) >= view.figures.stats.accepted - 1
     spans = highlighted_text(view)
     assert spans and all(coloured for _, coloured in spans)
     assert_spans_are_run_text([text for text, _ in spans],

@@ -119,7 +119,7 @@ def test_a_pair_found_in_ollama_is_used_in_one_click_and_drafts_a_real_reply(
                     timeout=60_000)
     window.set_mode("draft")
     view = send_and_wait(qtbot, window, "Say hello.", timeout=120_000)
-    assert view.text.strip() and view.stats["drafted"] > 0, view.stats
+    assert view.text.strip() and view.figures.stats.drafted > 0, view.stats
     assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in before} == before
     forget_found()
 

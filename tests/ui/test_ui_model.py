@@ -55,7 +55,7 @@ def test_streamed_reply_carries_highlights_and_mode_switches(qtbot, open_model_w
     window = open_model_window()
     view = send_and_wait_real(qtbot, window)
     assert view.status == COMPLETE and view.text.strip()
-    assert view.stats["mode"] == "ngram" and view.stats["new_tokens"] > 0
+    assert view.figures.stats.mode == "ngram" and view.figures.stats.new_tokens > 0
     spans = highlighted_text(view)
     # The n-gram drafter got accepted runs, and each highlighted stretch is text of a run, in
     # the order of the runs; a stretch of whitespace alone only where a run is whitespace.
@@ -68,12 +68,12 @@ def test_streamed_reply_carries_highlights_and_mode_switches(qtbot, open_model_w
 
     window.set_mode("off")
     view = send_and_wait_real(qtbot, window, "Now say it once.")
-    assert view.stats["mode"] == "off" and view.stats["drafted"] == 0
+    assert view.figures.stats.mode == "off" and view.figures.stats.drafted == 0
     assert view.runs == [] and highlighted_text(view) == []
 
     window.set_mode("ngram")
     view = send_and_wait_real(qtbot, window, REPEATING_PROMPT)
-    assert view.stats["mode"] == "ngram"
+    assert view.figures.stats.mode == "ngram"
 
 
 def test_stop_ends_a_real_reply_within_250_ms(qtbot, open_model_window):

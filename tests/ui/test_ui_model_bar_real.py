@@ -48,7 +48,7 @@ def test_choosing_a_draft_keeps_the_loaded_target(qtbot, tmp_path, bundled_model
     assert window.current_mode() == "draft"
 
     view = send_and_wait_real(qtbot, window)
-    assert view.mode == "draft" and view.stats["drafted"] > 0
+    assert view.mode == "draft" and view.figures.stats.drafted > 0
 
     bar.draft_box.activated.emit(bar.draft_box.findData(NGRAM))
     qtbot.waitUntil(lambda: window.draft_name is None and not window.loading, timeout=60_000)

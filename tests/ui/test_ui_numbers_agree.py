@@ -19,9 +19,9 @@ pytestmark = pytest.mark.slow
 
 
 def assert_agree(view) -> Stats:
-    stats = Stats.from_dict(view.stats)
+    stats = view.figures.stats
     assert view.footer.text().startswith(
-        footer_line(stats, prediction_from=view.stats.get("prediction_from")))
+        footer_line(stats, prediction_from=view.figures.prediction_from or None))
     cells = view.strip.passes
     # (a last pass that also made the end token counts it, as the footer's tokens/pass does)
     assert sum(p.tokens for p in cells) == stats.new_tokens + sum(p.ends for p in cells), cells

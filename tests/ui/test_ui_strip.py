@@ -3,6 +3,8 @@ its tokens; hover tells what the pass drafted; a click selects the run. Scripted
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QApplication, QToolTip
@@ -58,7 +60,7 @@ def test_one_cell_per_pass_width_by_tokens_now_and_after_reopening(qtbot, open_w
     # An older reply (no pass table in its stats) gets a strip from its runs alone.
     window.session.open_conversation(window.session.conversation_id)
     reopened = window.chat.messages[-1]
-    reopened.stats.pop("passes")
+    reopened.figures = replace(reopened.figures, passes=None)
     reopened.render()
     assert len(cells(reopened.strip)) == 3
 
@@ -115,17 +117,18 @@ def test_the_cells_count_the_end_token_as_the_footer_does():
     from draftlight.engine.events import Stats
     from draftlight.ui.flash.passes import describe, passes_of
     text = "Hello world, again."
+    from draftlight.ui.flash.reply_figures import ReplyFigures
     stored = {"passes": [[5, 1, 0, 0], [12, 3, 2, 3], [19, 2, 1, 1]], "stop_reason": "eos",
               "target_passes": 3}
-    cells = passes_of(text, [], stored)
+    cells = passes_of(text, [], ReplyFigures.from_record(stored))
     stats = Stats(new_tokens=6, target_passes=3, stop_reason="eos")
     assert sum(c.tokens for c in cells) / len(cells) == stats.mean_accepted_length == 7 / 3
     assert cells[-1].ends and describe(cells[-1], text).startswith(
         "“again.”\n3 tokens (the last one ends the reply) in one pass")
-    cut = passes_of(text, [], dict(stored, stop_reason="max_tokens"))
+    cut = passes_of(text, [], ReplyFigures.from_record(dict(stored, stop_reason="max_tokens")))
     assert not cut[-1].ends and sum(c.tokens for c in cut) == 6
     # an end token made by a pass that wrote nothing else: a cell of its own
-    alone = passes_of(text, [], dict(stored, target_passes=4))
+    alone = passes_of(text, [], ReplyFigures.from_record(dict(stored, target_passes=4)))
     assert len(alone) == 4 and alone[-1].ends and not alone[-2].ends
     assert sum(c.tokens for c in alone) / 4 == Stats(
         new_tokens=6, target_passes=4, stop_reason="eos").mean_accepted_length

@@ -9,7 +9,6 @@ become the sum of both parts (Stats.after).
 
 from __future__ import annotations
 
-from draftlight.engine.events import Stats
 from draftlight.store.history import INTERRUPTED
 from draftlight.ui.flash.message_view import MessageView
 from draftlight.ui.flash.origin_words import origins_of
@@ -23,25 +22,16 @@ def continuable(view: MessageView | None) -> bool:
     return (view is not None and view.role == "assistant" and not view.streaming
             and bool(view.text.strip())
             and (view.status == INTERRUPTED
-                 or (view.stats or {}).get("stop_reason") == "max_tokens"))
+                 or (view.figures is not None
+                     and view.figures.stats.stop_reason == "max_tokens")))
 
 
 def resume(view: MessageView, builder: ReplyBuilder, earlier: MessageView) -> None:
     """`view` (a new streaming view in the place of `earlier`) and `builder` start from what
     `earlier` shows; nothing of it flashes again."""
-    stats = earlier.stats or {}
     table = [[p.end, p.tokens, p.accepted, p.drafted or 0]
-             for p in passes_of(earlier.text, earlier.runs, stats)]
-    builder.carry_on(earlier.text, earlier.runs, origins_of(earlier.runs, stats), table)
+             for p in passes_of(earlier.text, earlier.runs, earlier.figures)]
+    builder.carry_on(earlier.text, earlier.runs, origins_of(earlier.runs, earlier.figures), table)
     view.stream_update(builder.text, builder.runs, flash=False)
     view.set_live_passes(builder.pass_table)
 
-
-def continued_stats(earlier: dict | None, later: dict) -> dict:
-    """A continued reply's stored figures: both parts' counts and times added up; what the
-    earlier part said of itself (what drafted it) is kept. An empty `later` (stopped before
-    its first token) leaves the earlier figures as they were."""
-    if not earlier or not later:
-        return dict(earlier or later)
-    whole = Stats.from_dict(later).after(Stats.from_dict(earlier)).to_dict()
-    return {**earlier, **later, **whole}

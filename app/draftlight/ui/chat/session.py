@@ -26,8 +26,9 @@ from draftlight.ui.chat.view import ChatView
 from draftlight.ui.flash.message_view import MessageView
 from draftlight.store.attachments import attachment_blocks, own_text_start
 from draftlight.ui.chat import branches
-from draftlight.ui.chat.continue_reply import continuable, continued_stats, resume
+from draftlight.ui.chat.continue_reply import continuable, resume
 from draftlight.ui.flash.reply_builder import ReplyBuilder
+from draftlight.ui.flash.reply_figures import Compared, ReplyFigures
 from draftlight.ui.flash.stats_text import live_line
 from draftlight.ui.engine.engine_thread import EngineThread
 from draftlight.ui.engine.loaded import Crashed, Failed, Stopped
@@ -48,7 +49,7 @@ class Stream:
     # prompt), to tell where a copied phrase came from.
     sent: list[tuple[str, int | None]] = field(default_factory=list)
     live: Stats | None = None  # the engine's latest statistics
-    earlier: dict | None = None  # a continued reply: the stats of what was written before
+    earlier: ReplyFigures | None = None  # a continued reply: the figures of what it had
     last_saved: float = field(default_factory=time.monotonic)
     stop_requested_at: float | None = None
     # the conversation it is written in: it goes on there while another one is on screen
@@ -161,13 +162,14 @@ class ChatSession(QObject):
         if result.plain.tokens_per_second:
             self.plain_rate = result.plain.tokens_per_second
         reply = self.chat.messages[-1] if self.chat.messages else None
-        if reply is None or reply.role != "assistant" or reply.streaming or not reply.stats:
+        if (reply is None or reply.role != "assistant" or reply.streaming
+                or reply.figures is None):
             return
-        reply.stats = {**reply.stats, "compared": compared_figures(result)}
+        reply.figures = replace(reply.figures, compared=Compared.of(result))
         reply.render()
         if reply.message_id is not None:
             self._save(self.writes.update_message, reply.message_id, reply.text,
-                       runs=reply.runs, stats=reply.stats, status=reply.status)
+                       runs=reply.runs, stats=reply.figures.record(), status=reply.status)
 
     def open_conversation(self, conversation_id: int) -> None:
         self._leave_stream()
@@ -184,8 +186,10 @@ class ChatSession(QObject):
             if writing is not None and message.id == writing.message_id.id:
                 self._show_stream_again(writing)
                 continue
+            figures = (ReplyFigures.from_record(message.stats)
+                       if message.role == "assistant" else None)
             view = self.chat.add_message(message.role, message.text, runs=message.runs,
-                                         stats=message.stats, status=message.status,
+                                         figures=figures, status=message.status,
                                          mode=message.mode)
             view.message_id = Row(message.id)
         branches.refresh(self)  # ‹ n/m › where a message has other versions
@@ -302,7 +306,7 @@ class ChatSession(QObject):
                                           prediction)
         self.stream = Stream(request_id, mode, view, message_id, builder=builder,
                              sent=[(m["role"], at) for m, at in sent],
-                             earlier=(carry_on.stats or {}) if carry_on is not None else None,
+                             earlier=carry_on.figures if carry_on is not None else None,
                              conversation=self.conversation)
         self._dirty = False
         self._timer.start()
@@ -389,7 +393,7 @@ class ChatSession(QObject):
             if stream.stop_requested_at is not None:  # Stop came first: keep what was shown
                 self._end_stream(INTERRUPTED, self._stopped_stats())
             else:
-                self._end_stream(COMPLETE, event.stats.to_dict())
+                self._end_stream(COMPLETE, event.stats)
 
     def _on_stopped(self, request_id: int) -> None:
         if self._current(request_id) is not None:
@@ -406,11 +410,11 @@ class ChatSession(QObject):
             self._end_stream(INTERRUPTED, self._stopped_stats())
             self.engine_crashed.emit(message)
 
-    def _stopped_stats(self) -> dict | None:
-        """The stored figures of a reply stopped before its end: the latest live ones."""
+    def _stopped_stats(self) -> Stats | None:
+        """The figures of a reply stopped before its end: the latest live ones."""
         if self.stream is None or self.stream.live is None:
             return None
-        return replace(self.stream.live, stop_reason="cancelled").to_dict()
+        return replace(self.stream.live, stop_reason="cancelled")
 
     # --- painting and saving -------------------------------------------------------------------
 
@@ -438,28 +442,27 @@ class ChatSession(QObject):
             self._save(self.writes.update_message, stream.message_id, builder.text,
                        runs=builder.runs, status=INTERRUPTED)
 
-    def _end_stream(self, status: str, stats: dict | None) -> None:
+    def _end_stream(self, status: str, stats: Stats | None) -> None:
         stream, self.stream = self.stream, None
         self._timer.stop()
         builder = stream.builder
         text, runs = builder.text, builder.runs
-        if stats is None and stream.earlier:
-            stats = {}  # a continuation stopped before its first token: the earlier figures
+        figures = stream.earlier  # a continuation stopped before its first token: as it was
         if stats is not None:  # the strip's cells, exactly (older replies estimate them)
-            stats = {**continued_stats(stream.earlier, stats),
-                     "passes": [list(row) for row in builder.pass_table],
-                     "passes_why": builder.pass_why,
-                     "origins": [o.record() if o else None for o in builder.origins]}
-            if builder.prediction_from:  # the footer says what drafted: a file, an answer
-                stats["prediction_from"] = builder.prediction_from
-                if builder.prediction_file:  # the reply's menu offers a diff against it
-                    stats["prediction_file"] = builder.prediction_from
+            figures = ReplyFigures(
+                stats, passes=tuple(tuple(row) for row in builder.pass_table),
+                passes_why=tuple(builder.pass_why), origins=tuple(builder.origins),
+                # the footer says what drafted (a file, an answer); a file's reply offers a diff
+                prediction_from=builder.prediction_from or "",
+                prediction_file=bool(builder.prediction_from and builder.prediction_file))
+            if stream.earlier is not None:
+                figures = stream.earlier.continued_by(figures)
         if stream.message_id is not None:
             self._save(self.writes.update_message, stream.message_id, text, runs=runs,
-                       stats=stats, status=status)
+                       stats=figures.record() if figures is not None else None, status=status)
             self.conversations_changed.emit()
         if stream.view is not None and stream.view in self.chat.messages:
-            stream.view.finish(text, runs, stats, status)
+            stream.view.finish(text, runs, figures, status)
         branches.refresh(self)  # a regenerated reply now has a sibling
         self.live_stats.emit("")
         self.speed.emit(-1.0, self.plain_rate)
@@ -480,11 +483,3 @@ def _placed(origin: Origin | None, sent: list[tuple[str, int | None]]
         return None, None, None
     role, at = sent[origin.message]
     return origin, role, at
-
-
-def compared_figures(result) -> dict:
-    """What Compare found, as a reply's stats keep it (stats_text.compared_line reads it)."""
-    low, high = result.interval
-    return {"mode": result.mode, "speedup": round(result.speedup, 3), "low": round(low, 3),
-            "high": round(high, 3), "rounds": len(result.plain_runs) or 1,
-            "identical": result.identical, "inconclusive": result.inconclusive}

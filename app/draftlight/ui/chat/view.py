@@ -139,7 +139,7 @@ class ChatView(QScrollArea):
         """A reply to an Edit as a diff against the file (the question before it holds its
         text); the dialog, or None when that file is not found."""
         from draftlight.ui.chat.diff_dialog import DiffDialog
-        name = (reply.stats or {}).get("prediction_file")
+        name = reply.edited_file()
         at = self.messages.index(reply)
         question = next((v for v in reversed(self.messages[:at]) if v.role == "user"), None)
         block = next((b for b in (question.files.blocks if question else [])

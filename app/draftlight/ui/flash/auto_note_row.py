@@ -6,6 +6,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
+from draftlight.engine.events import Stats
+
 
 class AutoNoteRow(QWidget):
     mode_requested = Signal(str)  # "Try N-gram": switch the mode box to it
@@ -26,9 +28,8 @@ class AutoNoteRow(QWidget):
         layout.addWidget(self.try_ngram, 0, Qt.AlignTop)
         self.setVisible(False)
 
-    def show_note(self, stats: dict | None, shown: bool) -> None:
-        """The note of a reply's stored figures (their "auto_note"), where `shown`."""
-        note = (stats or {}).get("auto_note")
-        note = note if isinstance(note, str) else ""
+    def show_note(self, stats: Stats | None, shown: bool) -> None:
+        """The note of a finished reply's figures (Stats.auto_note), where `shown`."""
+        note = stats.auto_note if stats is not None else ""
         self.label.setText(note)
         self.setVisible(bool(note) and shown)

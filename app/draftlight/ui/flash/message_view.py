@@ -28,7 +28,8 @@ from draftlight.ui.flash.palette import DEFAULT, Scheme
 from draftlight.ui.flash.passes import from_table, passes_of
 from draftlight.ui.flash.strip import AcceptanceStrip
 from draftlight.modes import mode_label
-from draftlight.ui.flash.stats_text import stored_footer_line
+from draftlight.ui.flash.reply_figures import ReplyFigures
+from draftlight.ui.flash.stats_text import finished_footer_line
 
 # Re-rendering the complete blocks costs time on the GUI thread (setMarkdown, then aligning the
 # highlights): at most this share of it, however long the reply grows.
@@ -80,7 +81,8 @@ class MessageView(QFrame):
     mode_requested = Signal(str)  # a reply's "Try N-gram" (auto drafted little, and said why)
 
     def __init__(self, role: str, text: str = "", *, runs: list | None = None,
-                 stats: dict | None = None, status: str = "complete", mode: str | None = None,
+                 figures: ReplyFigures | None = None, status: str = "complete",
+                 mode: str | None = None,
                  streaming: bool = False, highlights: bool = True,
                  scheme: Scheme = DEFAULT, flasher=None,
                  parent: QWidget | None = None) -> None:
@@ -88,7 +90,7 @@ class MessageView(QFrame):
         self.role = role
         self.text = text
         self.runs: list[list[int]] = [list(r) for r in runs or []]
-        self.stats = stats
+        self.figures = figures  # a finished reply's (None: a user's message, or none kept)
         self.status = status
         self.mode = mode
         self.streaming = streaming
@@ -184,7 +186,7 @@ class MessageView(QFrame):
         return self.body.document()
 
     def render(self) -> None:
-        """Rebuild the whole view from text, runs and stats."""
+        """Rebuild the whole view from text, runs and figures."""
         self._update_title()
         doc = self.document
         self._spans = {}
@@ -202,7 +204,7 @@ class MessageView(QFrame):
             highlight.append_plain(doc, self.text[own:], 0, [], self.highlights, self.scheme)
         self._shown = len(self.text)
         if self.role == "assistant" and not self.streaming:
-            self.strip.set_passes(passes_of(self.text, self.runs, self.stats), self.text)
+            self.strip.set_passes(passes_of(self.text, self.runs, self.figures), self.text)
             self.run_origins.load()
         self.flash.repaint()
         self._update_footer()
@@ -300,9 +302,10 @@ class MessageView(QFrame):
         self.footer.setText(line)
         self.footer.setVisible(bool(line))
 
-    def finish(self, text: str, runs: list[list[int]], stats: dict | None, status: str) -> None:
+    def finish(self, text: str, runs: list[list[int]], figures: ReplyFigures | None,
+               status: str) -> None:
         unseen = [i for i, run in enumerate(runs) if run[1] > self._shown]  # the last batch
-        self.text, self.runs, self.stats, self.status = text, runs, stats, status
+        self.text, self.runs, self.figures, self.status = text, runs, figures, status
         self.streaming = False
         self._render_later.stop()
         self.render()
@@ -366,13 +369,14 @@ class MessageView(QFrame):
         self.title.setText(title)
 
     def _update_footer(self) -> None:
-        line = (stored_footer_line(self.stats) if self.stats and self.role == "assistant"
-                else "")
+        line = (finished_footer_line(self.figures)
+                if self.figures is not None and self.role == "assistant" else "")
         if line and self.run_origins.summary():
             line += " · " + self.run_origins.summary()
         self.footer.setText(line)
         self.footer.setVisible(bool(line))
-        self.why_row.show_note(self.stats, self.role == "assistant" and not self.streaming)
+        self.why_row.show_note(self.figures.stats if self.figures is not None else None,
+                               self.role == "assistant" and not self.streaming)
 
     # --- copying ------------------------------------------------------------------------------
 
@@ -392,8 +396,8 @@ class MessageView(QFrame):
                 more = QAction("Continue", menu)
                 more.triggered.connect(self.continue_requested)
                 menu.insertAction(first, more)
-        edited = (self.stats or {}).get("prediction_file")
-        if self.role == "assistant" and not self.streaming and isinstance(edited, str):
+        edited = self.edited_file()
+        if self.role == "assistant" and not self.streaming and edited:
             diff = QAction(f"Show as a diff against {edited}…", menu)
             diff.triggered.connect(self.diff_requested)
             menu.insertAction(first, diff)
@@ -401,6 +405,11 @@ class MessageView(QFrame):
         menu.setAttribute(Qt.WA_DeleteOnClose)
         menu.popup(self.body.viewport().mapToGlobal(point))
         self.menu = menu  # for tests
+
+    def edited_file(self) -> str:
+        """The file this reply edits (its Predicted Output), "" where it edits none."""
+        figures = self.figures
+        return figures.prediction_from if figures is not None and figures.prediction_file else ""
 
     def copy_text(self) -> None:
         QGuiApplication.clipboard().setText(self.text)

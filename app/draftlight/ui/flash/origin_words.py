@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from draftlight.store.attachments import attachment_at
+from draftlight.ui.flash.reply_figures import ReplyFigures
 from draftlight.ui.flash.run_origin import RunOrigin
 
 EXCERPT = 60  # characters of the source shown around a copied span, at most
@@ -29,13 +30,13 @@ class Source:
     number: int = 0
 
 
-def origins_of(runs: list, stats: dict | None) -> list[RunOrigin | None]:
-    """The stored origins of a reply (its stats' JSON), one per run; a reply saved without them
-    (or with a table that does not match its runs) has every origin unknown."""
-    table = (stats or {}).get("origins")
-    if not isinstance(table, list) or len(table) != len(runs):
+def origins_of(runs: list, figures: ReplyFigures | None) -> list[RunOrigin | None]:
+    """The recorded origins of a finished reply, one per run; a reply saved without them (or
+    with a table that does not match its runs) has every origin unknown."""
+    table = figures.origins if figures is not None else None
+    if table is None or len(table) != len(runs):
         return [None] * len(runs)
-    return [RunOrigin.from_record(entry) for entry in table]
+    return list(table)
 
 
 def excerpt(text: str, start: int, end: int, width: int = EXCERPT) -> str:

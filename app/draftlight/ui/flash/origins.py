@@ -32,8 +32,8 @@ class RunOrigins(QObject):
         self.origins = list(origins)
 
     def load(self) -> None:
-        """The origins stored in the view's stats (a finished or reopened reply)."""
-        self.origins = origins_of(self.view.runs, self.view.stats)
+        """The origins in the view's figures (a finished or reopened reply)."""
+        self.origins = origins_of(self.view.runs, self.view.figures)
 
     def origin(self, index: int | None) -> RunOrigin | None:
         return self.origins[index] if index is not None and 0 <= index < len(self.origins) else None

@@ -1,10 +1,10 @@
 """The target passes of a reply, for the acceptance strip. No Qt here.
 
-A reply saved since the strip exists has its passes in its stats ("passes": [end, tokens,
-accepted, drafted] per pass, see reply_builder.ReplyBuilder). Older replies only have their runs:
-each accepted run and the target's own token after it (taken as the next word) make one pass,
-and every other word is taken for one plain pass. That is an estimate (a word may be several
-tokens), so their cells say "drafted: not recorded".
+A reply saved since the strip exists has its passes in its figures (ReplyFigures.passes: end,
+tokens, accepted, drafted per pass, see reply_builder.ReplyBuilder). Older replies only have
+their runs: each accepted run and the target's own token after it (taken as the next word) make
+one pass, and every other word is taken for one plain pass. That is an estimate (a word may be
+several tokens), so their cells say "drafted: not recorded".
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 from draftlight.engine.adaptive import WHY_NOT
+from draftlight.ui.flash.reply_figures import ReplyFigures
 
 _WORD = re.compile(r"\s*\S+|\s+")
 
@@ -30,13 +31,11 @@ class Pass:
     ends: bool = False
 
 
-def from_table(table: list, text_length: int) -> list[Pass] | None:
-    """Passes from stats["passes"], or None if the table is not well formed."""
+def from_table(table, text_length: int) -> list[Pass] | None:
+    """Passes from a reply's recorded table (ReplyFigures.passes), or None if it does not fit
+    the text."""
     out, start = [], 0
-    for row in table:
-        if not (isinstance(row, list) and len(row) == 4 and all(isinstance(v, int) for v in row)):
-            return None
-        end, tokens, accepted, drafted = row
+    for end, tokens, accepted, drafted in table:
         if not start <= end <= text_length:
             return None
         out.append(Pass(start, end, tokens, accepted, drafted))
@@ -63,29 +62,27 @@ def _word_passes(text: str, start: int, end: int) -> list[Pass]:
     return [Pass(m.start(), m.end(), 1, 0, None) for m in _WORD.finditer(text, start, end)]
 
 
-def passes_of(text: str, runs: list[list[int]], stats: dict | None) -> list[Pass]:
-    stats = stats or {}
-    table = stats.get("passes")
-    passes = from_table(table, len(text)) if isinstance(table, list) else None
+def passes_of(text: str, runs: list[list[int]], figures: ReplyFigures | None) -> list[Pass]:
+    table = figures.passes if figures is not None else None
+    passes = from_table(table, len(text)) if table is not None else None
     recorded = passes is not None
     if passes is None:
         passes = estimated(text, runs)
     # The end token counts, as in the footer's tokens/pass: in the last cell where its pass also
     # wrote text, else in a cell of its own at the end (a pass that made only the end token)
-    if passes and stats.get("stop_reason") == "eos":
-        if len(passes) == stats.get("target_passes"):
+    if passes and figures is not None and figures.stats.stop_reason == "eos":
+        if len(passes) == figures.stats.target_passes:
             passes[-1] = replace(passes[-1], tokens=passes[-1].tokens + 1, ends=True)
-        elif len(passes) + 1 == stats.get("target_passes"):
+        elif len(passes) + 1 == figures.stats.target_passes:
             passes.append(Pass(len(text), len(text), 1, 0, 0 if recorded else None, ends=True))
-    return with_reasons(passes, stats.get("passes_why")) if recorded else passes
+    return with_reasons(passes, figures.passes_why) if recorded else passes
 
 
-def with_reasons(passes: list[Pass], reasons) -> list[Pass]:
-    """`passes` with auto's reasons for those that drafted nothing (stats["passes_why"])."""
-    if not isinstance(reasons, list):
-        return passes
-    return [replace(p, why=why) if isinstance(why, str) and why in WHY_NOT and p.drafted == 0
-            else p for p, why in zip(passes, reasons + [""] * (len(passes) - len(reasons)))]
+def with_reasons(passes: list[Pass], reasons: tuple[str, ...] | list[str]) -> list[Pass]:
+    """`passes` with auto's reasons for those that drafted nothing (ReplyFigures.passes_why)."""
+    reasons = list(reasons) + [""] * (len(passes) - len(reasons))
+    return [replace(p, why=why) if why in WHY_NOT and p.drafted == 0 else p
+            for p, why in zip(passes, reasons)]
 
 
 def describe(p: Pass, text: str) -> str:

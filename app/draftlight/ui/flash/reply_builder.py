@@ -6,12 +6,12 @@ many tokens it holds. Text outside every run came from the target. This is also 
 history stores.
 
 Passes are [end, tokens, accepted, drafted]: one per target pass, in order, each ending at
-character `end` (the next starts there). They go into the reply's stats as "passes", for the
-acceptance strip.
+character `end` (the next starts there). They go into the reply's figures
+(reply_figures.ReplyFigures.passes), for the acceptance strip.
 
 Origins are one per run (parallel to the runs; None = not known): where its drafted tokens came
-from, merged over them (run_origin.RunOrigin). They go into the reply's stats as "origins" (their
-records); replies saved before origins existed have none, and show no origin.
+from, merged over them (run_origin.RunOrigin). They go into the reply's figures
+(ReplyFigures.origins); replies saved before origins existed have none, and show no origin.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ its first token (engine/origins.py), placed in the chat (which message, by role 
 what drafted it where a Predicted Output did, and merged over the run's tokens (`merge`). No
 Qt here.
 
-The history keeps each run's `record()` in the reply's stats ("origins"), and `from_record`
-reads it back; that JSON is the only form in which an origin is a dict.
+The history keeps each run's `record()` in the reply's stored figures ("origins",
+reply_figures.py), and `from_record` reads it back; that JSON is the only form in which an
+origin is a dict.
 """
 
 from __future__ import annotations

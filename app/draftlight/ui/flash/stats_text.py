@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from draftlight.engine.events import Stats
 from draftlight.modes import mode_label
+from draftlight.ui.flash.reply_figures import Compared, ReplyFigures
 
 
 def live_line(stats: Stats | None, tokens: int, passes: int, accepted: int,
@@ -19,29 +20,30 @@ def live_line(stats: Stats | None, tokens: int, passes: int, accepted: int,
             f"{per_pass:.2f} tokens/pass")
 
 
-def stored_footer_line(stored: dict) -> str:
-    """The footer of a reply as the history keeps its figures (Stats.to_dict's form), with
-    what Compare found for it, when it was compared."""
-    line = footer_line(Stats.from_dict(stored), prediction_from=stored.get("prediction_from"))
-    compared = compared_line(stored.get("compared"))
+def finished_footer_line(figures: ReplyFigures) -> str:
+    """The footer of a finished reply, with what Compare found for it, when it was compared."""
+    line = footer_line(figures.stats, prediction_from=figures.prediction_from or None)
+    compared = compared_line(figures.compared)
     return f"{line}\n{compared}" if compared else line
 
 
-def compared_line(compared) -> str:
+def stored_footer_line(stored) -> str:
+    """The footer of a reply from the figures the history stored (an export's edge), "" for
+    what is not a reply's figures."""
+    figures = ReplyFigures.from_record(stored)
+    return finished_footer_line(figures) if figures is not None else ""
+
+
+def compared_line(compared: Compared | None) -> str:
     """"Compared with speculation off: 1.42x faster decoding (rounds 1.30-1.55x, median of 3),
-    identical text", or "" for no (or an unreadable) comparison."""
-    if not isinstance(compared, dict):
+    identical text", or "" for no comparison."""
+    if compared is None:
         return ""
-    try:
-        speedup, low, high = (float(compared[k]) for k in ("speedup", "low", "high"))
-        rounds = int(compared.get("rounds", 1))
-    except (KeyError, TypeError, ValueError):
-        return ""
-    text = ("identical text" if compared.get("identical") else "the texts differ")
-    line = (f"Compared with speculation off: {speedup:.2f}x decoding speed (rounds "
-            f"{low:.2f}-{high:.2f}x, median of {rounds}), {text}")
-    if compared.get("inconclusive"):
-        line += f"; inconclusive: {compared['inconclusive']}"
+    text = "identical text" if compared.identical else "the texts differ"
+    line = (f"Compared with speculation off: {compared.speedup:.2f}x decoding speed (rounds "
+            f"{compared.low:.2f}-{compared.high:.2f}x, median of {compared.rounds}), {text}")
+    if compared.inconclusive:
+        line += f"; inconclusive: {compared.inconclusive}"
     return line
 
 
