@@ -1,17 +1,18 @@
 """The main window: conversations on the left, the chat and the composer on the right, the
 speculation mode and the highlight switch in the toolbar, load progress and live statistics in
 the status bar. It only wires widgets together (the toolbar is MainToolbar, the chat column
-ChatPane); the chat logic is in ChatSession, which models are loaded in ModelLoader, the models
-themselves in the worker thread. The engine (Settings.engine) is llama.cpp in this process or a
-server; what only the in-process engine does (Compare, serving, swapping drafts) is turned off,
-with a tooltip saying why, while a server answers."""
+ChatPane); the chat logic is in ChatSession, which models are loaded in ModelLoader (what the
+window shows of them and of the mode: WindowModels), the models themselves in the engine's
+host, driven from the worker thread. The engine (Settings.engine) is llama.cpp or a server;
+what only llama.cpp's engine does (Compare, serving, swapping drafts) is turned off, with a
+tooltip saying why, while a server answers."""
 
 from __future__ import annotations
 
 import sys
 from functools import partial
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 
@@ -23,13 +24,13 @@ from draftlight.ui.chat import branches
 from draftlight.ui.chat.look import STYLE
 from draftlight.ui.chat.message_edit import MessageEdit
 from draftlight.ui.chat.model_scan import ModelScan
+from draftlight.ui.chat.window_models import WindowModels
 from draftlight.ui.chat.window_place import remember_place, restore_place
 from draftlight.ui.chat.pane import ChatPane
 from draftlight.ui.chat.session import ChatSession
 from draftlight.ui.chat.conversation_list import ConversationList
 from draftlight.launch import EngineSpec
 from draftlight.ui.engine.model_loader import ModelLoader
-from draftlight.ui.engine.draft_offer import offer_draft
 from draftlight.ui.engine.engine_choice import EngineChoice
 from draftlight.ui.engine.model_bar import ModelBar
 from draftlight.ui.engine.server_log import ServerLog, open_server_log
@@ -41,15 +42,12 @@ from draftlight.ui.engine.engine_thread import EngineThread
 
 
 EMPTY_MESSAGE = "Type a message first: an empty message is not sent."
-NEEDS_LOCAL_ENGINE = " needs the engine on this computer (Settings ▸ Engine)"
-LOAD_FAILED = {"local": "Could not load the model", "llama-server": "Could not start llama-server",
-               "remote": "Could not use the remote server"}
 
 
 SCAN_AFTER_MS = 250  # the other apps' models are looked for this long after the window opens
 
 
-class MainWindow(QMainWindow):
+class MainWindow(WindowModels, QMainWindow):
     model_ready = Signal()  # the models are loaded and a message can be sent
 
     def __init__(self, settings: Settings, history: History, *, factory=None,
@@ -209,103 +207,6 @@ class MainWindow(QMainWindow):
         self.model_bar.engine_chosen.connect(self.choose_engine)
         self.model_bar.target_chosen.connect(self.choose_target)
         self.model_bar.draft_chosen.connect(self.choose_draft)
-
-    # --- modes -----------------------------------------------------------------------------
-
-    def _fill_modes(self) -> None:
-        wanted = self.choice.mode_to_show(self.settings, self.current_mode())
-        self.toolbar.mode_box.fill(self.models.modes, bool(self.draft_name), wanted)
-        self.choice.mode_shown(self.settings, wanted, tuple(self.toolbar.mode_box.usable()))
-        self.serve_switch.set_mode(self.current_mode())
-
-    def current_mode(self) -> str:
-        return self.toolbar.mode_box.current_mode()
-
-    def set_mode(self, mode: str) -> None:
-        self.toolbar.mode_box.select(mode)
-
-    def _on_mode_chosen(self, _index: int) -> None:
-        self.choice.mode_chosen(self.settings, self.current_mode())
-        self.serve_switch.set_mode(self.current_mode())
-        self._save_settings()
-
-    # --- model loading ---------------------------------------------------------------------
-
-    def _on_models_changed(self) -> None:
-        self.progress.setVisible(self.models.loading)
-        self._fill_modes()
-        self._fill_model_bar()
-        self._update_actions()
-        self._offer_local_features()
-
-    def _offer_local_features(self) -> None:
-        """Compare and serving run on the in-process engine only: off, saying why, otherwise."""
-        local = self.models.runs_locally
-        if not local and self.serve_switch.serving:
-            self.serve_switch.set_serving(False)
-        self.serve_switch.action.setEnabled(local)
-        for action, name in ((self.toolbar.compare_action, "Compare"),
-                             (self.serve_switch.action, "Serving from the window")):
-            action.setToolTip(self._tooltips[action] if local else name + NEEDS_LOCAL_ENGINE)
-
-    def _fill_model_bar(self) -> None:
-        self.model_bar.fill(self.settings.target_path, self.draft_name and
-                            self.models.spec.draft_path, self.current_mode(), self.models.modes,
-                            self.model_scan.models, self.model_scan.facts,
-                            mtp=self.models.target_mtp)
-        self.model_bar.show_engine(self.models.engine_kind, self.settings.server_url)
-
-    def _on_model_status(self, text: str) -> None:
-        self.status_label.setText(text)
-        self.status_label.setToolTip(text)  # the whole line, where a narrow window cuts it
-        if self.models.loading:
-            self.progress.setFormat(text)
-        self._show_steps()
-
-    def _show_steps(self) -> None:
-        """While a load runs, its steps and their times in the empty chat's card (each second)
-        and how long it has taken in the status bar."""
-        steps = self.models.steps
-        self.chat.welcome.show_steps(steps.lines() if steps.running else [])
-        if steps.running and round(steps.elapsed()) >= 1:
-            self.status_label.setText(f"{steps.steps[-1][0]} ({steps.elapsed():.0f} s)")
-        if steps.running != self._step_timer.isActive():
-            self._step_timer.start(1000) if steps.running else self._step_timer.stop()
-
-    def choose_engine(self, kind: str) -> None:
-        """From the model bar: another engine (this reloads)."""
-        self.apply_settings(self.choice.with_engine(self.settings, kind))
-
-    def choose_target(self, path: str) -> None:
-        """From the model bar: another target (this reloads)."""
-        self.apply_settings(self.choice.with_target(self.settings, path))
-
-    def choose_draft(self, choice: str) -> None:
-        """From the model bar: a draft model (swapped in, the target stays), n-gram, none, or
-        the target's MTP layers (on llama-server)."""
-        new, mode = self.choice.with_draft(self.settings, choice, self.current_mode())
-        self.apply_settings(new)
-        self.set_mode(mode)
-
-    def _on_loaded(self, target: str) -> None:
-        self.session.plain_rate = 0.0  # a new target: its plain speed is not known yet
-        self.setWindowTitle(f"Draftlight — {target}")
-        self.serve_switch.set_model(target.removesuffix(".gguf"), self.models.n_ctx or 4096)
-        self.model_ready.emit()
-        offer_draft(self)  # a draft model already here that fits the new target
-
-    def _on_models_found(self) -> None:
-        """The scan answered (at start, on the window's return to the front, Refresh)."""
-        self._fill_model_bar()
-        offer_draft(self)
-
-    def _on_app_state(self, state) -> None:
-        if state == Qt.ApplicationActive and not self._closed:
-            self.model_scan.refresh_if_stale()  # a model pulled in another app meanwhile
-
-    def _on_load_failed(self, message: str) -> None:
-        failed = LOAD_FAILED.get(self.models.engine_kind, LOAD_FAILED["local"])
-        self.banner.show_message(f"{failed}: {message}", "Settings…", self.open_settings)
 
     # --- user actions ----------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import math
 import time
 
 from PySide6.QtCore import QTimer, QUrl, Qt, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QImage, QPalette, QTextCursor, QTextDocument
+from PySide6.QtGui import QGuiApplication, QImage, QPalette, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBrowser,
                                QToolButton, QVBoxLayout, QWidget)
 
@@ -28,6 +28,7 @@ from draftlight.ui.flash.palette import DEFAULT, Scheme
 from draftlight.ui.flash.passes import from_table, passes_of
 from draftlight.ui.flash.strip import AcceptanceStrip
 from draftlight.modes import mode_label
+from draftlight.ui.flash.message_menu import popup_menu
 from draftlight.ui.flash.reply_figures import ReplyFigures
 from draftlight.ui.flash.stats_text import finished_footer_line
 
@@ -378,33 +379,10 @@ class MessageView(QFrame):
         self.why_row.show_note(self.figures.stats if self.figures is not None else None,
                                self.role == "assistant" and not self.streaming)
 
-    # --- copying ------------------------------------------------------------------------------
+    # --- menu and copying ---------------------------------------------------------------------
 
     def _menu(self, point) -> None:
-        """Qt's menu for the text (Copy, Select All) after Copy message, and Regenerate on the
-        latest reply."""
-        menu = self.body.createStandardContextMenu(point)
-        first = menu.actions()[0] if menu.actions() else None
-        copy_all = QAction("Copy message", menu)
-        copy_all.triggered.connect(self.copy_text)
-        menu.insertAction(first, copy_all)
-        if self.role == "assistant" and not self.streaming and self.is_latest():
-            regenerate = QAction("Regenerate", menu)
-            regenerate.triggered.connect(self.regenerate_requested)
-            menu.insertAction(first, regenerate)
-            if self.continue_button.isVisibleTo(self):
-                more = QAction("Continue", menu)
-                more.triggered.connect(self.continue_requested)
-                menu.insertAction(first, more)
-        edited = self.edited_file()
-        if self.role == "assistant" and not self.streaming and edited:
-            diff = QAction(f"Show as a diff against {edited}…", menu)
-            diff.triggered.connect(self.diff_requested)
-            menu.insertAction(first, diff)
-        menu.insertSeparator(first)
-        menu.setAttribute(Qt.WA_DeleteOnClose)
-        menu.popup(self.body.viewport().mapToGlobal(point))
-        self.menu = menu  # for tests
+        self.menu = popup_menu(self, point)  # kept for tests
 
     def edited_file(self) -> str:
         """The file this reply edits (its Predicted Output), "" where it edits none."""
