@@ -30,6 +30,11 @@ class ServerBuildError(EngineError):
     """llama-server cannot be found or built (no compiler, no sources, a failed build)."""
 
 
+class ReadStopped(EngineError):
+    """A prompt's read was stopped when asked, between two of llama.cpp's graph nodes; the
+    cache holds the batches read before it (llama_backend.LlamaBackend.stop_reading)."""
+
+
 class EngineCrashed(EngineError):
     """The engine's process ended mid-way (a crash in llama.cpp, an abort, killed for its
     memory) or stopped answering; the conversation is kept, and the next request starts it

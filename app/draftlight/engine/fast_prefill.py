@@ -36,6 +36,7 @@ import llama_cpp
 from llama_cpp import _internals
 
 from draftlight.engine import kv_state
+from draftlight.engine.errors import ReadStopped
 from draftlight.engine.load_options import GGML_TYPE_F16, GGML_TYPE_Q8_0, LoadOptions
 
 MIN_TOKENS = 128  # a shorter run gains less than copying the cached state twice costs
@@ -73,9 +74,10 @@ class FastPrefill:
         self.rotation: int | None = None  # how llama.cpp turns keys it quantises; None: unknown
         self.max_cells = 0  # the longest context read this way (memory), set with the rotation
 
-    def read(self, ctx, cached: int, tokens: Sequence[int]) -> bool:
+    def read(self, ctx, cached: int, tokens: Sequence[int], abort=None) -> bool:
         """Append `tokens` to sequence 0 of `ctx`, which holds `cached` tokens. False: nothing
-        was changed (read them the ordinary way); CacheLost: the exact cache is gone."""
+        was changed (read them the ordinary way); CacheLost: the exact cache is gone;
+        ReadStopped: `abort` (llama.cpp's abort callback) ended it, `ctx` unchanged."""
         if self.refused or (self.rotation is None and not self._calibrate(tokens)):
             return False
         total = cached + len(tokens)
@@ -91,6 +93,8 @@ class FastPrefill:
             if cached and not _restore(fast.ctx, kv_state.with_key_type(
                     kept, kv_state.F16, self.rotation).to_bytes()):
                 return False
+            if abort is not None:
+                llama_cpp.llama_set_abort_callback(fast.ctx, abort, None)
             if not _decode(fast.ctx, batch.batch, n_batch, tokens, cached):
                 return False
             read = kv_state.parse(_saved(fast.ctx))
@@ -169,7 +173,10 @@ def _decode(ctx, batch, n_batch: int, tokens: Sequence[int], n_past: int) -> boo
     for start in range(0, len(tokens), n_batch):
         chunk = tokens[start:start + n_batch]
         fill_batch(batch, chunk, n_past + start, len(chunk))
-        if llama_cpp.llama_decode(ctx, batch) != 0:
+        rc = llama_cpp.llama_decode(ctx, batch)
+        if rc == 2:  # its abort callback said so
+            raise ReadStopped("the prompt's read was stopped")
+        if rc != 0:
             return False
     return True
 

@@ -33,7 +33,7 @@ from draftlight.engine.compat import Compatibility, check_compatible
 from draftlight.engine.cross_vocab import CrossVocabDrafter
 from draftlight.engine.costs import PRIOR, BatchCosts, cached_costs, known_costs
 from draftlight.engine.drafters import Drafter, ModelDrafter, NgramDrafter, word_fold
-from draftlight.engine.errors import EngineError
+from draftlight.engine.errors import EngineError, ReadStopped
 from draftlight.engine.origins import OriginFinder, kept_messages
 from draftlight.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from draftlight.engine.invariance import BatchDrift, cached_drift, known_drift
@@ -349,9 +349,13 @@ class Engine:
         return min(params.max_tokens, max(self.target.n_ctx // 4, 1))
 
     def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
-                 mode: str = "ngram", *, prediction: str | None = None) -> Iterator[Event]:
+                 mode: str = "ngram", *, prediction: str | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> Iterator[Event]:
         """Reply to `messages`. `prediction` (Predicted Outputs) is text the reply is expected
-        to resemble: it drafts first, in any mode (prediction.py)."""
+        to resemble: it drafts first, in any mode (prediction.py). `should_stop` is asked
+        while the prompt is read, within llama.cpp's passes (a long prompt is minutes of
+        them; between tokens, closing the iterator stops the reply): once true, the reply
+        ends there, cancelled, and the cache keeps what was read."""
         params.validate()
         started = time.perf_counter()
         target = self.target
@@ -360,7 +364,13 @@ class Engine:
         if isinstance(drafter, AdaptiveDrafter):
             drafter.new_reply()
         stats = self._new_stats(mode, params, drafter, bool(prediction))
-        prompt, dropped = yield from self._prefill(messages, params, stats)
+        try:
+            prompt, dropped = yield from self._prefill(messages, params, stats, should_stop)
+        except ReadStopped:
+            stats.stop_reason = "cancelled"
+            stats.seconds = stats.prefill_seconds = time.perf_counter() - started
+            yield Done("", stats)
+            return
         stats.prefill_seconds = time.perf_counter() - started
         if mode in ("ngram", "auto"):  # where n-gram matches lie: only its drafts ask
             kept = [messages[i] for i in kept_messages(messages, dropped)]
@@ -429,7 +439,8 @@ class Engine:
         stats.untimed = mode == "auto" and self.costs is None  # auto priced by costs.PRIOR
         return stats
 
-    def _prefill(self, messages, params: SamplingParams, stats: Stats
+    def _prefill(self, messages, params: SamplingParams, stats: Stats,
+                 should_stop: Callable[[], bool] | None = None
                  ) -> Generator[Event, None, tuple[list[int], int]]:
         """Fit the conversation to the context and bring the cache to it; yields the notices
         and returns (prompt tokens, oldest messages dropped). The cache holds the prompt minus
@@ -443,6 +454,13 @@ class Engine:
         if rereading:
             yield Notice(rereading)
         read_fast = getattr(self.target, "fast_read_tokens", 0)
-        stats.reused_prompt_tokens = sync_cache(self.target, prompt[:-1])
+        stoppable = should_stop is not None and hasattr(self.target, "stop_reading")
+        if stoppable:
+            self.target.stop_reading = should_stop
+        try:
+            stats.reused_prompt_tokens = sync_cache(self.target, prompt[:-1])
+        finally:
+            if stoppable:
+                self.target.stop_reading = None
         stats.prompt_read_fast = getattr(self.target, "fast_read_tokens", 0) - read_fast
         return prompt, dropped

@@ -123,7 +123,8 @@ def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
             if op == "generate":
                 pieces = 0
                 events = engine.generate(request["messages"], wire.params_from(request["params"]),
-                                         request["mode"], prediction=request.get("prediction"))
+                                         request["mode"], prediction=request.get("prediction"),
+                                         should_stop=should_cancel)
                 # one line a pass (its pieces and its Progress), or for the passes of
                 # LINE_SECONDS together when they are quicker than that
                 batch: list[dict] = []

@@ -31,7 +31,7 @@ import llama_cpp
 from llama_cpp import _internals
 
 from draftlight.engine import cpu_check, fast_prefill
-from draftlight.engine.errors import ModelLoadError
+from draftlight.engine.errors import ModelLoadError, ReadStopped
 from draftlight.engine.llama_rollback import RecurrentRollback, RollbackCounters, StateCheckpoint
 from draftlight.engine.llama_vocab import LlamaVocabulary
 from draftlight.engine.load_options import LoadOptions, default_threads
@@ -49,6 +49,8 @@ def _log_to_buffer(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
 
 
 llama_cpp.llama_log_set(_log_to_buffer, ctypes.c_void_p(0))
+
+_NO_ABORT = llama_cpp.ggml_abort_callback()  # NULL: no abort callback (llama.cpp's default)
 
 
 def gpu_offload_supported() -> bool:
@@ -162,6 +164,12 @@ class LlamaBackend(RecurrentRollback, LlamaVocabulary):
         self._piece_buffer = ctypes.create_string_buffer(256)
         self._fast_prefill = (fast_prefill.FastPrefill(self._model, options, threads)
                               if fast_prefill.usable(options, self.rollback) else None)
+        # Set while a prompt is read (Engine._prefill): once it says so, llama.cpp's abort
+        # callback ends the pass between two graph nodes (ReadStopped). Only then: the
+        # callback takes the GIL at every node, which a decoding pass must not pay.
+        self.stop_reading: Callable[[], bool] | None = None
+        self._abort = llama_cpp.ggml_abort_callback(
+            lambda _data: self.stop_reading is not None and bool(self.stop_reading()))
         if left_out:  # once loaded: a load that fails says only why it failed
             self.load_note = cpu_check.untold_note(cpu_check.cache_file())
 
@@ -180,10 +188,18 @@ class LlamaBackend(RecurrentRollback, LlamaVocabulary):
         if len(self._tokens) + len(tokens) > self.n_ctx:
             raise RuntimeError("context window is full")
         started = time.perf_counter()
-        if not (n_logits == 0 and self._read_fast(tokens)):
-            rows = self._decode(tokens, n_logits)
-        else:
-            rows = []
+        # a plain cache only: a recurrent state cut in the middle of a pass is not rolled back
+        stoppable = n_logits == 0 and self.stop_reading is not None and self.rollback == "cut"
+        if stoppable:
+            llama_cpp.llama_set_abort_callback(self._ctx.ctx, self._abort, None)
+        try:
+            if not (n_logits == 0 and self._read_fast(tokens, stoppable)):
+                rows = self._decode(tokens, n_logits)
+            else:
+                rows = []
+        finally:
+            if stoppable:
+                llama_cpp.llama_set_abort_callback(self._ctx.ctx, _NO_ABORT, None)
         if len(tokens) >= 64:
             self._seconds_per_token = (time.perf_counter() - started) / len(tokens)
         if not rows:
@@ -200,6 +216,8 @@ class LlamaBackend(RecurrentRollback, LlamaVocabulary):
             fast_prefill.fill_batch(batch, chunk, len(self._tokens), first_with_logits - start)
             self._last_pass, self._native_pending = 0, False  # a failed pass leaves none
             rc = llama_cpp.llama_decode(self._ctx.ctx, batch)
+            if rc == 2:  # aborted (stop_reading): llama.cpp took this batch's cells out
+                raise ReadStopped("the prompt's read was stopped")
             if rc != 0:
                 raise RuntimeError(f"llama_decode returned {rc}")
             self._tokens.extend(chunk)
@@ -209,13 +227,14 @@ class LlamaBackend(RecurrentRollback, LlamaVocabulary):
                 rows.append(np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy())
         return rows
 
-    def _read_fast(self, tokens: Sequence[int]) -> bool:
+    def _read_fast(self, tokens: Sequence[int], stoppable: bool = False) -> bool:
         """A long run of prompt tokens read down llama.cpp's fastest path (fast_prefill.py);
         False: it is read the ordinary way."""
         if self._fast_prefill is None or len(tokens) < fast_prefill.MIN_TOKENS:
             return False
         try:
-            if not self._fast_prefill.read(self._ctx.ctx, len(self._tokens), tokens):
+            if not self._fast_prefill.read(self._ctx.ctx, len(self._tokens), tokens,
+                                           abort=self._abort if stoppable else None):
                 return False
         except fast_prefill.CacheLost:  # start over the ordinary way: slow, but right
             keep = self._tokens + list(tokens)
