@@ -179,10 +179,10 @@ def test_the_room_check_finds_an_upward_import():
     # negative control: the strip (flash) reaching up into the chat window, and the picker into
     # the engine thread, are both reported
     graph = {"draftlight.ui.flash.strip": {"draftlight.ui.chat.main_window", "draftlight.ui.flash.palette"},
-             "draftlight.ui.picker.dialog": {"draftlight.ui.engine.worker", "draftlight.ui.widgets.banner"},
+             "draftlight.ui.picker.dialog": {"draftlight.ui.engine.engine_worker", "draftlight.ui.widgets.banner"},
              "draftlight.ui.chat.main_window": {"draftlight.ui.picker.dialog"}}
     assert room_violations(graph) == ["draftlight.ui.flash.strip -> draftlight.ui.chat.main_window",
-                                      "draftlight.ui.picker.dialog -> draftlight.ui.engine.worker"]
+                                      "draftlight.ui.picker.dialog -> draftlight.ui.engine.engine_worker"]
 
 
 def test_the_layer_check_sees_lazy_and_relative_imports(tmp_path, monkeypatch):

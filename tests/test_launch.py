@@ -123,7 +123,7 @@ def test_starting_llama_server_does_not_load_llama_cpp():
     code = ("import sys\nfrom pathlib import Path\n"
             "from draftlight.engine.server.process import ServerOptions\n"
             "ServerOptions(target=Path('t.gguf'), spec_type='ngram-simple,ngram-mod').arguments()\n"
-            "import draftlight.launch, draftlight.engine.server.engine\n"
+            "import draftlight.launch, draftlight.engine.server.server_engine\n"
             "print('llama_cpp' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True,
                          check=True)

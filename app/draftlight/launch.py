@@ -156,7 +156,7 @@ def open_engine(spec: EngineSpec, *, report: Report | None = None,
     spec, _ = resolve_context(spec)
     if spec.engine == "remote":
         from draftlight.engine.server.client import Endpoint
-        from draftlight.engine.server.engine import ServerEngine
+        from draftlight.engine.server.server_engine import ServerEngine
         return ServerEngine.remote(Endpoint(spec.server_url, api_key=spec.server_api_key or None,
                                             model=spec.server_model or None))
     if spec.engine == "llama-server":
@@ -253,7 +253,7 @@ def _open_llama_server(spec: EngineSpec, report: Report | None, on_log, should_c
     """llama.cpp's server on `spec`'s models: the binary named (checked), else one on PATH or
     built before, else (with `report`) built now."""
     from draftlight.engine.server.build import build_server, find_server, server_for_terminal
-    from draftlight.engine.server.engine import ServerEngine
+    from draftlight.engine.server.server_engine import ServerEngine
     from draftlight.engine.server.process import ServerOptions
     from draftlight.engine.server.rpc import rpc_addresses
     if report is None:

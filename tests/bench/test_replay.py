@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from draftlight.bench.recorded_words import load_words
-from draftlight.bench.recording import load_records
+from draftlight.bench.recorded_answers import load_records
 from draftlight.bench.replay import CURVES, curve, replay, summarise
 from draftlight.engine.drafters import NgramDrafter
 
@@ -86,7 +86,7 @@ def test_record_writes_what_plain_decoding_says_and_later_turns_follow_it(bundle
     and its answer plain decoding's, the second turn built on the first turn's answer."""
     import json
 
-    from draftlight.bench.recording import record
+    from draftlight.bench.recorded_answers import record
     from draftlight.engine.generator import Engine
     from draftlight.engine.load_options import LoadOptions
     from draftlight.engine.sampling import SamplingParams

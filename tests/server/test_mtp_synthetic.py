@@ -18,7 +18,7 @@ import pytest
 from draftlight.cli import main
 from draftlight.engine.events import Done, TextPiece
 from draftlight.engine.sampling import SamplingParams
-from draftlight.engine.server.engine import ServerEngine
+from draftlight.engine.server.server_engine import ServerEngine
 from draftlight.engine.server.process import ServerOptions
 from draftlight.settings import Settings, save_settings
 from draftlight.store.gguf_info import has_mtp

@@ -22,7 +22,7 @@ from draftlight.engine.sampling import SamplingParams
 from draftlight.engine.server import process
 from draftlight.engine.server.build import ServerBuildError, check_server_binary
 from draftlight.engine.server.client import post_json
-from draftlight.engine.server.engine import ServerEngine
+from draftlight.engine.server.server_engine import ServerEngine
 from draftlight.engine.server.process import ManagedServer, ServerOptions, ServerStartError
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,7 @@ import pytest
 from draftlight.engine.events import Done, TextPiece
 from draftlight.engine.sampling import SamplingParams
 from draftlight.engine.server.client import Endpoint, ServerError
-from draftlight.engine.server.engine import ServerEngine
+from draftlight.engine.server.server_engine import ServerEngine
 from draftlight.engine.server.reply_labels import UNKNOWN_NOTE
 from draftlight.engine.server.process import free_port
 from tests.support.openai_stub import WORDS

@@ -18,7 +18,7 @@ from draftlight.engine.load_options import LoadOptions
 from draftlight.engine.sampling import SamplingParams
 from draftlight.engine.server.build import find_rpc_server
 from draftlight.engine.server.client import ServerError
-from draftlight.engine.server.engine import ServerEngine
+from draftlight.engine.server.server_engine import ServerEngine
 from draftlight.engine.server.process import ServerOptions, ServerStartError, free_port, popen_tied
 from draftlight.engine.server.rpc import placement, unreachable
 

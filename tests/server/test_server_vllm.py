@@ -10,7 +10,7 @@ import pytest
 from draftlight.engine.events import Done, TextPiece
 from draftlight.engine.sampling import SamplingParams
 from draftlight.engine.server.client import Endpoint
-from draftlight.engine.server.engine import ServerEngine
+from draftlight.engine.server.server_engine import ServerEngine
 from draftlight.engine.server.reply_labels import (FIRST_VLLM_NOTE, MERGED_NOTE, SUMMARY_NOTE,
                                             UNKNOWN_NOTE, WRONG_MARKS)
 from draftlight.engine.server.vllm_metrics import chunks_as_steps, spec_metrics

@@ -18,7 +18,7 @@ from dataclasses import replace
 from draftlight.engine.events import Done, Progress, Stats, TextPiece
 from draftlight.engine.generator import Engine
 from draftlight.serve.background import BackgroundServer
-from draftlight.serve.worker import ServeWorker
+from draftlight.serve.serve_worker import ServeWorker
 from tests.support.fake_backend import FakeChatModel, scripted_costs
 from tests.support.waiting import slowness
 

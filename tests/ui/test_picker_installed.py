@@ -113,7 +113,7 @@ def test_convert_runs_off_the_gui_thread_with_progress(qtbot, panel, monkeypatch
         dest.write_bytes(model.path.read_bytes())
         return register_conversion(dest, model.name)
 
-    monkeypatch.setattr("draftlight.ui.picker.installed.convert_installed", fake_convert)
+    monkeypatch.setattr("draftlight.ui.picker.installed_panel.convert_installed", fake_convert)
     panel.select(downloaded.name)
     conversion = panel.convert(downloaded, "Q8_0")
     qtbot.waitUntil(lambda: panel.progress.value() == 2 and panel.progress.maximum() == 4,
@@ -234,7 +234,7 @@ def test_a_file_two_apps_keep_names_the_other_app_once():
     from pathlib import Path
 
     from draftlight.store.installed import InstalledModel
-    from draftlight.ui.picker.installed import also_apps
+    from draftlight.ui.picker.installed_panel import also_apps
     model = InstalledModel("ollama:qwen2.5:7b", Path("/m"), "Ollama",
                            also=("lmstudio:Q/R/q.gguf", "ollama:qwen2.5:latest",
                                  "lmstudio:Q/S/q.gguf"))

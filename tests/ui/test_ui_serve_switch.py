@@ -134,7 +134,7 @@ def test_requests_beyond_the_queue_are_refused_and_ended_ones_make_room(qtbot):
     from PySide6.QtCore import QObject, Signal
 
     from draftlight.serve.schema import parse_chat_request
-    from draftlight.serve.worker import Job
+    from draftlight.serve.serve_worker import Job
     from draftlight.ui.engine.serve_switch import QUEUE_SIZE, WindowRunner
 
     class Worker(QObject):
@@ -224,7 +224,7 @@ class HoldingEngine:
         self.worker, self.jobs, self.engine = Worker(), [], engine
 
     def serve(self, job, mode):
-        from draftlight.serve.worker import run_job
+        from draftlight.serve.serve_worker import run_job
         self.jobs.append(job)
         if self.engine is not None:
             def answer() -> None:

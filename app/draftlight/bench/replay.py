@@ -31,11 +31,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from draftlight.bench import recording
+from draftlight.bench import recorded_answers
 from draftlight.bench.ceiling import followed, ngram_oracle_cost
 from draftlight.bench.fit_priors import regions as chat_regions
 from draftlight.bench.recorded_words import load_words
-from draftlight.bench.recording import load_records
+from draftlight.bench.recorded_answers import load_records
 from draftlight.bench.report import speedup_interval
 from draftlight.bench.runner import TurnResult
 from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
@@ -225,10 +225,10 @@ def main(argv: list[str] | None = None) -> int:
     words.add_argument("records", type=Path, nargs="+")
     args = parser.parse_args(argv)
     if args.command == "record":
-        return recording.record(args.target, args.questions, args.out, args.max_tokens,
+        return recorded_answers.record(args.target, args.questions, args.out, args.max_tokens,
                                 args.limit)
     if args.command == "words":
-        return recording.write_words_of(args.target, args.records)
+        return recorded_answers.write_words_of(args.target, args.records)
     for path in args.records:
         records, fold = load_records(path), load_words(path)
         for name in args.curve or list(CURVES):

@@ -17,7 +17,7 @@ from draftlight.engine.errors import EngineError
 from draftlight.engine.events import Done, TextPiece
 from draftlight.engine.sampling import SamplingParams
 from draftlight.engine.server.client import Endpoint
-from draftlight.engine.server.engine import ServerEngine, spec_type_of
+from draftlight.engine.server.server_engine import ServerEngine, spec_type_of
 from draftlight.engine.server.process import ServerOptions
 from draftlight.modes import REMOTE, is_llama_server_mode, llama_mode
 

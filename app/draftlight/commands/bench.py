@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from draftlight.bench.load import add_load_parser
-from draftlight.bench.hosted import add_hosted_parser
+from draftlight.bench.host_cost import add_hosted_parser
 from draftlight.bench.prefill import add_prefill_parser
 from draftlight.bench.rollback import add_rollback_parser
 from draftlight.bench.runner import BENCH_MODES, DEFAULT_QUESTIONS
@@ -59,7 +59,7 @@ def add_bench_parser(commands) -> None:
     bench.add_argument("--prediction", action="store_true",
                        help="Predicted Outputs instead: the code-editing questions with their "
                             "own code as the prediction, vs plain decoding (python -m "
-                            "draftlight.bench.prediction; --target, --max-tokens, --limit, --repeats "
+                            "draftlight.bench.prediction_speed; --target, --max-tokens, --limit, --repeats "
                             "apply)")
     bench.add_argument("--retry", action="store_true",
                        help="a retry's speedup instead: each question answered, then answered "
@@ -93,7 +93,7 @@ def run_bench(args: argparse.Namespace) -> int:
     typed_key = args.api_key  # shown on the command line, so left out of the report
     args.api_key = api_key_from(args)
     if args.prediction:
-        from draftlight.bench.prediction import main as prediction_bench
+        from draftlight.bench.prediction_speed import main as prediction_bench
         forwarded = ["--max-tokens", str(args.max_tokens), "--repeats", str(args.repeats),
                      "--questions", str(args.questions)]
         forwarded += ["--target", str(args.target)] if args.target else []

@@ -12,7 +12,7 @@ from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
 from draftlight.modes import mode_argument
 from draftlight.serve.background import bind, http_stack, url_of
 from draftlight.serve.guard import access_for, is_loopback
-from draftlight.serve.worker import DEFAULT_TIME_LIMIT
+from draftlight.serve.serve_worker import DEFAULT_TIME_LIMIT
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError, note
 from draftlight.commands.model_paths import model_argument
@@ -67,7 +67,7 @@ def add_serve_parser(commands) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     uvicorn, create_app = http_stack()
     from draftlight.launch import open_engine, spec_for_command_line, with_target
-    from draftlight.serve.worker import ServeWorker
+    from draftlight.serve.serve_worker import ServeWorker
     from draftlight.settings import load_settings
 
     settings, problem = load_settings()

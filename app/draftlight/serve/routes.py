@@ -27,7 +27,7 @@ from draftlight.store.attachments import attachment_origin
 from draftlight.serve.guard import CORS_HEADERS, CORS_METHODS, Access, GuardMiddleware, access_for
 from draftlight.serve.schema import (MAX_BODY_BYTES, ApiError, ChatRequest, chunk, completion,
                               finish_reason, parse_chat_request, usage)
-from draftlight.serve.worker import ServeWorker, Finished, Job
+from draftlight.serve.serve_worker import ServeWorker, Finished, Job
 
 RETRY_AFTER_SECONDS = 2
 SEND_TIMEOUT_SECONDS = 30  # a stream the client stops reading for this long is cancelled

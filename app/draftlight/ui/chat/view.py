@@ -14,7 +14,7 @@ from draftlight.ui.chat.welcome_card import WelcomeCard
 from draftlight.ui.flash.driver import FlashDriver
 from draftlight.ui.flash.message_view import MessageView
 from draftlight.ui.flash.origin_words import Source
-from draftlight.ui.flash.origins import source_spans
+from draftlight.ui.flash.run_origins import source_spans
 from draftlight.ui.flash.run_origin import RunOrigin
 from draftlight.ui.flash.palette import DEFAULT, Scheme
 

@@ -9,7 +9,7 @@ import sys
 from PySide6.QtCore import QObject, QThread, Signal
 
 from draftlight.launch import EngineSpec
-from draftlight.ui.engine.worker import SHUTDOWN_GRACE_MS, STOP_ALL, EngineWorker
+from draftlight.ui.engine.engine_worker import SHUTDOWN_GRACE_MS, STOP_ALL, EngineWorker
 
 
 class EngineThread(QObject):

@@ -48,7 +48,7 @@ class WindowRunner(QObject):
             return len(self._jobs)
 
     def submit(self, job) -> None:
-        from draftlight.serve.worker import Finished
+        from draftlight.serve.serve_worker import Finished
 
         with self._lock:
             live = sum(1 for waiting in self._jobs if not waiting.cancelled.is_set())

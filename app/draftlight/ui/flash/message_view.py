@@ -22,7 +22,7 @@ from draftlight.ui.flash import highlight, markdown_render
 from draftlight.ui.flash.attached_files import AttachedFiles
 from draftlight.ui.flash.auto_note_row import AutoNoteRow
 from draftlight.ui.flash.branch_switch import BranchSwitch
-from draftlight.ui.flash.origins import RunOrigins
+from draftlight.ui.flash.run_origins import RunOrigins
 from draftlight.ui.flash.overlay import FlashOverlay
 from draftlight.ui.flash.palette import DEFAULT, Scheme
 from draftlight.ui.flash.passes import from_table, passes_of

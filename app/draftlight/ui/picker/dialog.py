@@ -27,9 +27,9 @@ from draftlight.store.pair_download import PairDownload
 from draftlight.ui.widgets.banner import Banner
 from draftlight.ui.widgets.latest_request import LatestRequests
 from draftlight.ui.picker.drafts import DraftsPanel
-from draftlight.ui.picker.downloads import DownloadsPanel
+from draftlight.ui.picker.downloads_panel import DownloadsPanel
 from draftlight.ui.picker.files import FilesPanel
-from draftlight.ui.picker.installed import InstalledPanel
+from draftlight.ui.picker.installed_panel import InstalledPanel
 from draftlight.ui.picker.rows import chip
 from draftlight.ui.picker.search import SearchPanel, repo_facts
 from draftlight.units import format_bytes

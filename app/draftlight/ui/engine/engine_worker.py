@@ -70,7 +70,7 @@ class EngineWorker(BackgroundSteps, QObject):
     # pass, then Done), Compare's (SidePiece, Notice, then Comparison: engine/compare.py), or
     # how it ended otherwise (loaded.Stopped, Failed, Crashed)
     reply = Signal(int, object)
-    served = Signal(object)  # an draftlight.serve.worker.Job from the local server has ended
+    served = Signal(object)  # an draftlight.serve.serve_worker.Job from the local server has ended
     server_log = Signal(str)  # a line llama-server printed (emitted on its log reader thread)
     closed = Signal()
 
@@ -308,7 +308,7 @@ class EngineWorker(BackgroundSteps, QObject):
         """A request from the window's local server (serve_switch.py), answered between the
         window's own replies exactly as `draftlight serve` answers it."""
         from draftlight.serve.schema import ApiError
-        from draftlight.serve.worker import run_job
+        from draftlight.serve.serve_worker import run_job
         self.pending.begin()
         try:
             if self.stop_upto == STOP_ALL or job.cancelled.is_set():

@@ -1,7 +1,7 @@
 """Predicted Outputs on the project's code-editing prompts, and what `draftlight serve` adds.
 
-    python -m draftlight.bench.prediction [--target PATH] [--max-tokens N] [--limit N] [--repeats N]
-                                   [--serve]
+    python -m draftlight.bench.prediction_speed [--target PATH] [--max-tokens N] [--limit N] [--repeats N]
+                                         [--serve]
 
 Each code_editing question of app/draftlight/bench/questions.jsonl (first turn) is answered greedily by
 plain decoding, n-gram prompt lookup, auto, and with the question's own code as the prediction
@@ -154,7 +154,7 @@ def _post(url: str, body: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m draftlight.bench.prediction", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m draftlight.bench.prediction_speed", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--target", type=Path, help="target GGUF (default: the default model)")
     parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS)
