@@ -3,9 +3,9 @@
 Each assistant message keeps its provenance: the runs of accepted draft tokens, as
 [[start, end, tokens], ...] with start/end character offsets into the message text (Python str
 indices) and tokens the run's length in tokens; text outside the runs came from the target. Its
-statistics are kept as the JSON of Stats.to_dict(), with the window's "passes" (one per target
-pass) and "origins" (one per run: where its drafted tokens came from) when it recorded them;
-older replies lack them and show them as not known.
+figures are kept as JSON ("stats"): the window writes its ReplyFigures' record() (Stats.to_dict(),
+with "passes", one per target pass, and "origins", one per run: where its drafted tokens came
+from) and reads it back with from_record; older replies lack some and show them as not known.
 
 A reply is saved as "interrupted" when it starts and marked "complete" when it finishes, so a
 crash leaves it marked interrupted. A database that cannot be read is never overwritten: it is

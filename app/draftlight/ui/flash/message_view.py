@@ -112,10 +112,21 @@ class MessageView(QFrame):
         self._render_later.timeout.connect(self._catch_up)
 
         self.setObjectName("message-" + role)
+        layout = self._card(role)
+        layout.addLayout(self._header(role))
+        self.files = AttachedFiles(self)  # a user's attached files, as chips
+        layout.addWidget(self.files)
+        self._body_and_figures(layout)
+        self.run_origins = RunOrigins(self)  # hover and click: where each run came from
+        self.render()
+
+    # --- building ---------------------------------------------------------------------------
+
+    def _card(self, role: str) -> QVBoxLayout:
+        """The card's frame and colour (ui/chat/look.py paints palette(window)); the flash
+        overlay blends the fading tint over this same colour."""
         self.setFrameShape(QFrame.StyledPanel)
         self.setAutoFillBackground(True)
-        # The card's colour (ui/chat/look.py paints palette(window)); the flash overlay blends
-        # the fading tint over this same colour.
         palette = self.palette()
         palette.setColor(QPalette.Window, palette.color(
             QPalette.AlternateBase if role == "user" else QPalette.Base))
@@ -123,7 +134,10 @@ class MessageView(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(14, 8, 14, 10)
         layout.setSpacing(4)
+        return layout
 
+    def _header(self, role: str) -> QHBoxLayout:
+        """Who wrote it (and in which mode), the branch switch, Edit or Continue, Copy."""
         header = QHBoxLayout()
         self.title = QLabel()
         self.title.setStyleSheet("font-weight: 600;")
@@ -133,42 +147,33 @@ class MessageView(QFrame):
         self.branches.step.connect(self.branch_step)
         header.addWidget(self.branches)
         if role == "user":
-            self.edit_button = QToolButton(text="Edit")
-            self.edit_button.setToolTip("Change this message and ask again: the first version "
-                                        "stays, as a branch (‹ ›)")
-            self.edit_button.setAutoRaise(True)
-            self.edit_button.clicked.connect(self.edit_requested)
+            self.edit_button = _tool_button(
+                "Edit", "Change this message and ask again: the first version stays, as a "
+                "branch (‹ ›)", self.edit_requested)
             header.addWidget(self.edit_button)
         if role == "assistant":
-            self.continue_button = QToolButton(text="Continue")
-            self.continue_button.setToolTip("Write more of this reply: it was stopped or "
-                                            "reached its length limit")
-            self.continue_button.setAutoRaise(True)
-            self.continue_button.clicked.connect(self.continue_requested)
+            self.continue_button = _tool_button(
+                "Continue", "Write more of this reply: it was stopped or reached its length "
+                "limit", self.continue_requested)
             self.continue_button.setVisible(False)  # the window shows it where it applies
             header.addWidget(self.continue_button)
-        self.copy_button = QToolButton(text="Copy")
-        self.copy_button.setToolTip("Copy this message's text")
-        self.copy_button.setAutoRaise(True)
-        self.copy_button.clicked.connect(self.copy_text)
+        self.copy_button = _tool_button("Copy", "Copy this message's text", self.copy_text)
         header.addWidget(self.copy_button)
-        layout.addLayout(header)
-        self.files = AttachedFiles(self)  # a user's attached files, as chips
-        layout.addWidget(self.files)
+        return header
 
+    def _body_and_figures(self, layout: QVBoxLayout) -> None:
+        """The text, then (a reply's) the acceptance strip, the figures and auto's note."""
         self.body = FittedBrowser(self)
         self.body.anchorClicked.connect(self._link_clicked)
         self.body.setContextMenuPolicy(Qt.CustomContextMenu)
         self.body.customContextMenuRequested.connect(self._menu)
         self.is_latest = lambda: False  # set by the chat: whether this is its last message
         layout.addWidget(self.body)
-
         self.strip = AcceptanceStrip(self)
-        self.strip.set_scheme(scheme)
+        self.strip.set_scheme(self.scheme)
         self.strip.cell_clicked.connect(self.select_pass)
         self.strip.setVisible(False)
         layout.addWidget(self.strip)
-
         self.footer = QLabel()
         self.footer.setWordWrap(True)
         self.footer.setStyleSheet("color: palette(mid); font-size: small;")
@@ -177,8 +182,6 @@ class MessageView(QFrame):
         self.why_row = AutoNoteRow()  # auto drafted little or nothing: why, and N-gram
         self.why_row.mode_requested.connect(self.mode_requested)
         layout.addWidget(self.why_row)
-        self.run_origins = RunOrigins(self)  # hover and click: where each run came from
-        self.render()
 
     # --- state --------------------------------------------------------------------------------
 
@@ -399,3 +402,11 @@ class MessageView(QFrame):
             if 0 <= index < len(self.code_blocks):
                 QGuiApplication.clipboard().setText(self.code_blocks[index])
                 self.copied.emit("Code copied")
+
+
+def _tool_button(text: str, tip: str, clicked) -> QToolButton:
+    button = QToolButton(text=text)
+    button.setToolTip(tip)
+    button.setAutoRaise(True)
+    button.clicked.connect(clicked)
+    return button
