@@ -92,9 +92,9 @@ def edit(session, view, text: str, mode: str) -> bool:
         chat.remove_message(old)
     new = chat.add_message("user", question)
     if session.conversation is not None:
-        new.message_id = session._save(session.writes.add_message, session.conversation, "user",
+        new.message_id = session.save(session.writes.add_message, session.conversation, "user",
                                        question, parent=parent)
-    session._start_reply(mode, prediction=earlier if mode != "off" else None,
+    session.start_reply(mode, prediction=earlier if mode != "off" else None,
                          prediction_from=label and label.replace(
                              "your earlier answer", "the answer to your earlier question"),
                          prediction_id=saved_id(after) if earlier else None)

@@ -163,7 +163,7 @@ class ReplyStream:
         if (stream.message_id is not None
                 and time.monotonic() - stream.last_saved >= self.CHECKPOINT_SECONDS):
             stream.last_saved = time.monotonic()
-            self._save(self.writes.update_message, stream.message_id, builder.text,
+            self.save(self.writes.update_message, stream.message_id, builder.text,
                        runs=builder.runs, status=INTERRUPTED)
 
     def _end_stream(self, status: str, stats: Stats | None) -> None:
@@ -182,7 +182,7 @@ class ReplyStream:
             if stream.earlier is not None:
                 figures = stream.earlier.continued_by(figures)
         if stream.message_id is not None:
-            self._save(self.writes.update_message, stream.message_id, text, runs=runs,
+            self.save(self.writes.update_message, stream.message_id, text, runs=runs,
                        stats=figures.record() if figures is not None else None, status=status)
             self.conversations_changed.emit()
         if stream.view is not None and stream.view in self.chat.messages:

@@ -80,7 +80,7 @@ class ChatSession(ReplyStream, QObject):
 
     # --- history, failing softly ---------------------------------------------------------------
 
-    def _save(self, write, *args, **kwargs):
+    def save(self, write, *args, **kwargs):
         """One of self.writes' writes; None when the history is read-only (nothing is kept)."""
         if self.history.read_only:
             return None
@@ -142,7 +142,7 @@ class ChatSession(ReplyStream, QObject):
         reply.figures = replace(reply.figures, compared=Compared.of(result))
         reply.render()
         if reply.message_id is not None:
-            self._save(self.writes.update_message, reply.message_id, reply.text,
+            self.save(self.writes.update_message, reply.message_id, reply.text,
                        runs=reply.runs, stats=reply.figures.record(), status=reply.status)
 
     def open_conversation(self, conversation_id: int) -> None:
@@ -190,15 +190,15 @@ class ChatSession(ReplyStream, QObject):
             # the words typed, not the files attached before them (store/attachments.py)
             title = " ".join(text[own_text_start(text):].split())[:TITLE_LENGTH] or " ".join(
                 block.name for block in attachment_blocks(text))[:TITLE_LENGTH]
-            self.conversation = self._save(self.writes.create_conversation, title)
+            self.conversation = self.save(self.writes.create_conversation, title)
             self.conversations_changed.emit()
             self.current_changed.emit(self.conversation_id)
         view = self.chat.add_message("user", text)
         if self.conversation is not None:
-            view.message_id = self._save(self.writes.add_message, self.conversation, "user", text,
+            view.message_id = self.save(self.writes.add_message, self.conversation, "user", text,
                                          **({"stats": {"attachments": files}} if files else {}))
         name, predicted = prediction if prediction and mode != "off" else (None, None)
-        self._start_reply(mode, prediction=predicted, prediction_from=name, prediction_file=True)
+        self.start_reply(mode, prediction=predicted, prediction_from=name, prediction_file=True)
         return True
 
     def can_regenerate(self) -> bool:
@@ -216,7 +216,7 @@ class ChatSession(ReplyStream, QObject):
         question = self.chat.messages[-1].message_id if self.chat.messages else None
         # The answer being replaced drafts the new one (a Predicted Output: the target never
         # sees it): an unchanged greedy retry repeats it, and flashes in where it still holds.
-        self._start_reply(mode, prediction=earlier if mode != "off" else None,
+        self.start_reply(mode, prediction=earlier if mode != "off" else None,
                           parent=question, prediction_from=label if earlier else None,
                           prediction_id=branches.saved_id(last) if earlier else None)
         return True
@@ -229,7 +229,7 @@ class ChatSession(ReplyStream, QObject):
         """Write more of the last reply (stopped, or at its length limit), from its words."""
         if not self.can_continue():
             return False
-        self._start_reply(mode, carry_on=self.chat.messages[-1])
+        self.start_reply(mode, carry_on=self.chat.messages[-1])
         return True
 
     def engine_messages(self) -> list[dict[str, str]]:
@@ -251,15 +251,16 @@ class ChatSession(ReplyStream, QObject):
             messages.pop()
         return messages
 
-    def _start_reply(self, mode: str, prediction: str | None = None,
-                     prediction_from: str | None = None, parent: Row | None = None,
-                     prediction_file: bool = False, carry_on: MessageView | None = None,
-                     prediction_id: int | None = None) -> None:
-        """`parent`: the message the reply answers, when it is not the last one saved (a
-        regenerated reply is a sibling of the one it replaces); `carry_on`: the last reply,
-        to be written on from its words (it is the last message sent: continue_reply.py);
-        `prediction_from`, `prediction_file`, `prediction_id`: what the prediction is
-        (ReplyBuilder)."""
+    def start_reply(self, mode: str, prediction: str | None = None,
+                    prediction_from: str | None = None, parent: Row | None = None,
+                    prediction_file: bool = False, carry_on: MessageView | None = None,
+                    prediction_id: int | None = None) -> None:
+        """A reply to the chat as it stands (send, regenerate, continue and an edited
+        question all end here). `parent`: the message the reply answers, when it is not the
+        last one saved (a regenerated reply is a sibling of the one it replaces); `carry_on`:
+        the last reply, to be written on from its words (it is the last message sent:
+        continue_reply.py); `prediction_from`, `prediction_file`, `prediction_id`: what the
+        prediction is (ReplyBuilder)."""
         sent = self._sent_messages()
         messages = [message for message, _at in sent]
         self.chat.system_prompt = self.settings.system_prompt.strip()
@@ -272,7 +273,7 @@ class ChatSession(ReplyStream, QObject):
             resume(view, builder, carry_on)
             message_id = carry_on.message_id
         elif self.conversation is not None:
-            message_id = self._save(self.writes.add_message, self.conversation, "assistant", "",
+            message_id = self.save(self.writes.add_message, self.conversation, "assistant", "",
                                     runs=[], status=INTERRUPTED, mode=mode,
                                     **({"parent": parent} if parent is not None else {}))
         view.message_id = message_id
