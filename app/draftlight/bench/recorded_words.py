@@ -8,8 +8,11 @@ import gzip
 import json
 from pathlib import Path
 
+from draftlight.bench.sentence_ends import Marks, token_marks
 from draftlight.engine.drafters import word_fold
 from draftlight.engine.ngram_index import Fold
+
+MARKS = "marks"  # the key of the tokens' marks in a words file (the others are token ids)
 
 
 def words_path(records_path: Path) -> Path:
@@ -19,22 +22,43 @@ def words_path(records_path: Path) -> Path:
 
 
 def write_words(piece, records: list[dict], path: Path) -> None:
-    """Each token of the records whose word is text (word_fold of the model's `piece`)."""
-    fold = word_fold(piece)
-    tokens = {t for r in records for t in (*r["prompt"], *r["answer"])}
-    words = {str(t): w for t in sorted(tokens) if isinstance(w := fold(t), str)}
+    """Each token of the records whose word is text (word_fold of the model's `piece`), and
+    under MARKS each token's marks that are not 0 (token_marks: where sentences end)."""
+    fold, marks = word_fold(piece), token_marks(piece)
+    tokens = sorted({t for r in records for t in (*r["prompt"], *r["answer"])})
+    words: dict[str, object] = {str(t): w for t in tokens if isinstance(w := fold(t), str)}
+    words[MARKS] = {str(t): m for t in tokens if (m := marks(t))}
     with gzip.open(path, "wt", encoding="utf-8") as handle:
         json.dump(words, handle, separators=(",", ":"), ensure_ascii=False)
 
 
-def load_words(records_path: Path) -> Fold | None:
-    """The fold write_words kept for these records; None if there is none (token ids alone)."""
+def _read(records_path: Path) -> dict | None:
     path = words_path(records_path)
     if not path.exists():
         return None
     try:
         with gzip.open(path, "rt", encoding="utf-8") as handle:
-            words = {int(t): w for t, w in json.load(handle).items()}
-    except (OSError, EOFError, ValueError, AttributeError) as exc:
+            saved = json.load(handle)
+        marks = {int(t): int(m) for t, m in saved.pop(MARKS, {}).items()}
+        return {"words": {int(t): w for t, w in saved.items()}, "marks": marks}
+    except (OSError, EOFError, ValueError, AttributeError, TypeError) as exc:
         raise SystemExit(f"{path}: cannot read the recording's words: {exc}") from None
+
+
+def load_words(records_path: Path) -> Fold | None:
+    """The fold write_words kept for these records; None if there is none (token ids alone)."""
+    saved = _read(records_path)
+    if saved is None:
+        return None
+    words = saved["words"]
     return lambda token: words.get(token, token)
+
+
+def load_marks(records_path: Path) -> Marks | None:
+    """The token marks write_words kept for these records; None if there are none (a recording
+    whose words were written before marks were: `replay words` writes them again)."""
+    saved = _read(records_path)
+    if saved is None or not saved["marks"]:
+        return None
+    marks = saved["marks"]
+    return lambda token: marks.get(token, 0)

@@ -11,7 +11,8 @@ auto's share of the ceiling is measured exactly, for a policy change, on curves 
 this one is not (another CPU, a GPU), without timing noise.
 
     python -m draftlight.bench.replay record --out answers.jsonl.gz [--target PATH] [--limit N]
-    python -m draftlight.bench.replay run answers.jsonl.gz [--curve NAME|k=v,...]
+    python -m draftlight.bench.replay run answers.jsonl.gz [--curve NAME|k=v,...] [--losses]
+        [--hindsight [--fit-on OTHER.jsonl.gz ...]]
     python -m draftlight.bench.replay words --target PATH answers.jsonl.gz
 
 N-gram lookup measures a match with the model's words (drafters.word_fold: "The" and " the"
@@ -28,16 +29,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from draftlight.bench import recorded_answers
 from draftlight.bench.ceiling import followed, ngram_oracle_cost
 from draftlight.bench.fit_priors import regions as chat_regions
-from draftlight.bench.recorded_words import load_words
+from draftlight.bench.recorded_words import load_marks, load_words
 from draftlight.bench.recorded_answers import load_records
-from draftlight.bench.report import speedup_interval
-from draftlight.bench.runner import TurnResult
+from draftlight.bench.replay_table import Replayed, format_table, summarise
 from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
 from draftlight.engine.costs import MEASURED_K, BatchCosts
 from draftlight.engine.drafters import NgramDrafter
@@ -74,25 +74,15 @@ def parse_curve(text: str) -> BatchCosts:
     return curve(points)
 
 
-@dataclass
-class Replayed:
-    category: str
-    question_id: object
-    tokens: int
-    passes: float  # Σ v(k) of auto's steps, in one-token passes
-    oracle: float  # the same for the n-gram oracle
-
-    @property
-    def speedup(self) -> float:
-        return self.tokens / self.passes
-
-
 def replay(records: list[dict], costs: BatchCosts,
            config: SpeculationConfig = SpeculationConfig(),
-           step_overhead: float = 0.0, fold: Fold | None = None) -> list[Replayed]:
+           step_overhead: float = 0.0, fold: Fold | None = None,
+           watch: Callable[[dict, list[int], int, int], None] | None = None) -> list[Replayed]:
     """Auto (n-gram lookup only) over every record in order, learning across them as in one
     bench run. `step_overhead`: time outside the pass per drafting step, in one-token passes;
-    `fold`: the recording's words (load_words), as the engine measures matches."""
+    `fold`: the recording's words (load_words), as the engine measures matches; `watch`, if
+    given, sees every step before its tokens join the context: (record, context, drafted,
+    accepted) (replay_losses.py)."""
     ngram = NgramDrafter(config.ngram_max, config.ngram_min, fold=fold)
     auto = AdaptiveDrafter(costs, [Candidate(ngram, 0.0, config.auto_max_tokens)])
     out = []
@@ -109,6 +99,8 @@ def replay(records: list[dict], costs: BatchCosts,
             seconds = costs(len(draft) + 1) * costs.token_seconds
             passes += costs(len(draft) + 1) + (step_overhead if draft else 0.0)
             auto.observe(len(draft), right, answer[position + right], seconds, 0.0)
+            if watch is not None:
+                watch(record, context, len(draft), right)
             context += answer[position:position + right + 1]
             position += right + 1
         oracle = ngram_oracle_cost(prompt, answer, costs, config.auto_max_tokens,
@@ -116,88 +108,6 @@ def replay(records: list[dict], costs: BatchCosts,
         out.append(Replayed(record["category"], record.get("question_id"), len(answer), passes,
                             oracle))
     return out
-
-
-def hindsight(records: list[dict], costs: BatchCosts,
-              config: SpeculationConfig = SpeculationConfig(),
-              fold: Fold | None = None) -> list[Replayed]:
-    """The best fixed rule from match length to draft length, chosen per category after seeing
-    its answers: a bound on what any policy can make of the evidence auto has (the n-gram
-    match length), where the ceiling also knows where each copy ends.
-
-    For each category and match length m (24 and more pooled), γ*(m) maximises
-    (1 + mean min(r, γ)) / v(γ + 1) over every position with such a match, r being how many
-    of its guesses the answer then follows; the rule is then run over the answers."""
-    lengths = [0] + AdaptiveDrafter(costs, []).lengths(config.auto_max_tokens)  # as auto's
-
-    def guesses(record):  # per answer position: (match length, right guesses, guessed) | None
-        answer = record["answer"]
-        drafter = NgramDrafter(config.ngram_max, config.ngram_min, fold=fold)
-        context, out = list(record["prompt"]), []
-        for position in range(len(answer)):
-            room = min(config.auto_max_tokens, len(answer) - position - 1)
-            guess = drafter.propose(context, room) if room else None
-            out.append((min(guess.match_length, 24), followed(guess.tokens, answer, position),
-                        len(guess.tokens)) if guess and guess.tokens else None)
-            context.append(answer[position])
-        return out
-
-    by_category: dict[str, list[tuple[dict, list]]] = {}
-    for record in records:
-        by_category.setdefault(record["category"], []).append((record, guesses(record)))
-    out = []
-    for items in by_category.values():
-        seen: dict[int, list[tuple[int, int]]] = {}
-        for _, positions in items:
-            for g in filter(None, positions):
-                seen.setdefault(g[0], []).append((g[1], g[2]))
-        rule = {m: max(lengths, key=lambda k: (1 + sum(min(r, k, n) for r, n in rows) / len(rows))
-                       / costs(k + 1))
-                for m, rows in seen.items()}
-        for record, positions in items:
-            answer, position, passes = record["answer"], 0, 0.0
-            while position < len(answer):
-                g = positions[position]
-                gamma = min(rule[g[0]], g[2]) if g else 0
-                passes += costs(gamma + 1)
-                position += (min(g[1], gamma) if g else 0) + 1
-            oracle = ngram_oracle_cost(record["prompt"], answer, costs, config.auto_max_tokens,
-                                       NgramDrafter(config.ngram_max, config.ngram_min))
-            out.append(Replayed(record["category"], record.get("question_id"), len(answer),
-                                passes, oracle))
-    return out
-
-
-def summarise(rows: list[Replayed]) -> dict[str, dict[str, float | None]]:
-    """Per category and overall: auto's speedup (tokens / passes, pooled), the ceiling, auto's
-    share of it, and the bench's 95% bootstrap interval of the speedup (report.py, resampling
-    whole questions), plain decoding costing one pass per token."""
-    groups: dict[str, list[Replayed]] = {}
-    for row in rows:
-        groups.setdefault(row.category, []).append(row)
-    groups["overall"] = rows
-    table = {}
-    for name, group in groups.items():
-        def as_turns(seconds):  # TurnResults as the bench's interval reads them
-            return [TurnResult(r.question_id, r.category, 0, "", "", [], r.tokens, seconds(r))
-                    for r in group]
-        interval = speedup_interval(as_turns(lambda r: r.passes), as_turns(lambda r: r.tokens))
-        speed = sum(r.tokens for r in group) / sum(r.passes for r in group)
-        ceiling = sum(r.tokens for r in group) / sum(r.oracle for r in group)
-        lo, hi = interval or (None, None)
-        table[name] = {"auto": speed, "lo": lo, "hi": hi, "ceiling": ceiling,
-                       "share": speed / ceiling}
-    return table
-
-
-def format_table(table: dict[str, dict[str, float]], policy: str = "auto") -> str:
-    lines = [f"| category | {policy} (95% interval) | n-gram ceiling | {policy} / ceiling |",
-             "|---|---|---|---|"]
-    for name, row in table.items():
-        interval = f" ({row['lo']:.2f}–{row['hi']:.2f})" if row["lo"] is not None else ""
-        lines.append(f"| {name} | {row['auto']:.2f}x{interval} | "
-                     f"{row['ceiling']:.2f}x | {row['share']:.2f} |")
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,6 +130,11 @@ def main(argv: list[str] | None = None) -> int:
                      help="time outside the pass per drafting step, in passes (0.01)")
     run.add_argument("--hindsight", action="store_true",
                      help="also the best fixed match-length rule per category, in hindsight")
+    run.add_argument("--fit-on", type=Path, nargs="+", metavar="RECORDS",
+                     help="with --hindsight: also rules fitted on these recordings (not the "
+                          "ones judged), one for all categories: does the fit hold out?")
+    run.add_argument("--losses", action="store_true",
+                     help="also where auto loses to the ceiling, per cause (replay_losses.py)")
     words = commands.add_parser("words", help="write the words of recorded answers' tokens")
     words.add_argument("--target", type=Path, help="the model that recorded them")
     words.add_argument("records", type=Path, nargs="+")
@@ -230,16 +145,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "words":
         return recorded_answers.write_words_of(args.target, args.records)
     for path in args.records:
-        records, fold = load_records(path), load_words(path)
+        records, fold, marks = load_records(path), load_words(path), load_marks(path)
         for name in args.curve or list(CURVES):
             costs = parse_curve(name)
             print(f"\n## {path.name}, curve {name}: auto\n")
             print(format_table(summarise(replay(records, costs, step_overhead=args.overhead,
                                                 fold=fold))))
             if args.hindsight:
-                print(f"\n## {path.name}, curve {name}: best fixed rule in hindsight\n")
-                print(format_table(summarise(hindsight(records, costs, fold=fold)),
-                                   "hindsight"))
+                from draftlight.bench.hindsight import Recording, print_hindsight
+                print_hindsight(Recording(records, fold, marks), costs, name, path.name,
+                                [Recording(load_records(f), load_words(f), load_marks(f))
+                                 for f in args.fit_on or ()])
+            if args.losses:
+                from draftlight.bench.replay_losses import LossWatcher, format_losses
+                watcher = LossWatcher(costs)
+                rows = replay(records, costs, fold=fold, watch=watcher)
+                print(f"\n## {path.name}, curve {name}: where auto loses to the ceiling\n")
+                print(format_losses(watcher.table(rows)))
     return 0
 
 
