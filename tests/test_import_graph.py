@@ -118,8 +118,10 @@ def test_engine_and_store_import_no_qt():
 
 
 # Packages outside app/draftlight/ui that drive the real window: screenshots and recordings of it, and the
-# benchmarks of what the flash and a full models folder cost in it. Everything else runs without Qt.
-DRIVE_THE_WINDOW = {"capture", "bench/flash_cost.py", "bench/model_scan_cost.py"}
+# benchmarks of what the flash, a full models folder and a year of use cost in it. Everything
+# else runs without Qt.
+DRIVE_THE_WINDOW = {"capture", "bench/flash_cost.py", "bench/model_scan_cost.py",
+                    "bench/scale_child.py"}
 
 
 def test_only_the_window_and_its_drivers_import_qt():

@@ -243,6 +243,22 @@ def test_incremental_ngram_index_agrees_with_brute_force():
         assert (draft.tokens, draft.match_length) == reference_ngram(context, 5, 3, 1)
 
 
+def test_a_new_reply_compares_its_whole_context_and_a_step_only_the_newest_tokens():
+    """Within a reply a step's context is the last one and a few tokens: only the newest
+    indexed tokens are compared (O(1) a step). A new reply (the engine sets `regions`) compares
+    the whole context, so an earlier message edited in place (same length) is indexed anew."""
+    drafter = NgramDrafter(max_ngram=3, min_ngram=2)
+    old = [1, 2, 3, 4, 5, 6, 7, 8] + list(range(100, 200)) + [1, 2]
+    assert drafter.propose(old, 3).tokens == [3, 4, 5]
+    edited = [1, 2, 9, 9, 9, 6, 7, 8] + list(range(100, 200)) + [1, 2]  # same length
+    drafter.regions = (0, len(edited))  # a reply begins
+    assert drafter.propose(edited, 3).tokens == [9, 9, 9]
+    grown = edited + [9]  # a step: the newest tokens agree, the index is extended
+    assert drafter.propose(grown, 3).tokens == [9, 9, 6]
+    not_an_extension = grown[:-3] + [5, 5, 5, 1, 2]  # the newest indexed tokens differ
+    assert drafter.propose(not_an_extension, 3).tokens == [9, 9, 9]
+
+
 def test_transform_filters():
     logits = np.log(np.array([[0.5, 0.3, 0.15, 0.05]]))
     assert to_probs(logits, SamplingParams(temperature=0.0)).tolist() == [[1, 0, 0, 0]]

@@ -14,6 +14,7 @@ from pathlib import Path
 from draftlight.bench.load import add_load_parser
 from draftlight.bench.host_cost import add_hosted_parser
 from draftlight.bench.prefill import add_prefill_parser
+from draftlight.bench.scale import add_scale_parser
 from draftlight.bench.rollback import add_rollback_parser
 from draftlight.bench.runner import BENCH_MODES, DEFAULT_QUESTIONS
 from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
@@ -68,15 +69,17 @@ def add_bench_parser(commands) -> None:
                             "--target, --max-tokens, --limit, --repeats apply)")
     bench.set_defaults(run=run_bench)
     subcommands = bench.add_subparsers(
-        dest="bench_command", metavar="{rollback,load,prefill,hosted}",
+        dest="bench_command", metavar="{rollback,load,prefill,hosted,scale}",
         help="rollback: what a rejected draft costs a model; load: time to the first token "
              "vs a bare llama.cpp load; prefill: a long prompt's read vs bare llama.cpp; "
-             "hosted: the engine's own process vs this one (draftlight bench rollback -h, "
-             "bench load -h, bench prefill -h, bench hosted -h)")
+             "hosted: the engine's own process vs this one; scale: the app after a year of "
+             "use (draftlight bench rollback -h, bench load -h, bench prefill -h, bench "
+             "hosted -h, bench scale -h)")
     add_rollback_parser(subcommands)
     add_load_parser(subcommands)
     add_prefill_parser(subcommands)
     add_hosted_parser(subcommands)
+    add_scale_parser(subcommands)
 
 
 def run_bench(args: argparse.Namespace) -> int:

@@ -74,9 +74,19 @@ class NgramDrafter:
         self.min_ngram = min_ngram
         self.fold = fold  # word_fold of the model's pieces: how far back a match is measured
         self._index = NgramIndex(min_ngram, max_ngram, fold=fold)
-        # (where the message being answered starts, where the reply starts) in the context, set
-        # by the engine for each reply; None: guesses say no place.
-        self.regions: tuple[int, int] | None = None
+        self._regions: tuple[int, int] | None = None
+        self._trusted = False  # the context was compared whole since the reply began
+
+    @property
+    def regions(self) -> tuple[int, int] | None:
+        """(where the message being answered starts, where the reply starts) in the context,
+        set by the engine for each reply; None: guesses say no place."""
+        return self._regions
+
+    @regions.setter
+    def regions(self, value: tuple[int, int] | None) -> None:
+        self._regions = value
+        self._trusted = False  # a new reply: its context is compared whole once
 
     def place(self, position: int) -> str:
         """Where a continuation at `position` lies (acceptance.PLACES)."""
@@ -87,13 +97,32 @@ class NgramDrafter:
             return "reply"
         return "message" if position >= message_start else "earlier"
 
+    # Within a reply a step's context is the last one and the step's tokens (at most this many)
+    STEP_GROWTH = 64
+    TAIL = 64  # ... and the newest this many indexed tokens are compared
+
     def _sync(self, context: Sequence[int]) -> list[int]:
         known = len(self._index.tokens)
-        if len(context) < known or list(context[:known]) != self._index.tokens:
+        if not self._extends(context, known):
             self._index = NgramIndex(self.min_ngram, self.max_ngram, fold=self.fold)
             known = 0
         self._index.extend(context[known:])
         return self._index.tokens
+
+    def _extends(self, context: Sequence[int], known: int) -> bool:
+        """Whether `context` goes on from the indexed tokens. The first time in a reply (and
+        whenever it grew by more than a step could) they are compared whole; then a step's
+        context is checked by its newest TAIL indexed tokens, O(1) a step: comparing all of them
+        cost 0.3 ms a step at 30,000 tokens on a 2-core CPU, 5% of a small model's pass
+        (`draftlight bench scale`)."""
+        tokens = self._index.tokens
+        if len(context) < known:
+            return False
+        if self._trusted and len(context) - known <= self.STEP_GROWTH:
+            tail = max(0, known - self.TAIL)
+            return list(context[tail:known]) == tokens[tail:]
+        self._trusted = list(context[:known]) == tokens
+        return self._trusted
 
     def propose(self, context, max_tokens, params=None, rng=None) -> Draft:
         if max_tokens <= 0:

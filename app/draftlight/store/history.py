@@ -33,7 +33,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -215,6 +215,11 @@ class History:
         db = self._writable()
         with _sqlite_errors(), db:
             yield db
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """Many writes as one, on the history's own connection and schema (a made-up year of
+        use for `draftlight bench scale`); HistoryError if it fails."""
+        return self._writing()
 
     # --- conversations ---------------------------------------------------------------------
 

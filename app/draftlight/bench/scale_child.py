@@ -1,0 +1,181 @@
+"""One home's figures for `draftlight bench scale`, in a process of its own (so its memory is
+its own): the history built from a seed, then the real window offscreen on it, with the real
+engine on the bundled model. Prints one JSON object of figures.
+
+    python -m draftlight.bench.scale_child --home DIR --conversations N [--seed S]
+        [--long 2000,8000,30000] [--turns]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+TURN = "Thank you. In one sentence, what was the main point of the last answer?"
+NEW_TURN_TOKENS = 32  # a new turn's reply: only its start matters here
+
+
+def rss_mb() -> float:
+    """This process's resident memory now, in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def ngram_step_us(length: int, steps: int = 1000, seed: int = 0) -> float:
+    """Microseconds per step of n-gram lookup and auto's choice at a context of `length`
+    tokens of prose-like repetition, the context handed over as the engine's step does (a copy
+    of the target's tokens with the newest appended: speculative.speculative_step); the best of
+    three runs."""
+    import random
+
+    from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
+    from draftlight.engine.costs import BatchCosts
+    from draftlight.engine.drafters import NgramDrafter
+
+    rng = random.Random(seed)
+    phrases = [[rng.randrange(5000) for _ in range(rng.randint(3, 12))] for _ in range(40)]
+    text: list[int] = []
+    while len(text) < length + steps + 17:  # room for the last step's draft
+        text += rng.choice(phrases) if rng.random() < 0.7 else [rng.randrange(32000)]
+    best = float("inf")
+    for _ in range(3):
+        ngram = NgramDrafter()
+        auto = AdaptiveDrafter(BatchCosts({1: 1.0, 2: 1.5, 4: 2.0, 8: 3.5, 16: 6.0}, 0.01),
+                               [Candidate(ngram, 0.0, 16)])
+        cached = text[:length - 1]  # the target's tokens
+        ngram.propose(cached + [text[length - 1]], 1)  # the index of what came before
+        started = time.perf_counter()
+        for step in range(steps):
+            context = list(cached)  # as the step gets target.tokens
+            context.append(text[length - 1 + step])
+            draft = auto.propose(context, 16, None, None)
+            future = text[length + step:]
+            right = 0
+            while right < len(draft.tokens) and draft.tokens[right] == future[right]:
+                right += 1
+            auto.observe(len(draft.tokens), right, future[0], 0.01, 0.0)
+            cached.append(text[length - 1 + step])
+        best = min(best, (time.perf_counter() - started) / steps * 1e6)
+    return best
+
+
+def measure(args: argparse.Namespace) -> dict:
+    os.environ["DRAFTLIGHT_HOME"] = str(args.home)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from draftlight.bench.scale_history import COMMON, RARE, build
+    from draftlight.store.history import History, history_path
+    from draftlight.store.history_search import search
+
+    out: dict = {"conversations": args.conversations}
+    path = history_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    built = build(path, args.conversations, args.seed, tuple(args.long))
+    out.update(messages=built.messages, build_s=built.seconds,
+               history_mb=path.stat().st_size / 1e6)
+    out["rss_before_window_mb"] = rss_mb()
+
+    from PySide6.QtWidgets import QApplication
+
+    from draftlight.settings import load_settings
+    from draftlight.ui.chat.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication([])
+    settings = load_settings()[0]
+    settings.max_tokens = NEW_TURN_TOKENS
+    started = time.perf_counter()
+    window = MainWindow(settings, History(path), persist_settings=False)
+    window.resize(1366, 768)
+    window.show()
+    app.processEvents()
+    out["first_paint_s"] = time.perf_counter() - started
+    if not wait(app, lambda: window.ready, 300):
+        out["ready_s"] = None
+    else:
+        out["ready_s"] = time.perf_counter() - started
+    try:
+        timed = lambda f: (lambda t0: (f(), time.perf_counter() - t0)[1])(time.perf_counter())
+        out["list_s"] = min(timed(window.conversations.refresh) for _ in range(3))
+        out["search_rare_s"] = min(timed(lambda: search(path, RARE)) for _ in range(3))
+        out["search_common_s"] = min(timed(lambda: search(path, COMMON)) for _ in range(3))
+        out["search_common_hits"] = len(search(path, COMMON))
+        longest = built.long[max(built.long)] if built.long else None
+        if longest is not None:
+            def open_longest():
+                window.session.open_conversation(longest)
+                app.processEvents()
+            out["open_longest_s"] = min(timed(open_longest) for _ in range(2))
+            out["open_longest_messages"] = len(window.session.chat.messages)
+        if built.branched:
+            from draftlight.ui.chat import branches
+            window.session.open_conversation(built.branched)
+            app.processEvents()
+            last = window.session.chat.messages[-1]
+            out["switch_branch_s"] = timed(lambda: (branches.switch(window.session, last, -1),
+                                                    app.processEvents()))
+        out["rss_window_mb"] = rss_mb()
+        if args.turns:
+            out["turns"] = {str(tokens): new_turns(app, window, conversation)
+                            for tokens, conversation in sorted(built.long.items())}
+        out["ngram_step_us"] = {str(n): ngram_step_us(n) for n in (1_000, 30_000)}
+        out["rss_end_mb"] = rss_mb()
+    finally:
+        window.close()
+        app.processEvents()
+    return out
+
+
+def wait(app, condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        app.processEvents()
+        time.sleep(0.01)
+    return True
+
+
+def new_turns(app, window, conversation: int) -> dict:
+    """Two messages sent in a long conversation: the first reads the conversation (cold), the
+    second should read only itself (the prompt cache kept across turns)."""
+    session = window.session
+    session.open_conversation(conversation)
+    app.processEvents()
+    figures = []
+    for _ in range(2):
+        done: list = []
+        session.reply_finished.connect(done.append)
+        sent = session.send(TURN, "auto")
+        if not sent or not wait(app, lambda: bool(done) or not session.streaming, 900):
+            return {"error": "the reply did not finish"}
+        wait(app, lambda: not session.streaming, 60)
+        session.reply_finished.disconnect(done.append)
+        view = done[0] if done else session.chat.messages[-1]
+        stats = view.figures.stats if view.figures is not None else None
+        if stats is None:
+            return {"error": view.status or "no figures"}
+        figures.append({"prompt_tokens": stats.prompt_tokens,
+                        "reused": stats.reused_prompt_tokens,
+                        "prefill_s": stats.prefill_seconds})
+    return {"cold": figures[0], "next": figures[1]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m draftlight.bench.scale_child")
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--conversations", type=int, default=5000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--long", type=lambda t: [int(x) for x in t.split(",") if x], default=[])
+    parser.add_argument("--turns", action="store_true")
+    args = parser.parse_args(argv)
+    print(json.dumps(measure(args)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
