@@ -70,3 +70,34 @@ def test_each_row_has_its_date_and_the_right_click_menu_renames_and_deletes(qtbo
         assert panel.list.count() == 1
     finally:
         history.close()
+
+
+def test_a_long_list_shows_a_page_and_the_next_as_it_is_scrolled(qtbot, tmp_path):
+    """A year of conversations: the first screen is built from the newest PAGE rows, scrolling
+    near the end adds the next, and the conversation on screen is shown wherever it lies."""
+    from draftlight.ui.chat.conversation_list import PAGE
+
+    history = History(tmp_path / "history.sqlite3")
+    ids = [history.create_conversation(f"conversation {n}") for n in range(PAGE * 2 + 30)]
+    widget = ConversationList(history)
+    qtbot.addWidget(widget)
+    widget.resize(300, 500)
+    widget.show()
+    assert widget.list.count() == PAGE
+    assert widget.list.item(0).text() == f"conversation {len(ids) - 1}"  # newest first
+    bar = widget.list.verticalScrollBar()
+
+    def scroll_to_the_end():
+        qtbot.waitUntil(lambda: bar.maximum() > bar.value())  # the rows laid out
+        bar.setValue(bar.maximum())
+
+    scroll_to_the_end()
+    assert widget.list.count() == 2 * PAGE
+    scroll_to_the_end()
+    assert widget.list.count() == len(ids)
+    widget.set_current(ids[5])  # far down the list: the pages up to it are added
+    assert widget.list.currentItem().data(Qt.UserRole) == ids[5]
+    assert widget.list.count() == len(ids)
+    widget.set_current(ids[-1])
+    assert widget.list.count() == PAGE
+    history.close()
