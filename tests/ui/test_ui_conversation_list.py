@@ -101,3 +101,26 @@ def test_a_long_list_shows_a_page_and_the_next_as_it_is_scrolled(qtbot, tmp_path
     widget.set_current(ids[-1])
     assert widget.list.count() == PAGE
     history.close()
+
+
+def test_a_rows_tip_says_when_it_was_last_written_to(qtbot, tmp_path):
+    """Worked out on hover (a list of thousands does not make a tip per row up front)."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QStyleOptionViewItem, QToolTip
+
+    history = History(tmp_path / "history.sqlite3")
+    history.create_conversation("Quarterly budget")
+    widget = ConversationList(history)
+    qtbot.addWidget(widget)
+    widget.show()
+    index = widget.list.model().index(0, 0)
+    rect = widget.list.visualRect(index)
+    event = QHelpEvent(QEvent.ToolTip, rect.center(), widget.list.viewport().mapToGlobal(
+        rect.center()))
+    assert widget.list.itemDelegate().helpEvent(event, widget.list, QStyleOptionViewItem(),
+                                                index)
+    qtbot.waitUntil(lambda: QToolTip.isVisible())
+    assert QToolTip.text().startswith("Quarterly budget\nlast message today ")
+    QToolTip.hideText()
+    history.close()
