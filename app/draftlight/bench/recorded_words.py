@@ -45,20 +45,23 @@ def _read(records_path: Path) -> dict | None:
         raise SystemExit(f"{path}: cannot read the recording's words: {exc}") from None
 
 
-def load_words(records_path: Path) -> Fold | None:
-    """The fold write_words kept for these records; None if there is none (token ids alone)."""
+def load_words_and_marks(records_path: Path) -> tuple[Fold | None, Marks | None]:
+    """What write_words kept for these records, read once: the fold (None if there is none:
+    token ids alone) and the token marks (None for words written before marks were: `replay
+    words` writes them again)."""
     saved = _read(records_path)
     if saved is None:
-        return None
-    words = saved["words"]
-    return lambda token: words.get(token, token)
+        return None, None
+    words, marks = saved["words"], saved["marks"]
+    return ((lambda token: words.get(token, token)),
+            (lambda token: marks.get(token, 0)) if marks else None)
+
+
+def load_words(records_path: Path) -> Fold | None:
+    """The fold write_words kept for these records (load_words_and_marks)."""
+    return load_words_and_marks(records_path)[0]
 
 
 def load_marks(records_path: Path) -> Marks | None:
-    """The token marks write_words kept for these records; None if there are none (a recording
-    whose words were written before marks were: `replay words` writes them again)."""
-    saved = _read(records_path)
-    if saved is None or not saved["marks"]:
-        return None
-    marks = saved["marks"]
-    return lambda token: marks.get(token, 0)
+    """The token marks write_words kept for these records (load_words_and_marks)."""
+    return load_words_and_marks(records_path)[1]

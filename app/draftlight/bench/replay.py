@@ -35,7 +35,7 @@ from typing import Callable
 from draftlight.bench import recorded_answers
 from draftlight.bench.ceiling import followed, ngram_oracle_cost
 from draftlight.bench.fit_priors import regions as chat_regions
-from draftlight.bench.recorded_words import load_marks, load_words
+from draftlight.bench.recorded_words import load_words_and_marks
 from draftlight.bench.recorded_answers import load_records
 from draftlight.bench.replay_table import Replayed, format_table, summarise
 from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "words":
         return recorded_answers.write_words_of(args.target, args.records)
     for path in args.records:
-        records, fold, marks = load_records(path), load_words(path), load_marks(path)
+        records, (fold, marks) = load_records(path), load_words_and_marks(path)
         for name in args.curve or list(CURVES):
             costs = parse_curve(name)
             print(f"\n## {path.name}, curve {name}: auto\n")
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.hindsight:
                 from draftlight.bench.hindsight import Recording, print_hindsight
                 print_hindsight(Recording(records, fold, marks), costs, name, path.name,
-                                [Recording(load_records(f), load_words(f), load_marks(f))
+                                [Recording(load_records(f), *load_words_and_marks(f))
                                  for f in args.fit_on or ()])
             if args.losses:
                 from draftlight.bench.replay_losses import LossWatcher, format_losses

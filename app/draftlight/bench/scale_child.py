@@ -68,9 +68,8 @@ def ngram_step_us(length: int, steps: int = 1000, seed: int = 0) -> float:
 def measure(args: argparse.Namespace) -> dict:
     os.environ["DRAFTLIGHT_HOME"] = str(args.home)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from draftlight.bench.scale_history import COMMON, RARE, build
+    from draftlight.bench.scale_history import build
     from draftlight.store.history import History, history_path
-    from draftlight.store.history_search import search
 
     out: dict = {"conversations": args.conversations}
     path = history_path()
@@ -94,31 +93,10 @@ def measure(args: argparse.Namespace) -> dict:
     window.show()
     app.processEvents()
     out["first_paint_s"] = time.perf_counter() - started
-    if not wait(app, lambda: window.ready, 300):
-        out["ready_s"] = None
-    else:
-        out["ready_s"] = time.perf_counter() - started
+    ready = wait(app, lambda: window.ready, 300)
+    out["ready_s"] = time.perf_counter() - started if ready else None
     try:
-        timed = lambda f: (lambda t0: (f(), time.perf_counter() - t0)[1])(time.perf_counter())
-        out["list_s"] = min(timed(window.conversations.refresh) for _ in range(3))
-        out["search_rare_s"] = min(timed(lambda: search(path, RARE)) for _ in range(3))
-        out["search_common_s"] = min(timed(lambda: search(path, COMMON)) for _ in range(3))
-        out["search_common_hits"] = len(search(path, COMMON))
-        longest = built.long[max(built.long)] if built.long else None
-        if longest is not None:
-            def open_longest():
-                window.session.open_conversation(longest)
-                app.processEvents()
-            out["open_longest_s"] = min(timed(open_longest) for _ in range(2))
-            out["open_longest_messages"] = len(window.session.chat.messages)
-        if built.branched:
-            from draftlight.ui.chat import branches
-            window.session.open_conversation(built.branched)
-            app.processEvents()
-            last = window.session.chat.messages[-1]
-            out["switch_branch_s"] = timed(lambda: (branches.switch(window.session, last, -1),
-                                                    app.processEvents()))
-        out["rss_window_mb"] = rss_mb()
+        out.update(window_figures(app, window, path, built))
         if args.turns:
             out["turns"] = {str(tokens): new_turns(app, window, conversation)
                             for tokens, conversation in sorted(built.long.items())}
@@ -127,6 +105,42 @@ def measure(args: argparse.Namespace) -> dict:
     finally:
         window.close()
         app.processEvents()
+    return out
+
+
+def best_of(times: int, action) -> float:
+    """The shortest of `times` runs of `action`, in seconds."""
+    best = float("inf")
+    for _ in range(times):
+        started = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def window_figures(app, window, path: Path, built) -> dict:
+    """The list, search, opening the longest conversation, a branch switch, memory."""
+    from draftlight.bench.scale_history import COMMON, RARE
+    from draftlight.store.history_search import search
+    from draftlight.ui.chat import branches
+
+    session = window.session
+    out = {"list_s": best_of(3, window.conversations.refresh),
+           "search_rare_s": best_of(3, lambda: search(path, RARE)),
+           "search_common_s": best_of(3, lambda: search(path, COMMON)),
+           "search_common_hits": len(search(path, COMMON))}
+    if built.long:
+        longest = built.long[max(built.long)]
+        out["open_longest_s"] = best_of(2, lambda: (session.open_conversation(longest),
+                                                    app.processEvents()))
+        out["open_longest_messages"] = len(session.chat.messages)
+    if built.branched:
+        session.open_conversation(built.branched)
+        app.processEvents()
+        last = session.chat.messages[-1]
+        out["switch_branch_s"] = best_of(1, lambda: (branches.switch(session, last, -1),
+                                                     app.processEvents()))
+    out["rss_window_mb"] = rss_mb()
     return out
 
 

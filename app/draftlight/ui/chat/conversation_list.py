@@ -297,34 +297,26 @@ def when(stamp: float, now: float | None = None, *, long: bool = False) -> str:
     """A conversation's time as a chat list says it: "14:02" today, "Yesterday", the weekday
     within a week, else the date (with the year when it is not this one); `long` adds the
     time of day to the older ones."""
-    day = date.fromtimestamp(int(stamp))  # local time, as QDateTime's
+    day = date.fromtimestamp(int(stamp))  # local time, as Qt's
     today = date.fromtimestamp(int(now if now is not None else time.time()))
-    if not long and (today - day).days >= 2:  # most rows of a long list: one per date
-        return _older_day(day, today)
-    locale = QLocale()
-    at = QDateTime.fromSecsSinceEpoch(int(stamp))
-    today = QDateTime.fromSecsSinceEpoch(int(now if now is not None else time.time())).date()
-    clock = locale.toString(at.time(), QLocale.ShortFormat)
-    days = at.date().daysTo(today)
+    days = (today - day).days
+    if days not in (0, 1) and not long:  # most rows of a long list: said once per date
+        return _day_words(day, today)
+    clock = QLocale().toString(QDateTime.fromSecsSinceEpoch(int(stamp)).time(),
+                               QLocale.ShortFormat)
     if days == 0:
         return f"today {clock}" if long else clock
-    if days == 1:
-        day = "Yesterday"
-    elif 1 < days < 7:
-        day = locale.dayName(at.date().dayOfWeek(), QLocale.LongFormat)
-    elif at.date().year() == today.year():
-        day = locale.toString(at.date(), "d MMM")
-    else:
-        day = locale.toString(at.date(), "d MMM yyyy")
-    return f"{day} {clock}" if long else day
+    words = "Yesterday" if days == 1 else _day_words(day, today)
+    return f"{words} {clock}" if long else words
 
 
 @lru_cache(maxsize=1024)
-def _older_day(day: date, today: date) -> str:
-    """when()'s words for a day two or more days before `today`."""
+def _day_words(day: date, today: date) -> str:
+    """when()'s words for a day neither today nor yesterday: the weekday within a week, else
+    the date (with its year when it is not this one)."""
     at = QDate(day.year, day.month, day.day)
     locale = QLocale()
-    if (today - day).days < 7:
+    if 1 < (today - day).days < 7:
         return locale.dayName(at.dayOfWeek(), QLocale.LongFormat)
     return locale.toString(at, "d MMM" if day.year == today.year else "d MMM yyyy")
 
