@@ -82,6 +82,10 @@ class ShiftedRows:
     def tokens(self):
         return self.backend.tokens
 
+    @property
+    def token_view(self):
+        return self.backend.token_view
+
     def truncate(self, n):
         self.backend.truncate(n)
 

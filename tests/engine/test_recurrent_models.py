@@ -199,6 +199,10 @@ class StaleRollback:
     def tokens(self):
         return list(self._tokens)
 
+    @property
+    def token_view(self):
+        return self._tokens
+
     def eval(self, tokens, n_logits=1):
         self._tokens += list(tokens)
         return self.model.eval(tokens, n_logits)

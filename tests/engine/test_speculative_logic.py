@@ -465,3 +465,25 @@ def test_a_change_of_text_lowers_the_estimate_at_once_and_luck_never_raises_it()
         lucky.record(3, rejected=False, evidence=4)  # right every time lately
         lucky.streak = 0
     assert lucky.mean(4) == lucky.session_mean(4) < 0.6
+
+
+def test_step_context_reads_like_the_list_it_stands_for():
+    """A step's context is read in place (no copy of the cache's tokens): every index, slice and
+    iteration gives what the copied list with the newest token appended would."""
+    from draftlight.engine.speculative import StepContext
+    rng = np.random.default_rng(3)
+    for size in (0, 1, 2, 7, 40):
+        cached = [int(t) for t in rng.integers(0, 99, size)]
+        view, copy = StepContext(cached, 123), cached + [123]
+        assert len(view) == len(copy) and list(view) == copy
+        for i in range(-len(copy), len(copy)):
+            assert view[i] == copy[i]
+        for i in (len(copy), -len(copy) - 1):
+            with pytest.raises(IndexError):
+                view[i]
+        ends = list(range(-len(copy) - 2, len(copy) + 3)) + [None]
+        for start in ends:
+            for stop in ends:
+                assert view[start:stop] == copy[start:stop], (size, start, stop)
+        assert view[::2] == copy[::2] and view[::-1] == copy[::-1]
+        assert cached == copy[:-1]  # the cache itself is left as it was

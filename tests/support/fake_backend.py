@@ -35,6 +35,10 @@ class FakeBackend:
     def tokens(self) -> list[int]:
         return list(self._tokens)
 
+    @property
+    def token_view(self) -> Sequence[int]:
+        return self._tokens
+
     def eval(self, tokens: Sequence[int], n_logits: int = 1) -> np.ndarray:
         rows = []
         self.passes += 1

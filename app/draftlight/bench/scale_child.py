@@ -29,14 +29,15 @@ def rss_mb() -> float:
 
 def ngram_step_us(length: int, steps: int = 1000, seed: int = 0) -> float:
     """Microseconds per step of n-gram lookup and auto's choice at a context of `length`
-    tokens of prose-like repetition, the context handed over as the engine's step does (a copy
-    of the target's tokens with the newest appended: speculative.speculative_step); the best of
-    three runs."""
+    tokens of prose-like repetition, the context handed over as the engine's step does (the
+    target's tokens read in place with the newest after them: speculative.StepContext); the
+    best of three runs."""
     import random
 
     from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
     from draftlight.engine.costs import BatchCosts
     from draftlight.engine.drafters import NgramDrafter
+    from draftlight.engine.speculative import StepContext
 
     rng = random.Random(seed)
     phrases = [[rng.randrange(5000) for _ in range(rng.randint(3, 12))] for _ in range(40)]
@@ -52,8 +53,7 @@ def ngram_step_us(length: int, steps: int = 1000, seed: int = 0) -> float:
         ngram.propose(cached + [text[length - 1]], 1)  # the index of what came before
         started = time.perf_counter()
         for step in range(steps):
-            context = list(cached)  # as the step gets target.tokens
-            context.append(text[length - 1 + step])
+            context = StepContext(cached, text[length - 1 + step])  # as the step reads it
             draft = auto.propose(context, 16, None, None)
             future = text[length + step:]
             right = 0

@@ -17,6 +17,12 @@ class Backend(Protocol):
         """The tokens whose keys and values are in the cache (a copy)."""
         ...
 
+    @property
+    def token_view(self) -> Sequence[int]:
+        """The same tokens read in place, without a copy: valid until the next eval() or
+        truncate(), and never changed by whoever reads it."""
+        ...
+
     def eval(self, tokens: Sequence[int], n_logits: int = 1) -> np.ndarray:
         """Append `tokens` to the cache; return logits for the last `n_logits` of them,
         shape (n_logits, n_vocab), row j predicting the token after tokens[len - n_logits + j]."""

@@ -180,6 +180,10 @@ class LlamaBackend(RecurrentRollback, LlamaVocabulary):
         return list(self._tokens)
 
     @property
+    def token_view(self) -> Sequence[int]:
+        return self._tokens
+
+    @property
     def fast_read_tokens(self) -> int:
         """Prompt tokens read so far at llama.cpp's f16 speed (fast_prefill.py)."""
         return self._fast_prefill.tokens_read if self._fast_prefill is not None else 0

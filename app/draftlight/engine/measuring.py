@@ -56,6 +56,10 @@ class AfterTokens:
     def tokens(self) -> list[int]:
         return self._model.tokens[self.base:]
 
+    @property
+    def token_view(self) -> Sequence[int]:
+        return self.tokens  # a probe's few tokens
+
     def eval(self, tokens: Sequence[int], n_logits: int = 1) -> np.ndarray:
         return self._model.eval(tokens, n_logits)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -26,12 +27,48 @@ class StepResult:
     left_out: int = 0  # context tokens a draft model could not see (its window is full)
 
 
+class StepContext(Sequence[int]):
+    """A step's context read in place: the target's cached tokens and the newest token, not yet
+    evaluated. Drafters read it during propose() and keep no reference (the cache changes with
+    the pass that follows); a copy of 30,000 tokens each step was 0.1 ms, twice an n-gram
+    lookup (`draftlight bench scale`). Slices are lists."""
+
+    __slots__ = ("_cached", "_last")
+
+    def __init__(self, cached: Sequence[int], last: int) -> None:
+        self._cached, self._last = cached, last
+
+    def __len__(self) -> int:
+        return len(self._cached) + 1
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self._cached
+        yield self._last
+
+    def __getitem__(self, index):
+        size = len(self._cached)
+        if isinstance(index, slice):
+            start, stop, stride = index.indices(size + 1)
+            if stride != 1:
+                return list(self)[index]
+            piece = list(self._cached[start:min(stop, size)])
+            if start <= size < stop:
+                piece.append(self._last)
+            return piece
+        if index < 0:
+            index += size + 1
+        if index == size:
+            return self._last
+        if not 0 <= index < size:
+            raise IndexError("step context index out of range")
+        return self._cached[index]
+
+
 def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, gamma: int,
                      params: SamplingParams, rng: np.random.Generator) -> StepResult:
     """`target.tokens` is the context minus `last_token`, the newest token not yet evaluated."""
-    context = target.tokens  # a copy: one per step (three cost 0.3 ms at 30,000 tokens)
-    n_past = len(context)
-    context.append(last_token)
+    context = StepContext(target.token_view, last_token)
+    n_past = len(context) - 1
     t0 = time.perf_counter()
     if drafter is not None and gamma > 0:
         draft = drafter.propose(context, gamma, params, rng)
