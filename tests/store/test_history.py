@@ -188,7 +188,8 @@ def test_a_newer_database_is_not_switched_to_wal_before_it_is_checked():
     assert not path.with_name(path.name + "-wal").exists()
 
 
-def test_a_damaged_database_is_not_switched_to_wal_before_it_is_checked():
+@pytest.mark.parametrize("in_background", [False, True])
+def test_a_damaged_database_is_not_switched_to_wal_before_it_is_checked(in_background):
     path = history_path()
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE conversations (id INTEGER PRIMARY KEY, title TEXT)")
@@ -199,10 +200,30 @@ def test_a_damaged_database_is_not_switched_to_wal_before_it_is_checked():
     data = bytearray(path.read_bytes())
     data[4096 * 3 + 100: 4096 * 3 + 400] = b"\xff" * 300  # a page in the middle, not the header
     path.write_bytes(bytes(data))
-    h = History()
+    h = History(check_in_background=in_background)
+    if in_background:  # read at once; the first write waits for the check, then is refused
+        with pytest.raises(HistoryError, match="damaged"):
+            h.create_conversation("x")
+    assert h.settle() == h.problem
     assert h.read_only and "damaged" in h.problem
     h.close()
     assert path.read_bytes() == bytes(data)
+    assert not path.with_name(path.name + "-wal").exists()
+
+
+def test_a_history_checked_in_the_background_is_read_at_once_and_written_once_sound():
+    h = History()
+    cid = h.create_conversation("kept")
+    h.add_message(cid, "user", "hello")
+    h.close()
+    h = History(check_in_background=True)
+    assert [c.title for c in h.conversations()] == ["kept"]  # read while the check runs
+    assert h.problem is None and not h.read_only
+    h.add_message(cid, "assistant", "hi")  # waits for the check's answer, then writes
+    assert h.check_answered() and h.settle() is None
+    assert [m.text for m in h.messages(cid)] == ["hello", "hi"]
+    assert h._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    h.close()
 
 
 def test_history_file_is_private_to_the_user():

@@ -148,15 +148,16 @@ def _damage_database(path, conversations=30):
 
 
 def test_damaged_history_is_shown_read_only_and_never_overwritten(qtbot, real_window):
+    """Opened as the desktop opens it: checked in the background, the banner once it answers."""
     path = history_path()
     _damage_database(path)
     before = path.read_bytes()
-    history = History()
+    history = History(check_in_background=True)
     window = real_window(Settings(max_tokens=4), history)
     text = banner_text(qtbot, window)
     assert text.startswith("History is read-only: history.sqlite3 is damaged")
     assert window.banner.action_button.text() == "Start a new history"
-    assert window.conversations.list.count() == 30  # what can be read is shown
+    qtbot.waitUntil(lambda: window.conversations.list.count() == 30)  # what can be read
     wait_until(qtbot, lambda: window.ready, "the models to load", LOAD_MS,
                lambda: window_state(window))
     send(qtbot, window, "Hi")  # chatting works; nothing is written to the damaged file

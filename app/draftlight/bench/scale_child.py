@@ -88,7 +88,7 @@ def measure(args: argparse.Namespace) -> dict:
     settings = load_settings()[0]
     settings.max_tokens = NEW_TURN_TOKENS
     started = time.perf_counter()
-    window = MainWindow(settings, History(path), persist_settings=False)
+    window = MainWindow(settings, History(path, check_in_background=True), persist_settings=False)
     window.resize(1366, 768)
     window.show()
     app.processEvents()

@@ -41,7 +41,7 @@ def run_app(prompt: str | None = None, *, offscreen: bool = False, attach=None,
         app.setWindowIcon(QIcon(str(icon)))
     settings, message = load_settings()
     # An offscreen run leaves no trace: its chat lives in memory, its settings are not saved.
-    history = History(":memory:" if offscreen else None)
+    history = History(":memory:" if offscreen else None, check_in_background=True)
     window = MainWindow(settings, history, factory=factory, settings_message=message,
                         persist_settings=not offscreen)
     run = attach(window) if attach is not None else None

@@ -29,6 +29,7 @@ from draftlight.ui.chat.window_place import remember_place, restore_place
 from draftlight.ui.chat.pane import ChatPane
 from draftlight.ui.chat.session import ChatSession
 from draftlight.ui.chat.conversation_list import ConversationList
+from draftlight.ui.chat.history_settle import HistorySettle
 from draftlight.launch import EngineSpec
 from draftlight.ui.engine.model_loader import ModelLoader
 from draftlight.ui.engine.engine_choice import EngineChoice
@@ -84,13 +85,17 @@ class MainWindow(WindowModels, QMainWindow):
         restore_place(self)
         if settings_message:
             self.banner.show_message(settings_message)
-        if history.problem:
-            self.banner.show_message(history.problem, "Start a new history",
-                                     self.session.start_fresh_history)
+        self.history_settle = HistorySettle(history, self._history_problem, self)
         self._update_actions()
         self.models.load()
         # after the first paint: the scan's thread would hold the GIL while the window is built
         QTimer.singleShot(SCAN_AFTER_MS, self.model_scan.refresh)
+
+    def _history_problem(self, problem: str, late: bool) -> None:
+        self.banner.show_message(problem, "Start a new history", self.session.start_fresh_history)
+        if late:  # the list was read before the check answered
+            self.conversations.refresh()
+            self._update_actions()
 
     @property
     def ready(self) -> bool:
