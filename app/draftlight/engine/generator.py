@@ -37,6 +37,8 @@ from draftlight.engine.errors import EngineError, ReadStopped
 from draftlight.engine.origins import OriginFinder, kept_messages
 from draftlight.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
 from draftlight.engine.invariance import BatchDrift, cached_drift, known_drift
+from draftlight.engine.kept_prompt import KeptPrompt
+from draftlight.engine.kept_prompt import keep as keep_prompt
 from draftlight.engine.learnt_counts import restore_learnt, save_learnt
 from draftlight.engine.measuring import (DRAFT_SPEED, GREEDY_CHECK, PASS_COSTS, PROBE_ROOM,
                                          MeasurementInterrupted, probe_view)
@@ -96,6 +98,7 @@ class Engine:
                                      eos_token=target.token_text(target.eos))
         self.control_text = ControlText(target)  # messages stay text (control_text.py)
         self.ngram = NgramDrafter(config.ngram_max, config.ngram_min, fold=word_fold(target.piece))
+        self.kept_prompt = KeptPrompt(target)  # the cache kept when the last engine closed
         self.draft: LanguageModel | None = None
         # ModelDrafter (same vocabulary) or CrossVocabDrafter (another one: drafts through text)
         self.model_drafter: ModelDrafter | CrossVocabDrafter | None = None
@@ -281,6 +284,7 @@ class Engine:
 
     def close(self) -> None:
         self.detach_draft()  # keeps what auto learnt
+        keep_prompt(self.target)  # for the next engine on this model (kept_prompt.py)
         self.target.close()
 
     # --- prompt --------------------------------------------------------------------------
@@ -450,6 +454,7 @@ class Engine:
             yield Notice(f"The {dropped} oldest message(s) were left out so the conversation "
                          f"fits the {self.target.n_ctx:,}-token context.")
         stats.prompt_tokens = len(prompt)
+        self.kept_prompt.restore(prompt[:-1])  # sync_cache cuts it back to what is shared
         rereading = rereading_notice(self.target, prompt[:-1])
         if rereading:
             yield Notice(rereading)

@@ -254,6 +254,33 @@ class LlamaBackend(RecurrentRollback, LlamaVocabulary):
 
     # --- lifetime ---------------------------------------------------------------------------
 
+    # --- the cache kept across a restart (kept_prompt.py) ---------------------------------
+
+    def state_bytes(self) -> int:
+        """The size of the cache's state as llama.cpp saves it."""
+        return int(llama_cpp.llama_state_seq_get_size(self._ctx.ctx, 0))
+
+    def save_state(self, path: Path) -> bool:
+        """Write the cache and its tokens to `path` (llama.cpp's state file)."""
+        tokens = (llama_cpp.llama_token * len(self._tokens))(*self._tokens)
+        return llama_cpp.llama_state_seq_save_file(
+            self._ctx.ctx, str(path).encode(), 0, tokens, len(self._tokens)) > 0
+
+    def load_state(self, path: Path) -> list[int]:
+        """Replace the cache by the one saved in `path`; returns its tokens ([]: the file was
+        not taken, and the cache is empty)."""
+        tokens = (llama_cpp.llama_token * self.n_ctx)()
+        count = ctypes.c_size_t(0)
+        read = llama_cpp.llama_state_seq_load_file(self._ctx.ctx, str(path).encode(), 0, tokens,
+                                                   self.n_ctx, ctypes.byref(count))
+        self._last_pass = 0
+        if not read:
+            llama_cpp.llama_memory_seq_rm(self._ctx.memory, 0, 0, -1)
+            self._tokens = []
+            return []
+        self._tokens = list(tokens[:count.value])
+        return list(self._tokens)
+
     def close(self) -> None:
         self._stack.close()
 

@@ -1,0 +1,91 @@
+"""The target's prompt cache kept across a restart (engine/kept_prompt.py), on the real bundled
+model: a long conversation reopened by a new engine is not read again, and replies are the ones
+a fresh read gives."""
+
+from __future__ import annotations
+
+from draftlight import paths
+from draftlight.engine import kept_prompt
+from draftlight.engine.generator import Engine
+from draftlight.engine.load_options import LoadOptions
+from tests.support.real_engine import run
+
+OPTIONS = LoadOptions(n_ctx=2048)
+ARTICLE = " ".join(f"Paragraph {i}: the lighthouse keeper wrote down the tide, the wind and "
+                   f"the ships that passed the cape on day {i}." for i in range(16))
+
+
+def conversation(*turns: str) -> list[dict[str, str]]:
+    messages = [{"role": "user", "content": f"Read this log.\n\n{ARTICLE}"},
+                {"role": "assistant", "content": "I have read the log."}]
+    return messages + [{"role": "user", "content": turn} for turn in turns]
+
+
+def kept_files():
+    return sorted((paths.cache_dir() / kept_prompt.FOLDER).glob("*"))
+
+
+def test_a_long_conversation_is_not_read_again_after_a_restart(bundled_model):
+    first = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
+    try:
+        _, _, done = run(first, conversation("What did the keeper write down?"), "off")
+        read_before = done.stats.prompt_tokens
+    finally:
+        first.close()
+    assert read_before > kept_prompt.MIN_TOKENS
+    assert [f.suffix for f in kept_files()] == [".state", ".tokens"]
+
+    later = conversation("Which cape was it?")
+    second = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
+    try:
+        kept_tokens, _, kept_done = run(second, later, "auto")
+    finally:
+        second.close()
+    # everything before the new question came from the file
+    assert kept_done.stats.reused_prompt_tokens >= read_before - 24, kept_done.stats
+
+    for f in kept_files():
+        f.unlink()
+    fresh = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
+    try:
+        fresh_tokens, _, fresh_done = run(fresh, later, "off")
+    finally:
+        fresh.close()
+    assert fresh_done.stats.reused_prompt_tokens == 0
+    assert kept_tokens == fresh_tokens  # the kept cache answers as a fresh read does
+
+
+def test_the_kept_file_is_bounded_and_another_conversation_ignores_it(bundled_model, monkeypatch):
+    monkeypatch.setattr(kept_prompt, "MAX_BYTES", 5 * 2**20)  # about 300 tokens
+    engine = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
+    try:
+        run(engine, conversation("What did the keeper write down?"), "off")
+    finally:
+        engine.close()
+    state = next(f for f in kept_files() if f.suffix == ".state")
+    assert state.stat().st_size <= kept_prompt.MAX_BYTES  # its first tokens only
+    engine = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
+    try:
+        other = [{"role": "user", "content": "Name three rivers in Europe."}]
+        _, _, done = run(engine, other, "off")
+        assert done.stats.reused_prompt_tokens == 0
+        _, _, done = run(engine, conversation("Which cape was it?"), "off")
+        assert done.stats.reused_prompt_tokens >= kept_prompt.MIN_TOKENS  # the first tokens
+    finally:
+        engine.close()
+
+
+def test_a_damaged_kept_file_is_read_past(bundled_model):
+    engine = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
+    try:
+        run(engine, conversation("What did the keeper write down?"), "off")
+    finally:
+        engine.close()
+    state = next(f for f in kept_files() if f.suffix == ".state")
+    state.write_bytes(state.read_bytes()[:1000])  # cut short
+    engine = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
+    try:
+        tokens, _, done = run(engine, conversation("Which cape was it?"), "off")
+        assert done.stats.reused_prompt_tokens == 0 and tokens
+    finally:
+        engine.close()
