@@ -117,6 +117,26 @@ def test_greedy_replies_stream_and_not_equal_draftlight_chat_json(server):
     assert {"drafted", "accepted", "target_passes", "tokens_per_second"} <= stats.keys()
 
 
+def test_a_conversations_next_request_reads_only_what_changed(server):
+    """The prefix shared with the previous request stays in the cache (issue 57, item 4), and
+    usage says so as OpenAI's clients read it."""
+    client = server.client()
+    messages = [{"role": "user", "content": "Here is a list: " + ", ".join(
+        f"item {i} is a {colour}" for i, colour in enumerate(["red", "green", "blue"] * 12))
+        + ". Which colour is item 5?"}]
+    first = client.chat.completions.create(model=server.model, messages=messages,
+                                           temperature=0, max_tokens=24)
+    messages += [{"role": "assistant", "content": first.choices[0].message.content},
+                 {"role": "user", "content": "And item 7?"}]
+    second = client.chat.completions.create(model=server.model, messages=messages,
+                                            temperature=0, max_tokens=24)
+    cached = second.usage.prompt_tokens_details.cached_tokens
+    assert first.usage.prompt_tokens > 200
+    assert cached >= first.usage.prompt_tokens - 4  # the whole first prompt, up to its end
+    assert second.usage.prompt_tokens - cached <= 24 + 16  # the reply and the new message
+    assert second.usage.model_extra["draftlight"]["reused_prompt_tokens"] == cached
+
+
 def test_a_run_copied_from_a_file_part_names_the_file_and_its_page(server):
     """A PDF sent as a file part (issue 39, part 7): each token copied from it says so, with
     its page and its span of the file's text, as `draftlight chat --json` does."""

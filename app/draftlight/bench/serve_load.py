@@ -103,8 +103,8 @@ class Client:
 
 
 def start_server(target: str | None, queue_size: int, home: str,
-                 mode: str) -> tuple[subprocess.Popen, int, str]:
-    args = [sys.executable, "-P", "-m", "draftlight", "serve", "--port", "0", "--ctx", "2048", "--mode", mode,
+                 mode: str, ctx: int = 2048) -> tuple[subprocess.Popen, int, str]:
+    args = [sys.executable, "-P", "-m", "draftlight", "serve", "--port", "0", "--ctx", str(ctx), "--mode", mode,
             "--queue-size", str(queue_size)] + (["--target", target] if target else [])
     log = Path(home) / "server.log"
     with log.open("w") as stderr:

@@ -289,6 +289,8 @@ def usage(stats: Stats, prompt_tokens: int) -> dict:
         "prompt_tokens": prompt_tokens,
         "completion_tokens": stats.new_tokens,
         "total_tokens": prompt_tokens + stats.new_tokens,
+        # the prompt's tokens found in the cache: the prefix shared with the previous request
+        "prompt_tokens_details": {"cached_tokens": stats.reused_prompt_tokens},
         "completion_tokens_details": {
             "reasoning_tokens": 0,
             "accepted_prediction_tokens": stats.prediction_accepted,
