@@ -11,7 +11,6 @@ from PySide6.QtCore import QEvent, QPoint, QRect, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QPalette, QTextCursor
 from PySide6.QtWidgets import QApplication, QToolTip
 
-from draftlight.engine.events import Done, Stats, TextPiece
 from draftlight.engine.origins import Origin
 from draftlight.settings import Settings
 from draftlight.ui.flash.driver import DURATION, MARK_HOLD, resting_colour
@@ -19,7 +18,7 @@ from draftlight.ui.flash.reply_builder import ReplyBuilder
 from draftlight.ui.flash.run_origin import RunOrigin
 from tests.support.pixels import FakeClock, distance
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
-from tests.support.scripted_engine import ScriptedEngine, ScriptedFactory
+from tests.support.origin_engine import OriginFactory, visible
 from tests.support.window import run_point, send_and_wait
 from tests.support.waiting import wait_until, window_state
 
@@ -40,28 +39,6 @@ def script(messages, tail: str = "") -> list[tuple[str, str, int, dict | None]]:
     return out + ([(tail, "target", 3, None)] if tail else [])
 
 
-class OriginEngine(ScriptedEngine):
-    def generate(self, messages, params, mode, prediction=None):
-        self.factory.calls.append((messages, mode))
-        pieces = self.factory.script(messages)
-        stats = Stats(mode=mode, new_tokens=len(pieces), target_passes=pieces[-1][2] + 1)
-        for text, source, step, origin in pieces:
-            stats.accepted += source == "draft"
-            stats.drafted += source == "draft"
-            yield TextPiece(text, source, step, origin=Origin.from_record(origin))
-        stats.seconds = 0.5
-        yield Done("".join(p[0] for p in pieces), stats)
-
-
-class OriginFactory(ScriptedFactory):
-    def __init__(self, script_of=script) -> None:
-        super().__init__(script=script_of)
-
-    def load_engine(self, spec, **_):
-        self.loads.append(spec)
-        return OriginEngine(self)
-
-
 def hover_text(qtbot, widget, point: QPoint) -> str:
     """What the tooltip says when the pointer rests at `point` (Qt's ToolTip event, sent
     directly as in test_ui_strip)."""
@@ -73,7 +50,7 @@ def hover_text(qtbot, widget, point: QPoint) -> str:
 
 def test_hovering_a_copied_run_or_its_cell_tells_the_message_and_its_context(qtbot,
                                                                                 open_window):
-    window = open_window(OriginFactory())
+    window = open_window(OriginFactory(script))
     reply = send_and_wait(qtbot, window, QUESTION)
     assert reply.runs == [[5, 21, 3], [22, 28, 2]]
     expected = f"copied from your message 1: '{QUESTION}'"
@@ -84,7 +61,7 @@ def test_hovering_a_copied_run_or_its_cell_tells_the_message_and_its_context(qtb
 
 def test_hovering_a_guessed_run_tells_the_draft_model_and_its_probabilities(qtbot,
                                                                              open_window):
-    window = open_window(OriginFactory())
+    window = open_window(OriginFactory(script))
     reply = send_and_wait(qtbot, window, QUESTION)
     text = hover_text(qtbot, reply.body.viewport(), run_point(reply, 1))
     assert text == "guessed by SmolLM2-135M, which gave these tokens probabilities 0.93, 0.88"
@@ -113,14 +90,14 @@ def test_clicking_a_copied_run_scrolls_to_its_source_and_marks_it_in_the_runs_co
     question = window.chat.messages[0]
     bar = window.chat.verticalScrollBar()
     bar.setValue(bar.maximum())
-    qtbot.waitUntil(lambda: not _visible(window.chat, question), timeout=2000)
+    qtbot.waitUntil(lambda: not visible(window.chat, question), timeout=2000)
     reply_point = reply.body.viewport().mapTo(window.chat.widget(), run_point(reply, 0))
     window.chat.ensureVisible(reply_point.x(), reply_point.y(), 0, 40)
-    assert not _visible(window.chat, question)
+    assert not visible(window.chat, question)
 
     qtbot.mouseClick(reply.body.viewport(), Qt.LeftButton, pos=run_point(reply, 0))
 
-    assert _visible(window.chat, question)
+    assert visible(window.chat, question)
     [mark] = question.body.extraSelections()
     assert (mark.cursor.selectionStart(), mark.cursor.selectionEnd()) == (3, 19)
     assert mark.cursor.selectedText() == " quick brown fox"
@@ -146,11 +123,6 @@ def test_clicking_a_copied_run_scrolls_to_its_source_and_marks_it_in_the_runs_co
     assert bar.value() == before and question.body.extraSelections() == []
 
 
-def _visible(chat, view) -> bool:
-    top = view.mapTo(chat.widget(), QPoint(0, 0)).y() - chat.verticalScrollBar().value()
-    return top + view.height() > 0 and top < chat.viewport().height()
-
-
 def _span_background(view, start: int, end: int) -> QColor:
     """The most common colour behind a one-line span of a message's text."""
     cursor = QTextCursor(view.document)
@@ -167,7 +139,7 @@ def _span_background(view, start: int, end: int) -> QColor:
 
 def test_the_footer_tells_the_largest_share_by_origin_and_it_survives_reopening(qtbot,
                                                                                  open_window):
-    window = open_window(OriginFactory())
+    window = open_window(OriginFactory(script))
     reply = send_and_wait(qtbot, window, QUESTION)
     # 16 of the reply's 29 characters were copied from the question, 6 guessed.
     assert reply.footer.text().endswith(" · 55% of this reply was copied from your messages")
@@ -179,7 +151,7 @@ def test_the_footer_tells_the_largest_share_by_origin_and_it_survives_reopening(
 
 
 def test_an_old_conversation_without_origins_opens_as_before(qtbot, open_window):
-    window = open_window(OriginFactory())
+    window = open_window(OriginFactory(script))
     history = window.session.history
     conversation = history.create_conversation("old")
     history.add_message(conversation, "user", QUESTION)

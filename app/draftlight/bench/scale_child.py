@@ -69,7 +69,7 @@ def measure(args: argparse.Namespace) -> dict:
     os.environ["DRAFTLIGHT_HOME"] = str(args.home)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from draftlight.bench.scale_history import build
-    from draftlight.store.history import History, history_path
+    from draftlight.store.history import history_path
 
     out: dict = {"conversations": args.conversations}
     path = history_path()
@@ -82,16 +82,12 @@ def measure(args: argparse.Namespace) -> dict:
     from PySide6.QtWidgets import QApplication
 
     from draftlight.settings import load_settings
-    from draftlight.ui.chat.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])
     settings = load_settings()[0]
     settings.max_tokens = NEW_TURN_TOKENS
     started = time.perf_counter()
-    window = MainWindow(settings, History(path, check_in_background=True), persist_settings=False)
-    window.resize(1366, 768)
-    window.show()
-    app.processEvents()
+    window = open_window(app, settings, path)
     out["first_paint_s"] = time.perf_counter() - started
     ready = wait(app, lambda: window.ready, 300)
     out["ready_s"] = time.perf_counter() - started if ready else None
@@ -102,10 +98,62 @@ def measure(args: argparse.Namespace) -> dict:
                             for tokens, conversation in sorted(built.long.items())}
         out["ngram_step_us"] = {str(n): ngram_step_us(n) for n in (1_000, 30_000)}
         out["rss_end_mb"] = rss_mb()
+        if args.turns and built.long:  # the last turns' conversation: the longest
+            window = after_restart(app, window, settings, path, out, built.long[max(built.long)])
+        if args.serve and built.long:
+            out["serve"] = serve_figures(window, path, built.long[max(built.long)])
     finally:
         window.close()
         app.processEvents()
     return out
+
+
+def open_window(app, settings, path: Path):
+    from draftlight.store.history import History
+    from draftlight.ui.chat.main_window import MainWindow
+
+    window = MainWindow(settings, History(path, check_in_background=True),
+                        persist_settings=False)
+    window.resize(1366, 768)
+    window.show()
+    app.processEvents()
+    return window
+
+
+def after_restart(app, window, settings, path: Path, out: dict, conversation: int):
+    """The window closed (its engine keeps the prompt's cache: engine/kept_prompt.py) and
+    opened again: one new turn in the conversation of the last turns. Returns the new window."""
+    from draftlight import paths
+    from draftlight.engine import kept_prompt
+
+    window.close()
+    app.processEvents()
+    kept = sorted((paths.cache_dir() / kept_prompt.FOLDER).glob("*" + kept_prompt.STATE))
+    out["kept_mb"] = sum(f.stat().st_size for f in kept) / 1e6
+    window = open_window(app, settings, path)
+    if not wait(app, lambda: window.ready, 300):
+        out["restart"] = {"error": "the window was never ready again"}
+        return window
+    out["restart"] = new_turns(app, window, conversation, turns=1)["cold"]
+    return window
+
+
+def serve_figures(window, path: Path, conversation: int) -> dict:
+    """`draftlight serve` on the same model and context, asked twice about the conversation."""
+    from draftlight.bench.scale_serve import serve_turns
+    from draftlight.store.default_model import default_model_file
+    from draftlight.store.history import History
+
+    history = History(path)
+    try:
+        messages = [{"role": m.role, "content": m.text} for m in history.messages(conversation)]
+    finally:
+        history.close()
+    try:
+        return serve_turns(default_model_file(), window.models.n_ctx, messages, TURN,
+                           NEW_TURN_TOKENS)
+    except (RuntimeError, OSError, SystemExit) as exc:
+        return {"error": str(exc)}
 
 
 def best_of(times: int, action) -> float:
@@ -154,14 +202,14 @@ def wait(app, condition, seconds: float) -> bool:
     return True
 
 
-def new_turns(app, window, conversation: int) -> dict:
+def new_turns(app, window, conversation: int, turns: int = 2) -> dict:
     """Two messages sent in a long conversation: the first reads the conversation (cold), the
     second should read only itself (the prompt cache kept across turns)."""
     session = window.session
     session.open_conversation(conversation)
     app.processEvents()
     figures = []
-    for _ in range(2):
+    for _ in range(turns):
         done: list = []
         session.reply_finished.connect(done.append)
         sent = session.send(TURN, "auto")
@@ -176,7 +224,7 @@ def new_turns(app, window, conversation: int) -> dict:
         figures.append({"prompt_tokens": stats.prompt_tokens,
                         "reused": stats.reused_prompt_tokens,
                         "prefill_s": stats.prefill_seconds})
-    return {"cold": figures[0], "next": figures[1]}
+    return {"cold": figures[0], "next": figures[-1]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--long", type=lambda t: [int(x) for x in t.split(",") if x], default=[])
     parser.add_argument("--turns", action="store_true")
+    parser.add_argument("--serve", action="store_true")
     args = parser.parse_args(argv)
     print(json.dumps(measure(args)), flush=True)
     return 0

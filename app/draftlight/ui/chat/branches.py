@@ -86,7 +86,9 @@ def edit(session, view, text: str, mode: str) -> bool:
     earlier = after.text if after is not None and after.role == "assistant" and \
         after.text.strip() else None
     label = version_label(session, after) if earlier else None
-    parent = chat.messages[at - 1].message_id if at > 0 else None
+    before = chat.earlier[-1] if at == 0 and chat.earlier else (
+        chat.messages[at - 1] if at > 0 else None)
+    parent = before.message_id if before is not None else None
     question = view.text[:view.own_start] + text  # the files attached to the first version
     for old in chat.messages[at:]:
         chat.remove_message(old)
@@ -114,7 +116,6 @@ def open_at(session, conversation_id: int, message_id: int) -> None:
     except HistoryError as exc:
         session.error.emit(str(exc))
     session.open_conversation(conversation_id)
-    view = next((v for v in session.chat.messages
-                 if v.message_id is not None and v.message_id.id == message_id), None)
+    view = session.chat.view_of(message_id)  # built if it is among the earlier messages
     if view is not None:
         session.chat.ensureWidgetVisible(view)

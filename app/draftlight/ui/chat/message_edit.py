@@ -21,8 +21,7 @@ class MessageEdit:
         window.composer.setPlainText(view.text[view.own_start:])
         window.composer.moveCursor(window.composer.textCursor().MoveOperation.End)
         window.composer.setFocus()
-        number = sum(1 for v in window.chat.messages[:window.chat.messages.index(view) + 1]
-                     if v.role == "user")
+        number = window.chat.user_number(window.chat.index_of(view))
         window.banner.show_message(f"Editing your message {number}: Send asks again, and the "
                                    "first version stays (‹ › switches between them).",
                                    "Cancel", self.cancel)

@@ -12,6 +12,7 @@ repaints at most ~30 times a second (FLUSH_INTERVAL_MS), whatever the token rate
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -23,6 +24,7 @@ from draftlight.ui.flash.message_view import MessageView
 from draftlight.store.attachments import attachment_blocks, own_text_start
 from draftlight.ui.chat import branches
 from draftlight.ui.chat.continue_reply import continuable, resume
+from draftlight.ui.chat.earlier import EarlierMessage, page_start
 from draftlight.ui.chat.reply_stream import ReplyStream, Stream
 from draftlight.ui.flash.reply_builder import ReplyBuilder
 from draftlight.ui.flash.reply_figures import Compared, ReplyFigures
@@ -68,6 +70,7 @@ class ChatSession(ReplyStream, QObject):
         self._timer.timeout.connect(self.flush)
         worker = engine.worker
         worker.reply.connect(self._on_reply)
+        chat.earlier_shown.connect(lambda: branches.refresh(self))  # their ‹ n/m ›
 
     @property
     def streaming(self) -> bool:
@@ -156,15 +159,17 @@ class ChatSession(ReplyStream, QObject):
             messages = []
             self.error.emit(str(exc))
         writing = self.stream if self._writes_in(conversation_id) else None
-        for message in messages:
+        shown = page_start([m.text for m in messages])  # the newest: earlier.py
+        if writing is not None:  # the reply being written is always built
+            shown = min([shown] + [i for i, m in enumerate(messages)
+                                   if m.id == writing.message_id.id])
+        self.chat.set_earlier([EarlierMessage(m.role, m.text, partial(_view_options, m),
+                                              Row(m.id)) for m in messages[:shown]])
+        for message in messages[shown:]:
             if writing is not None and message.id == writing.message_id.id:
                 self._show_stream_again(writing)
                 continue
-            figures = (ReplyFigures.from_record(message.stats)
-                       if message.role == "assistant" else None)
-            view = self.chat.add_message(message.role, message.text, runs=message.runs,
-                                         figures=figures, status=message.status,
-                                         mode=message.mode)
+            view = self.chat.add_message(message.role, message.text, **_view_options(message))
             view.message_id = Row(message.id)
         branches.refresh(self)  # ‹ n/m › where a message has other versions
         self.current_changed.emit(conversation_id)
@@ -240,8 +245,9 @@ class ChatSession(ReplyStream, QObject):
         sent: list[tuple[dict[str, str], int | None]] = []
         if self.settings.system_prompt.strip():
             sent.append(({"role": "system", "content": self.settings.system_prompt.strip()}, None))
-        sent += [({"role": v.role, "content": v.text}, at)
-                 for at, v in enumerate(self.chat.messages) if v.text.strip()]
+        every = self.chat.earlier + self.chat.messages  # what is not built yet too
+        sent += [({"role": m.role, "content": m.text}, at)
+                 for at, m in enumerate(every) if m.text.strip()]
         return sent
 
     def messages_to_compare(self) -> list[dict[str, str]]:
@@ -296,3 +302,10 @@ class ChatSession(ReplyStream, QObject):
         if self.writes.waiting:
             self.history.set_busy_timeout(self.CLOSING_WAIT_SECONDS)
             self.writes.flush()
+
+
+def _view_options(message) -> dict:
+    """A stored message's MessageView options besides its role and text."""
+    figures = ReplyFigures.from_record(message.stats) if message.role == "assistant" else None
+    return {"runs": message.runs, "figures": figures, "status": message.status,
+            "mode": message.mode}

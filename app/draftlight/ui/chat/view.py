@@ -1,15 +1,18 @@
 """The conversation: messages stacked in a scroll area that follows new text while the user
 is at the bottom (and stays put when they scrolled up to read). It also tells each reply what
-its runs' origins point at, and shows the source of one when it is clicked."""
+its runs' origins point at, and shows the source of one when it is clicked. A long
+conversation's earlier messages are built when scrolled to (earlier.py): `messages` are the
+views built, `earlier` the messages before them, and an index into the conversation counts
+both."""
 
 from __future__ import annotations
 
 from functools import partial
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
+from draftlight.ui.chat.earlier import EarlierMessage, page_start
 from draftlight.ui.chat.welcome_card import WelcomeCard
 from draftlight.ui.flash.driver import FlashDriver
 from draftlight.ui.flash.message_view import MessageView
@@ -17,6 +20,10 @@ from draftlight.ui.flash.origin_words import Source
 from draftlight.ui.flash.run_origins import source_spans
 from draftlight.ui.flash.run_origin import RunOrigin
 from draftlight.ui.flash.palette import DEFAULT, Scheme
+
+
+EARLIER_AT_PX = 40  # scrolled this near the top, the next page of earlier messages is built
+ANCHOR_MS = 400  # how long the view is held in place while a page's views are laid out
 
 
 class ChatView(QScrollArea):
@@ -28,6 +35,7 @@ class ChatView(QScrollArea):
     version_requested = Signal(int, int, int, int)
     branch_step_requested = Signal(object, int)  # a message's ‹ or ›: (its view, -1 or +1)
     edit_requested = Signal(object)  # a user message's Edit: its view
+    earlier_shown = Signal()  # views of earlier messages were built (their ‹ n/m › to set)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -46,9 +54,16 @@ class ChatView(QScrollArea):
         centred.addWidget(self.welcome, 100)
         centred.addStretch(1)
         self._layout.addLayout(centred)
+        self.earlier_button = QPushButton("Show earlier messages")
+        self.earlier_button.setFlat(True)
+        self.earlier_button.clicked.connect(lambda: self.show_earlier())
+        self.earlier_button.hide()
+        self._layout.addWidget(self.earlier_button, 0, Qt.AlignHCenter)
         self._layout.addStretch(1)
         self.setWidget(container)
         self.messages: list[MessageView] = []
+        self.earlier: list[EarlierMessage] = []  # before messages[0], not built yet
+        self._anchor: int | None = None  # distance from the bottom kept while pages arrive
         self.highlights = True
         self.flash = True  # runs arriving in a streaming reply flash (when highlights show)
         self.scheme: Scheme = DEFAULT
@@ -60,6 +75,14 @@ class ChatView(QScrollArea):
         bar.rangeChanged.connect(self._keep_following)
 
     def add_message(self, role: str, text: str = "", **kwargs) -> MessageView:
+        view = self._new_view(role, text, **kwargs)
+        self._layout.insertWidget(self._layout.count() - 1, view)
+        self.messages.append(view)
+        self.welcome.hide()
+        self._follow = True
+        return view
+
+    def _new_view(self, role: str, text: str, **kwargs) -> MessageView:
         view = MessageView(role, text, highlights=self.highlights, scheme=self.scheme,
                            flasher=self.flasher if self.flash else None, **kwargs)
         view.copied.connect(self.copied)
@@ -72,11 +95,74 @@ class ChatView(QScrollArea):
         view.is_latest = lambda: bool(self.messages) and self.messages[-1] is view
         view.run_origins.resolve = partial(self.origin_source, view)
         view.run_origins.clicked.connect(partial(self.show_origin, view))
-        self._layout.insertWidget(self._layout.count() - 1, view)
-        self.messages.append(view)
-        self.welcome.hide()
-        self._follow = True
         return view
+
+    # --- a long conversation's earlier messages (earlier.py) --------------------------------
+
+    def set_earlier(self, earlier: list[EarlierMessage]) -> None:
+        """The messages before the first view, built when scrolled to."""
+        self.earlier = earlier
+        self._update_earlier_button()
+
+    def show_earlier(self, down_to: int | None = None) -> None:
+        """Build a page of the earlier messages (or all of them down to conversation index
+        `down_to`), the view staying where it was on screen."""
+        if not self.earlier:
+            return
+        start = page_start([m.text for m in self.earlier]) if down_to is None else \
+            max(0, min(down_to, len(self.earlier)))
+        built, self.earlier = self.earlier[start:], self.earlier[:start]
+        bar = self.verticalScrollBar()
+        self._anchor = bar.maximum() - bar.value()
+        first = self._layout.indexOf(self.earlier_button) + 1
+        views = []
+        for i, message in enumerate(built):
+            view = self._new_view(message.role, message.text, **message.options())
+            view.message_id = message.message_id
+            self._layout.insertWidget(first + i, view)
+            views.append(view)
+        self.messages[:0] = views
+        self._update_earlier_button()
+        QTimer.singleShot(ANCHOR_MS, self._let_go)
+        self.earlier_shown.emit()
+
+    def _let_go(self) -> None:
+        self._anchor = None
+
+    def _update_earlier_button(self) -> None:
+        count = len(self.earlier)
+        self.earlier_button.setText(f"Show earlier messages ({count:,} more)")
+        self.earlier_button.setVisible(bool(count))
+
+    def index_of(self, view: MessageView) -> int:
+        """`view`'s index in the conversation (earlier messages counted)."""
+        return len(self.earlier) + self.messages.index(view)
+
+    def view_at(self, at: int) -> MessageView | None:
+        """The view of the conversation's message `at`, built if it was not yet."""
+        if at < len(self.earlier):
+            self.show_earlier(down_to=at)
+        at -= len(self.earlier)
+        return self.messages[at] if 0 <= at < len(self.messages) else None
+
+    def _message_at(self, at: int):
+        """The view or the earlier message at conversation index `at` (both have role, text)."""
+        if 0 <= at < len(self.earlier):
+            return self.earlier[at]
+        at -= len(self.earlier)
+        return self.messages[at] if 0 <= at < len(self.messages) else None
+
+    def user_number(self, at: int) -> int:
+        """Which of the user's messages the one at conversation index `at` is (from 1)."""
+        return sum(1 for i in range(at + 1) if self._message_at(i).role == "user")
+
+    def view_of(self, message_id: int) -> MessageView | None:
+        """The view of history message `message_id`, built if it was not yet."""
+        for at, message in enumerate(self.earlier):
+            if message.message_id is not None and message.message_id.id == message_id:
+                return self.view_at(at)
+        return next((v for v in self.messages
+                     if v.message_id is not None and v.message_id.id == message_id), None)
 
     def remove_message(self, view: MessageView) -> None:
         self.messages.remove(view)
@@ -84,11 +170,12 @@ class ChatView(QScrollArea):
         view.hide()  # at once: it is deleted when the event loop next turns
         self._layout.removeWidget(view)
         view.deleteLater()
-        self.welcome.setVisible(not self.messages)
+        self.welcome.setVisible(not self.messages and not self.earlier)
 
     def clear(self) -> None:
         for view in list(self.messages):
             self.remove_message(view)
+        self.set_earlier([])
         self._follow = True
 
     def set_highlights_visible(self, visible: bool) -> None:
@@ -112,28 +199,33 @@ class ChatView(QScrollArea):
 
     # --- origins ----------------------------------------------------------------------------
 
-    def _source_view(self, reply: MessageView, origin: RunOrigin | None) -> MessageView | None:
-        """The message a copied run came from: a message of the chat, or the reply itself."""
+    def _source_at(self, reply: MessageView, origin: RunOrigin | None) -> int | None:
+        """The conversation index of the message a copied run came from (a message of the
+        chat, or the reply itself); None: not one on screen or before it."""
         if origin is None:
             return None
         if origin.kind == "reply":
-            return reply
+            return self.index_of(reply) if reply in self.messages else None
         at = origin.at if origin.kind == "message" else None
-        if at is not None and 0 <= at < len(self.messages):
-            source = self.messages[at]
-            return source if source.role == origin.role else None
-        return None
+        if at is None:
+            return None
+        source = self._message_at(at)
+        return at if source is not None and source.role == origin.role else None
+
+    def _source_view(self, reply: MessageView, origin: RunOrigin | None) -> MessageView | None:
+        at = self._source_at(reply, origin)
+        return self.view_at(at) if at is not None else None
 
     def origin_source(self, reply: MessageView, origin: RunOrigin | None) -> Source | None:
+        """What a run's origin names (read, not built: a reply asks it as it is drawn)."""
         if origin is not None and origin.kind == "message" and origin.role == "system":
             return Source("system", self.system_prompt)
-        source = self._source_view(reply, origin)
-        if source is None:
+        at = self._source_at(reply, origin)
+        if at is None:
             return None
-        number = sum(1 for v in self.messages[:self.messages.index(source) + 1]
-                     if v.role == "user")
+        source = self._message_at(at)
         role = "reply" if origin.kind == "reply" else source.role
-        return Source(role, source.text, number if role == "user" else 0)
+        return Source(role, source.text, self.user_number(at) if role == "user" else 0)
 
     def show_diff(self, reply: MessageView):
         """A reply to an Edit as a diff against the file (the question before it holds its
@@ -141,6 +233,9 @@ class ChatView(QScrollArea):
         from draftlight.ui.chat.diff_dialog import DiffDialog
         name = reply.edited_file()
         at = self.messages.index(reply)
+        if at == 0 and self.earlier:  # its question is before the views: build it
+            self.show_earlier(down_to=len(self.earlier) - 1)
+            at = self.messages.index(reply)
         question = next((v for v in reversed(self.messages[:at]) if v.role == "user"), None)
         block = next((b for b in (question.files.blocks if question else [])
                       if b.name == name), None)
@@ -187,8 +282,13 @@ class ChatView(QScrollArea):
         source.flash.mark(spans, tokens, self.flasher)
 
     def _remember_position(self, value: int) -> None:
-        self._follow = value >= self.verticalScrollBar().maximum() - 8
+        maximum = self.verticalScrollBar().maximum()
+        self._follow = value >= maximum - 8
+        if value <= EARLIER_AT_PX and maximum > 0 and self.earlier and self._anchor is None:
+            QTimer.singleShot(0, self.show_earlier)  # scrolled to the top: the next page
 
     def _keep_following(self, _minimum: int, maximum: int) -> None:
-        if self._follow:
+        if self._anchor is not None:  # pages arrive above: what was on screen stays there
+            self.verticalScrollBar().setValue(maximum - self._anchor)
+        elif self._follow:
             self.verticalScrollBar().setValue(maximum)
