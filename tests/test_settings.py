@@ -42,6 +42,8 @@ def test_round_trip_keeps_every_field_and_omits_none():
     (b"temperature = -1.0", "temperature"),
     (b"show_highlights = 1", "wrong type"),
     (b"n_threads = true", "wrong type"),
+    (b'engine = "cloud"', "engine must be one of local, llama-server, remote"),
+    (b"engine = 3", "wrong type"),
     (b"\xff\xfe garbage", ""),
 ])
 def test_bad_file_is_set_aside_and_defaults_apply(content, reason):
@@ -53,6 +55,20 @@ def test_bad_file_is_set_aside_and_defaults_apply(content, reason):
     assert not path.exists()
     aside = list(path.parent.glob("settings.toml.bad-*"))
     assert len(aside) == 1 and aside[0].read_bytes() == content
+
+
+def test_the_engine_is_a_kind_parsed_once_and_written_as_its_word():
+    from draftlight.engine_kind import EngineKind
+    from draftlight.launch import EngineSpec, SpecError
+    settings_path().write_text('engine = "llama-server"\n')
+    settings, message = load_settings()
+    assert message is None and settings.engine is EngineKind.LLAMA_SERVER
+    assert EngineSpec.from_settings(settings).engine is EngineKind.LLAMA_SERVER
+    assert Settings(engine="remote").engine is EngineKind.REMOTE  # however it is made
+    save_settings(Settings(engine=EngineKind.REMOTE))
+    assert 'engine = "remote"' in settings_path().read_text()
+    with pytest.raises(SpecError, match="engine must be one of"):
+        EngineSpec(engine="cloud")
 
 
 def test_integers_are_accepted_for_floats_and_unknown_keys_ignored():

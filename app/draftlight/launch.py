@@ -5,7 +5,7 @@
     spec.validate()                                      # every bad option, one sentence each
     engine = open_engine(spec, report=…, on_log=…, should_cancel=…)
 
-Three engines (Settings.engine): "local" is llama.cpp in this process with Draftlight's
+Three engines (Settings.engine, an EngineKind): "local" is llama.cpp in this process with Draftlight's
 drafters; "llama-server" is llama.cpp's server, started here as a child process; "remote" is an
 OpenAI-compatible server already running somewhere. No Qt, and llama_cpp is imported only when
 the in-process engine is opened: starting a llama-server never loads it here.
@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Callable
 
 from draftlight.modes import Mode, ModeError
-from draftlight.settings import ENGINES, Settings
+from draftlight.settings import Settings
+from draftlight.engine_kind import EngineKind
 
 Report = Callable[[str, int], None]  # (what is happening, percent or -1)
 
@@ -38,7 +39,7 @@ class EngineSpec:
     n_threads: int = 0  # 0 = default_threads()
     target_gpu_layers: int = 0
     draft_gpu_layers: int = 0
-    engine: str = "local"  # one of settings.ENGINES
+    engine: EngineKind = EngineKind.LOCAL
     mode: str = "auto"  # the first mode replies use (the command line's --mode)
     llama_server: str = ""  # the llama-server binary; "" = find it (the window: else build it)
     spec_type: str = "ngram-mod"  # the --spec-type llama-server starts with (a comma list chains)
@@ -54,6 +55,12 @@ class EngineSpec:
     # line, and the next request starts it again
     hosted: bool = False
 
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "engine", EngineKind.parse(self.engine))
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
+
     @classmethod
     def from_settings(cls, settings: Settings) -> "EngineSpec":
         """The window's engine; the draft is opened on its own (EngineWorker.load), and each
@@ -62,7 +69,7 @@ class EngineSpec:
                    n_ctx=settings.n_ctx, n_threads=settings.n_threads,
                    target_gpu_layers=settings.target_gpu_layers,
                    draft_gpu_layers=settings.draft_gpu_layers, engine=settings.engine,
-                   mode="remote" if settings.engine == "remote" else "auto",
+                   mode="remote" if settings.engine == EngineKind.REMOTE else "auto",
                    llama_server=settings.llama_server,
                    spec_type=settings.spec_type, server_url=settings.server_url.strip(),
                    server_api_key=settings.server_api_key,
@@ -77,9 +84,9 @@ class EngineSpec:
         mode = Mode.parse(getattr(args, "mode", None) or "auto")
         rpc = (getattr(args, "rpc", None) or "").strip()
         url = (getattr(args, "engine", None) or "").strip()
-        engine = "remote" if url else "llama-server" if rpc or mode.runs_on_llama_server \
-            else "local"
-        if engine == "llama-server":
+        engine = EngineKind.REMOTE if url else EngineKind.LLAMA_SERVER \
+            if rpc or mode.runs_on_llama_server else EngineKind.LOCAL
+        if engine == EngineKind.LLAMA_SERVER:
             mode = mode.on_llama_server()
         target = getattr(args, "target", None)
         draft = getattr(args, "draft", None)
@@ -89,7 +96,7 @@ class EngineSpec:
                    n_threads=settings.n_threads, engine=engine,
                    mode="remote" if url else str(mode),
                    llama_server=getattr(args, "server_binary", None) or settings.llama_server,
-                   spec_type=mode.spec_type_argument if engine == "llama-server" else "none",
+                   spec_type=mode.spec_type_argument if engine == EngineKind.LLAMA_SERVER else "none",
                    server_url=url, server_api_key=getattr(args, "api_key", None) or "",
                    server_model=getattr(args, "model", None) or "", rpc_servers=rpc,
                    time_auto=mode.kind == "auto")
@@ -99,19 +106,17 @@ class EngineSpec:
         from draftlight.engine.errors import EngineError
         from draftlight.engine.server.client import check_url
         from draftlight.engine.server.rpc import rpc_addresses
-        if self.engine not in ENGINES:
-            raise SpecError(f"engine must be one of {', '.join(ENGINES)}")
         if self.n_ctx != 0 and self.n_ctx < 256:
             raise SpecError("--ctx (the context window) must be at least 256 tokens")
         if self.n_threads < 0:
             raise SpecError("threads must be 0 (automatic) or more")
         try:
             mode = Mode.parse(self.mode)
-            if self.engine == "remote":
+            if self.engine == EngineKind.REMOTE:
                 check_url(self.server_url)
                 return
             rpc_addresses(self.rpc_servers)
-            if self.engine == "llama-server":
+            if self.engine == EngineKind.LLAMA_SERVER:
                 mode = Mode.llama(self.spec_type)
         except (EngineError, ModeError) as exc:
             raise SpecError(str(exc)) from None
@@ -123,16 +128,16 @@ class EngineSpec:
         return self._engine_key() == other._engine_key()
 
     def _engine_key(self) -> tuple:
-        if self.engine == "remote":
+        if self.engine == EngineKind.REMOTE:
             return self.engine, self.server_url, self.server_api_key, self.server_model
         key = (self.engine, self.target_path, self.n_ctx, self.n_threads, self.target_gpu_layers)
-        if self.engine == "llama-server":  # its draft model is a command-line argument
+        if self.engine == EngineKind.LLAMA_SERVER:  # its draft model is a command-line argument
             key += (self.llama_server, self.draft_path, self.rpc_servers)
         return key
 
     @property
     def target_name(self) -> str:
-        if self.engine == "remote":
+        if self.engine == EngineKind.REMOTE:
             return f"the server at {self.server_url}" if self.server_url else "a remote server"
         return model_name(self.target_path) if self.target_path else "the default model"
 
@@ -154,12 +159,12 @@ def open_engine(spec: EngineSpec, *, report: Report | None = None,
         ServerStartError, InsufficientMemoryError): the engine could not be opened."""
     spec.validate()
     spec, _ = resolve_context(spec)
-    if spec.engine == "remote":
+    if spec.engine == EngineKind.REMOTE:
         from draftlight.engine.server.client import Endpoint
         from draftlight.engine.server.server_engine import ServerEngine
         return ServerEngine.remote(Endpoint(spec.server_url, api_key=spec.server_api_key or None,
                                             model=spec.server_model or None))
-    if spec.engine == "llama-server":
+    if spec.engine == EngineKind.LLAMA_SERVER:
         return _open_llama_server(spec, report, on_log, should_cancel)
     return _open_in_process(spec, should_cancel, on_progress)
 
@@ -187,7 +192,7 @@ def model_file(text: str) -> str:
 
 def with_model_files(spec: EngineSpec) -> EngineSpec:
     """`spec` with found models' references (Settings may hold one) as their files."""
-    if spec.engine == "remote":
+    if spec.engine == EngineKind.REMOTE:
         return spec
     return replace(spec, target_path=model_file(spec.target_path),
                    draft_path=model_file(spec.draft_path) if spec.draft_path else None)
@@ -197,7 +202,7 @@ def resolve_context(spec: EngineSpec) -> tuple[EngineSpec, str]:
     """`spec` with an automatic context (n_ctx 0) replaced by what fits in free memory with its
     draft, capped by the model's trained context (store.memory.fitting_context), and why, in a
     few words; a spec with a context of its own, or a remote one, as it is (and "")."""
-    if spec.n_ctx != 0 or spec.engine == "remote" or not spec.target_path:
+    if spec.n_ctx != 0 or spec.engine == EngineKind.REMOTE or not spec.target_path:
         return spec, ""
     from draftlight.store.memory import fitting_context
     choice = fitting_context(spec.target_path, spec.draft_path)
@@ -295,7 +300,7 @@ def spec_for_command_line(args, settings: Settings) -> EngineSpec:
         spec.validate()
     except (SpecError, ModeError) as exc:
         raise UserError(str(exc)) from None
-    if spec.engine == "llama-server" and spec.mode != getattr(args, "mode", spec.mode):
+    if spec.engine == EngineKind.LLAMA_SERVER and spec.mode != getattr(args, "mode", spec.mode):
         note(f"--rpc runs on llama-server: mode {spec.mode}")
     return spec
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import tomli_w
 
 from draftlight import paths
+from draftlight.engine_kind import EngineKind
 
 FILE_NAME = "settings.toml"
-ENGINES = ("local", "llama-server", "remote")
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Settings:
     # Which engine answers: "local" (llama.cpp in this process, Draftlight's drafters),
     # "llama-server" (llama.cpp's server, started here, with --spec-type spec_type) or
     # "remote" (a running OpenAI-compatible server at server_url)
-    engine: str = "local"
+    engine: EngineKind = EngineKind.LOCAL
     llama_server: str = ""  # the llama-server binary; "" = PATH, else the one we build
     spec_type: str = "ngram-mod"  # llama-server's --spec-type (a comma list chains types)
     server_url: str = ""  # the remote engine's address, e.g. http://192.168.1.20:8080
@@ -62,6 +62,9 @@ class Settings:
     last_conversation: int = 0
     # Folders of GGUF files to list besides other apps' (one per line; `models add-folder`)
     model_folders: str = ""
+
+    def __post_init__(self) -> None:
+        self.engine = EngineKind.parse(self.engine)  # text from settings.toml, parsed once
 
     def added_model_folders(self) -> list[Path]:
         """model_folders as paths (`draftlight models add-folder`)."""
@@ -83,8 +86,6 @@ class Settings:
             raise ValueError("the server port must be between 0 and 65535")
         if self.serve_api_key != "".join(self.serve_api_key.split()):
             raise ValueError("the server's API key must not contain spaces")
-        if self.engine not in ENGINES:
-            raise ValueError(f"engine must be one of {', '.join(ENGINES)}")
         from draftlight.engine.errors import EngineError
         from draftlight.engine.server.rpc import rpc_addresses
         from draftlight.modes import ModeError, spec_types_argument
@@ -110,7 +111,7 @@ def settings_path() -> Path:
 def _types_of(name: str) -> tuple[type, ...]:
     """Accepted TOML value types for a field (ints are fine where floats are expected)."""
     default = Settings.__dataclass_fields__[name].default
-    if name in ("target_path", "draft_path"):
+    if name in ("target_path", "draft_path", "engine"):  # engine: parsed by Settings itself
         return (str,)
     if name == "seed":
         return (int,)

@@ -16,6 +16,7 @@ from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError, note
 from draftlight.store.attachments import with_attachments
 from draftlight.commands.model_paths import model_argument
+from draftlight.engine_kind import EngineKind
 
 DRAFT_COLOUR = "\x1b[1;36m"  # bold cyan: tokens a draft guessed and the target accepted
 RESET = "\x1b[0m"
@@ -88,13 +89,13 @@ def run_chat(args: argparse.Namespace) -> int:
     # --edit: the file as the reply's Predicted Output (an edit repeats most of it)
     prediction = attachments[-1].text if args.edit else None
     colour = not args.no_color and not args.json and sys.stdout.isatty()
-    if spec.engine != "remote":
+    if spec.engine != EngineKind.REMOTE:
         spec = with_target(spec, default_target_in_terminal(args.target))
     # the first answer does not wait for what is measured about the models: an interactive
     # chat measures while it waits for the next line (measured_meanwhile)
     # llama.cpp in a process of its own: a crash there is one line (exit 2), not a segfault
     spec = replace(spec, measure_later=True, time_auto=False, hosted=True)
-    if spec.engine == "llama-server":
+    if spec.engine == EngineKind.LLAMA_SERVER:
         note(f"starting llama-server with --spec-type {spec.spec_type}"
              + (f", split over {spec.rpc_servers}" if spec.rpc_servers else ""))
     engine = open_engine(spec)

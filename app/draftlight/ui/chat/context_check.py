@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from draftlight.store.attachments import Attachment
 from draftlight.store.documents import PAGE_MARK
 from draftlight.ui.chat.attachment_tray import CHARS_PER_TOKEN
+from draftlight.engine_kind import EngineKind
 
 HEADER_TOKENS = 16  # a file's header and fences
 
@@ -108,7 +109,7 @@ def larger_context(window, needed: int) -> int | None:
     larger than the one loaded and holds `needed` tokens; None otherwise (or for a remote
     server, whose context is its own)."""
     models = window.models
-    if models.engine_kind == "remote" or not models.target_path:
+    if models.engine_kind == EngineKind.REMOTE or not models.target_path:
         return None
     from draftlight.store.memory import fitting_context
     choice = fitting_context(models.target_path, models.draft_path)

@@ -11,6 +11,7 @@ from draftlight.modes import SPEC_TYPE_HELP, SPEC_TYPES, needs_draft_model, llam
 from draftlight.settings import Settings
 from draftlight.ui.chat.path_field import PathField
 from draftlight.ui.engine.model_bar import ENGINE_LABELS
+from draftlight.engine_kind import EngineKind
 
 
 class EngineSection(QGroupBox):
@@ -74,14 +75,14 @@ class EngineSection(QGroupBox):
 
     def _show_fields(self) -> None:
         kind = self.engine.currentData()
-        for widget, used in ((self.llama_server, kind == "llama-server"),
-                             (self.server_note, kind == "llama-server"),
-                             (self.spec_type, kind == "llama-server"),
-                             (self.spec_help, kind == "llama-server"),
-                             (self.rpc_servers, kind == "llama-server"),
-                             (self.server_url, kind == "remote"),
-                             (self.server_api_key, kind == "remote"),
-                             (self.server_model, kind == "remote")):
+        for widget, used in ((self.llama_server, kind == EngineKind.LLAMA_SERVER),
+                             (self.server_note, kind == EngineKind.LLAMA_SERVER),
+                             (self.spec_type, kind == EngineKind.LLAMA_SERVER),
+                             (self.spec_help, kind == EngineKind.LLAMA_SERVER),
+                             (self.rpc_servers, kind == EngineKind.LLAMA_SERVER),
+                             (self.server_url, kind == EngineKind.REMOTE),
+                             (self.server_api_key, kind == EngineKind.REMOTE),
+                             (self.server_model, kind == EngineKind.REMOTE)):
             self.form.setRowVisible(widget, used)
 
     def _explain_spec_type(self, text: str) -> None:

@@ -17,6 +17,7 @@ from draftlight.ui.chat.folder_list import FolderList
 from draftlight.ui.chat.path_field import PathField
 from draftlight.ui.chat.serve_key_field import ServeKeyField
 from draftlight.ui.flash.palette import SCHEMES
+from draftlight.engine_kind import EngineKind
 
 
 class _WheelScrollsThePage(QObject):
@@ -186,7 +187,7 @@ class SettingsDialog(QDialog):
     def _show_local_fields(self) -> None:
         """A remote server chooses its own model, context and hardware: the fields for files,
         threads and GPU layers are hidden while it is the engine."""
-        local = self.engine_section.engine.currentData() != "remote"
+        local = self.engine_section.engine.currentData() != EngineKind.REMOTE
         for widget in (self.target, self.draft, self.model_folders, self.n_ctx, self.n_threads,
                        self.target_gpu, self.draft_gpu):
             self.models_form.setRowVisible(widget, local)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
+from draftlight.engine_kind import EngineKind
 from draftlight.ui.engine.draft_offer import offer_draft
 
 NEEDS_LOCAL_ENGINE = " needs the engine on this computer (Settings ▸ Engine)"
-LOAD_FAILED = {"local": "Could not load the model", "llama-server": "Could not start llama-server",
-               "remote": "Could not use the remote server"}
+LOAD_FAILED = {EngineKind.LOCAL: "Could not load the model",
+               EngineKind.LLAMA_SERVER: "Could not start llama-server",
+               EngineKind.REMOTE: "Could not use the remote server"}
 
 
 class WindowModels:
@@ -111,5 +113,5 @@ class WindowModels:
             self.model_scan.refresh_if_stale()  # a model pulled in another app meanwhile
 
     def _on_load_failed(self, message: str) -> None:
-        failed = LOAD_FAILED.get(self.models.engine_kind, LOAD_FAILED["local"])
+        failed = LOAD_FAILED.get(self.models.engine_kind, LOAD_FAILED[EngineKind.LOCAL])
         self.banner.show_message(f"{failed}: {message}", "Settings…", self.open_settings)

@@ -14,6 +14,7 @@ import dataclasses
 from draftlight.engine.server.rpc import machines_gone, rpc_addresses
 from draftlight.modes import REMOTE, Mode, llama_mode, needs_draft_model
 from draftlight.settings import Settings
+from draftlight.engine_kind import EngineKind
 
 MTP = "mtp"  # the model bar's draft choices besides a file: the target's MTP layers,
 NGRAM = "ngram"  # n-gram lookup,
@@ -37,9 +38,9 @@ class EngineChoice:
     def default_mode(self, settings: Settings) -> str:
         """The mode Settings keep for the engine: llama-server's start type, a remote server's
         only mode, else the in-process engine's mode."""
-        if self.models.engine_kind == "llama-server":
+        if self.models.engine_kind == EngineKind.LLAMA_SERVER:
             return llama_mode(settings.spec_type)
-        if self.models.engine_kind == "remote":
+        if self.models.engine_kind == EngineKind.REMOTE:
             return REMOTE
         return settings.effective_mode()
 
@@ -69,7 +70,7 @@ class EngineChoice:
     def mode_after(settings: Settings) -> str | None:
         """The mode to show once `settings` are applied: llama-server's start type (it restarts
         at the next reply), or None to leave the box alone."""
-        return llama_mode(settings.spec_type) if settings.engine == "llama-server" else None
+        return llama_mode(settings.spec_type) if settings.engine == EngineKind.LLAMA_SERVER else None
 
     def compare_mode(self, mode: str) -> str:
         """Compare sets a drafting mode against plain decoding: "off" compares auto (or n-gram
@@ -94,7 +95,7 @@ class EngineChoice:
         swapped in and draft mode waits until it has loaded (auto stays auto: it uses the
         draft model as well)."""
         if choice == MTP:
-            return dataclasses.replace(settings, engine="llama-server",
+            return dataclasses.replace(settings, engine=EngineKind.LLAMA_SERVER,
                                        spec_type="draft-mtp"), llama_mode("draft-mtp")
         if choice == NGRAM:
             return dataclasses.replace(settings, draft_path=None), "ngram"
@@ -111,7 +112,7 @@ class EngineChoice:
     @staticmethod
     def machines_lost(settings: Settings, message: str) -> tuple[str, ...]:
         """The RPC machines a failed reply names as gone (llama-server only)."""
-        return machines_gone(message) if settings.engine == "llama-server" else ()
+        return machines_gone(message) if settings.engine == EngineKind.LLAMA_SERVER else ()
 
     @staticmethod
     def without(settings: Settings, machines: tuple[str, ...]) -> Settings:

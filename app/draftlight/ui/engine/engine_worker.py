@@ -31,6 +31,7 @@ from draftlight.ui.engine.background_steps import BackgroundSteps
 from draftlight.ui.engine.loaded import (Crashed, DraftChanged, DraftFailed, Failed, Loaded, Loading,
                                          LoadFailed, Preparing, Stopped)
 from draftlight.ui.engine.pending_work import PendingWork
+from draftlight.engine_kind import EngineKind
 
 STOP_ALL = sys.maxsize
 SHUTDOWN_GRACE_MS = 3000  # a closing window waits this long for its engine's host
@@ -78,7 +79,7 @@ class EngineWorker(BackgroundSteps, QObject):
         super().__init__()
         self.factory = factory or LlamaEngineFactory()
         self.engine = None
-        self.engine_kind = "local"  # Settings.engine of the loaded engine
+        self.engine_kind = EngineKind.LOCAL  # Settings.engine of the loaded engine
         self.n_ctx = 0  # the loaded target's context (an automatic one resolved)
         self._capabilities_sent = False
         # Requests up to this id are to stop. Written by the GUI thread, read here between
@@ -128,12 +129,12 @@ class EngineWorker(BackgroundSteps, QObject):
             notices, context_note = [], ""
             # a found model is called by its reference ("ollama:qwen2.5:7b"), not its blob's hash
             reference = spec.target_path if spec.target_name == spec.target_path else None
-            if spec.engine != "remote":
+            if spec.engine != EngineKind.REMOTE:
                 spec = with_model_files(spec)  # "ollama:qwen2.5:7b" typed in Settings
                 spec, notices = self._resolve_target(spec)
                 spec, context_note = resolve_context(spec)  # automatic: what fits
             self.n_ctx = spec.n_ctx
-            if spec.engine == "local":
+            if spec.engine == EngineKind.LOCAL:
                 words = loading_words(reference or spec.target_name, spec.target_path)
                 if not quiet:
                     self.load_event.emit(Loading(words))
@@ -151,14 +152,14 @@ class EngineWorker(BackgroundSteps, QObject):
             self.load_event.emit(LoadFailed(one_line(exc)))
             return
         loaded = Loaded(reference or spec.target_name, notices=tuple(notices + self._notices(spec)),
-                        mtp_layers=mtp_layers(spec.target_path) if spec.engine != "remote" else 0,
-                        n_ctx=spec.n_ctx if spec.engine != "remote" else 0,
+                        mtp_layers=mtp_layers(spec.target_path) if spec.engine != EngineKind.REMOTE else 0,
+                        n_ctx=spec.n_ctx if spec.engine != EngineKind.REMOTE else 0,
                         context_note=context_note,
-                        target_path=spec.target_path if spec.engine != "remote" else "")
-        if spec.engine != "local":
+                        target_path=spec.target_path if spec.engine != EngineKind.REMOTE else "")
+        if spec.engine != EngineKind.LOCAL:
             # the server's own modes; it is given its draft model on its command line
             loaded = replace(loaded, modes=tuple(self.engine.modes),
-                             draft=spec.draft_name if spec.engine == "llama-server" else None,
+                             draft=spec.draft_name if spec.engine == EngineKind.LLAMA_SERVER else None,
                              placement=placement(self.engine.log) if spec.rpc_servers else "")
         elif spec.draft_path:
             try:
@@ -187,7 +188,7 @@ class EngineWorker(BackgroundSteps, QObject):
     def _open_server(self, spec: EngineSpec):
         """llama-server (found, else built, then started) or a remote server. Cancelled, like
         a conversion, when the window closes."""
-        if spec.engine == "remote":
+        if spec.engine == EngineKind.REMOTE:
             self.load_event.emit(Loading(f"Connecting to {spec.server_url}…"))
             return self.factory.open_remote(spec)
         self.load_event.emit(Loading(f"Starting llama-server with {spec.target_name}… (it "
@@ -218,7 +219,7 @@ class EngineWorker(BackgroundSteps, QObject):
         self.pending.begin()
         if self.engine is None:
             return
-        if self.engine_kind != "local":
+        if self.engine_kind != EngineKind.LOCAL:
             self.load_event.emit(DraftFailed("a server engine takes its draft model when it starts"))
             return
         if spec.n_ctx == 0:  # automatic: the context the target was loaded with
@@ -285,7 +286,7 @@ class EngineWorker(BackgroundSteps, QObject):
         if self.engine is None:
             self.reply.emit(request_id, Failed("no model is loaded"))
             return
-        if self.engine_kind != "local":
+        if self.engine_kind != EngineKind.LOCAL:
             self.reply.emit(request_id, Failed("Compare needs the engine on this computer"))
             return
         events = None
@@ -317,7 +318,7 @@ class EngineWorker(BackgroundSteps, QObject):
             elif self.engine is None:
                 job.deliver(ApiError(503, "no model is loaded in the window", type="server_error",
                                      code="model_not_loaded"))
-            elif self.engine_kind != "local":
+            elif self.engine_kind != EngineKind.LOCAL:
                 job.deliver(ApiError(503, "the window answers through a server engine; serve "
                                      "from it directly", type="server_error",
                                      code="model_not_loaded"))

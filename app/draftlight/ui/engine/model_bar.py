@@ -23,10 +23,11 @@ from draftlight.store.pairs import vocabulary_difference
 # The draft drop-down's data besides a file: the target's own multi-token-prediction layers on
 # llama-server (draft-mtp), n-gram lookup (no draft model), no drafting.
 from draftlight.ui.engine.engine_choice import MTP, NGRAM, NO_DRAFT as NONE
+from draftlight.engine_kind import EngineKind
 
 # Settings.engine values, as the window names them
-ENGINE_LABELS = {"local": "This computer", "llama-server": "llama.cpp server",
-                 "remote": "Remote server"}
+ENGINE_LABELS = {EngineKind.LOCAL: "This computer", EngineKind.LLAMA_SERVER: "llama.cpp server",
+                 EngineKind.REMOTE: "Remote server"}
 
 
 class ModelBar(QWidget):
@@ -140,16 +141,16 @@ class ModelBar(QWidget):
     def show_engine(self, kind: str, server_url: str = "") -> None:
         """Select engine `kind`; turn off the drop-downs that engine does not take."""
         self.engine_box.setCurrentIndex(max(self.engine_box.findData(kind), 0))
-        remote = self.engine_box.model().item(self.engine_box.findData("remote"))
+        remote = self.engine_box.model().item(self.engine_box.findData(EngineKind.REMOTE))
         remote.setToolTip(server_url or "Set the server's address in Settings")
-        self.target_box.setEnabled(kind != "remote")
+        self.target_box.setEnabled(kind != EngineKind.REMOTE)
         self.target_box.setToolTip("The remote server answers with its own model" if
-                                   kind == "remote" else self.TARGET_TIP)
-        self.draft_box.setEnabled(kind == "local")
+                                   kind == EngineKind.REMOTE else self.TARGET_TIP)
+        self.draft_box.setEnabled(kind == EngineKind.LOCAL)
         self.draft_box.setToolTip(
-            self.DRAFT_TIP if kind == "local" else
+            self.DRAFT_TIP if kind == EngineKind.LOCAL else
             "llama-server takes its draft model from Settings (for the draft-* speculation "
-            "types)" if kind == "llama-server" else "The remote server drafts as it is set up")
+            "types)" if kind == EngineKind.LLAMA_SERVER else "The remote server drafts as it is set up")
 
     def show_loading(self, what: str) -> None:
         self.progress.setFormat(what)

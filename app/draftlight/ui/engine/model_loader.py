@@ -17,6 +17,7 @@ from draftlight.ui.engine.load_steps import LoadSteps
 from draftlight.ui.engine.loaded import (Capabilities, DraftChanged, DraftFailed, Loaded,
                                          LoadFailed, Loading, Measuring, Preparing)
 from draftlight.ui.engine.engine_thread import EngineThread
+from draftlight.engine_kind import EngineKind
 
 
 class ModelLoader(QObject):
@@ -51,14 +52,14 @@ class ModelLoader(QObject):
 
     @property
     def engine_kind(self) -> str:
-        """"local", "llama-server" or "remote": the engine asked for (and loaded, once ready)."""
+        """The EngineKind asked for (and loaded, once ready)."""
         return self.spec.engine
 
     @property
     def runs_locally(self) -> bool:
         """Compare, serving from the window and swapping draft models need the in-process
         engine."""
-        return self.spec.engine == "local"
+        return self.spec.engine == EngineKind.LOCAL
 
     def load(self) -> None:
         """Load `spec` (the first load, at start)."""
@@ -82,7 +83,7 @@ class ModelLoader(QObject):
             self.ready = False
             self.steps.restart()
             self.engine.load(spec)
-        elif spec.engine == "local" and (spec.draft_path, spec.draft_gpu_layers) != (
+        elif spec.engine == EngineKind.LOCAL and (spec.draft_path, spec.draft_gpu_layers) != (
                 old.draft_path, old.draft_gpu_layers):
             self.about_to_change.emit()
             self.steps.restart()
@@ -91,7 +92,7 @@ class ModelLoader(QObject):
 
     def _ready_line(self, target: str) -> str:
         line = f"Ready: {target}" + (f" + draft {self.draft_name}" if self.draft_name else "")
-        line += " on llama-server" if self.engine_kind == "llama-server" else ""
+        line += " on llama-server" if self.engine_kind == EngineKind.LLAMA_SERVER else ""
         if self.measuring:  # replies do not wait for it; said early, before a long note
             line += f" · in the background, once: {self.measuring}…"
         line += f", split: {self.placement}" if self.placement else ""
