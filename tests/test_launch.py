@@ -44,12 +44,16 @@ def test_a_llama_mode_or_a_split_runs_on_llama_server():
     (EngineSpec(engine="llama-server", spec_type="ngram-mod,bogus"), "bogus"),
     (EngineSpec(engine="llama-server", rpc_servers="nohost"), "HOST:PORT"),
     (EngineSpec(engine="remote", server_url="ftp://x"), "server address"),
-    (EngineSpec(engine="elsewhere"), "engine must be"),
     (EngineSpec(n_threads=-1), "threads"),
 ])
 def test_every_bad_option_is_one_sentence_that_names_it(spec, words):
     with pytest.raises(SpecError, match=words):
         spec.validate()
+
+
+def test_an_unknown_engine_is_refused_when_the_spec_is_made():
+    with pytest.raises(SpecError, match="engine must be one of local, llama-server, remote"):
+        EngineSpec(engine="elsewhere")
 
 
 def test_good_specs_pass():
