@@ -150,18 +150,37 @@ ROOMS_BELOW = {
 }
 
 
-def room_of(module: str) -> str | None:
+# The engine's rooms (app/draftlight/engine/ROOM/, each __init__ says what it holds), from the
+# top: the engine in its own process, a reply, auto's policy, the step and its drafters,
+# llama.cpp, the chat's text, the shared words; the server engines beside them.
+ENGINE_ROOMS_BELOW = {
+    "host": {"reply", "auto", "step", "llama", "text", "core"},
+    "server": {"reply", "text", "core"},
+    "reply": {"auto", "step", "llama", "text", "core"},
+    "auto": {"step", "core"},
+    "step": {"text", "core"},
+    "llama": {"core"},
+    "text": {"core"},
+    "core": set(),
+}
+
+
+def room_of(module: str, package: str = "ui", rooms: dict = ROOMS_BELOW) -> str | None:
     parts = module.split(".")
-    return parts[2] if len(parts) >= 3 and parts[:2] == ["draftlight", "ui"] and parts[2] in ROOMS_BELOW \
-        else None
+    return parts[2] if len(parts) >= 3 and parts[:2] == ["draftlight", package] \
+        and parts[2] in rooms else None
 
 
-def room_violations(graph: dict[str, set[str]]) -> list[str]:
-    """'a -> b' for each import from one room of the window into a room it may not import."""
+def room_violations(graph: dict[str, set[str]], package: str = "ui",
+                    rooms: dict = ROOMS_BELOW) -> list[str]:
+    """'a -> b' for each import from one room of `package` into a room it may not import."""
+    def room(module: str) -> str | None:
+        return room_of(module, package, rooms)
+
     return [f"{source} -> {target}"
-            for source, targets in graph.items() if room_of(source) is not None
+            for source, targets in graph.items() if room(source) is not None
             for target in sorted(targets)
-            if room_of(target) not in (None, room_of(source), *ROOMS_BELOW[room_of(source)])]
+            if room(target) not in (None, room(source), *rooms[room(source)])]
 
 
 def test_every_module_of_the_window_is_in_a_room():
@@ -185,6 +204,26 @@ def test_the_room_check_finds_an_upward_import():
              "draftlight.ui.chat.main_window": {"draftlight.ui.picker.dialog"}}
     assert room_violations(graph) == ["draftlight.ui.flash.strip -> draftlight.ui.chat.main_window",
                                       "draftlight.ui.picker.dialog -> draftlight.ui.engine.engine_worker"]
+
+
+def test_every_module_of_the_engine_is_in_a_room():
+    loose = [name for name in import_graph() if name.startswith("draftlight.engine.")
+             and room_of(name, "engine", ENGINE_ROOMS_BELOW) is None]
+    assert loose == []
+    assert set(ENGINE_ROOMS_BELOW) == {p.name for p in (APP / "engine").iterdir()
+                                       if (p / "__init__.py").exists()}
+
+
+def test_the_rooms_of_the_engine_import_only_downwards():
+    assert room_violations(import_graph(), "engine", ENGINE_ROOMS_BELOW) == []
+
+
+def test_the_engine_room_check_finds_an_upward_import():
+    # negative control: the step reaching up into auto's policy is reported, down into core not
+    graph = {"draftlight.engine.step.drafters": {"draftlight.engine.auto.adaptive",
+                                                 "draftlight.engine.core.sampling"}}
+    assert room_violations(graph, "engine", ENGINE_ROOMS_BELOW) == [
+        "draftlight.engine.step.drafters -> draftlight.engine.auto.adaptive"]
 
 
 def test_the_layer_check_sees_lazy_and_relative_imports(tmp_path, monkeypatch):
@@ -249,13 +288,13 @@ def test_the_layer_check_finds_an_upward_or_sideways_arrow():
     # negative control: the engine reaching up into the settings, the store into the engine, a
     # leaf into the store, and the engine into the store beyond GGUF headers are all reported
     layers = [{"settings"}, {"engine"}, {"store"}, {"paths", "modes"}]
-    graph = {"draftlight.engine.generator": {"draftlight.settings", "draftlight.store.gguf_info",
+    graph = {"draftlight.engine.reply.generator": {"draftlight.settings", "draftlight.store.gguf_info",
                                              "draftlight.store.history"},
-             "draftlight.store.hub": {"draftlight.engine.errors", "draftlight.paths"},
+             "draftlight.store.hub": {"draftlight.engine.core.errors", "draftlight.paths"},
              "draftlight.paths": {"draftlight.modes"},
-             "draftlight.settings": {"draftlight.engine.errors"}}
+             "draftlight.settings": {"draftlight.engine.core.errors"}}
     assert layer_violations(graph, layers) == [
-        "draftlight.engine.generator -> draftlight.settings",
-        "draftlight.engine.generator -> draftlight.store.history (only draftlight.store.gguf_info)",
+        "draftlight.engine.reply.generator -> draftlight.settings",
+        "draftlight.engine.reply.generator -> draftlight.store.history (only draftlight.store.gguf_info)",
         "draftlight.paths -> draftlight.modes",
-        "draftlight.store.hub -> draftlight.engine.errors"]
+        "draftlight.store.hub -> draftlight.engine.core.errors"]

@@ -116,7 +116,7 @@ def test_a_server_that_cannot_list_its_models_is_asked_without_one():
 def test_load_options_name_llama_cpps_q8_0_without_importing_it():
     import llama_cpp
 
-    from draftlight.engine.load_options import GGML_TYPE_F16, GGML_TYPE_Q8_0
+    from draftlight.engine.core.load_options import GGML_TYPE_F16, GGML_TYPE_Q8_0
     assert GGML_TYPE_Q8_0 == llama_cpp.GGML_TYPE_Q8_0
     assert GGML_TYPE_F16 == llama_cpp.GGML_TYPE_F16
 

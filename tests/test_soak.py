@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from draftlight.engine.events import Done, Notice
-from draftlight.engine.generator import Engine
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.events import Done, Notice
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams
 
 pytestmark = pytest.mark.slow
 TURNS = 50  # 200 took 4.5 min on 2 cores; 40 turns after the warm-up still show a leak of 0.3 MB a turn

@@ -6,7 +6,7 @@ libraries written for well-meaning files. One call of either can run for minutes
 list of long texts), and no check made between the lines of Python stops it: the interpreter
 runs no tracer, budget or Ctrl-C until the call returns. So such work runs in a child:
 
-    child = BoundedChild("draftlight.engine.template_child", seconds=5)
+    child = BoundedChild("draftlight.engine.text.template_child", seconds=5)
     answer = child.ask({"source": ..., ...})   # a dict; ChildFailed when it ran out
 
 The parent waits `seconds` for each answer and then kills the child (SIGKILL), as it does when

@@ -14,11 +14,11 @@ from draftlight.user_messages import UserError, error_line
 
 EXIT_USAGE = 2
 QUANTIZE_CHILD = "_quantize-child"  # hidden: draftlight.store.convert.CHILD_COMMAND
-CPU_CHECK_CHILD = "_cpu-check-child"  # hidden: draftlight.engine.cpu_check.CHILD_COMMAND
+CPU_CHECK_CHILD = "_cpu-check-child"  # hidden: draftlight.engine.llama.cpu_check.CHILD_COMMAND
 WATCHDOG_CHILD = "_watchdog"  # hidden: draftlight.watchdog.CHILD_COMMAND
 TIE_CHILD = "_tie"  # hidden: draftlight.lifetimes.TIE_CHILD
 BOUNDED_CHILD = "_bounded-child"  # hidden: draftlight.bounded_process.CHILD_COMMAND
-ENGINE_HOST = "_engine-host"  # hidden: draftlight.engine.hosted.CHILD_COMMAND
+ENGINE_HOST = "_engine-host"  # hidden: draftlight.engine.host.hosted.CHILD_COMMAND
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         from draftlight.store.convert import quantize_child
         source, temp, weights, threads = argv[1:5]
         return quantize_child(source, temp, weights, int(threads))
-    if argv[:1] == [CPU_CHECK_CHILD]:  # ... and its CPU check's child (draftlight.engine.cpu_check)
-        from draftlight.engine.cpu_check_child import child
+    if argv[:1] == [CPU_CHECK_CHILD]:  # ... and its CPU check's child (draftlight.engine.llama.cpu_check)
+        from draftlight.engine.llama.cpu_check_child import child
         return child(*argv[1:3])
     if argv[:1] == [WATCHDOG_CHILD]:  # ... and the watchdog of its helpers (macOS, Windows)
         from draftlight.watchdog import main as watchdog
@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == [TIE_CHILD]:  # ... and what starts its helpers on Linux (draftlight.tie)
         from draftlight.tie import tie_and_exec
         return tie_and_exec(argv[1:])
-    if argv[:1] == [ENGINE_HOST]:  # ... and its engine's host (draftlight.engine.hosted)
-        from draftlight.engine.host_child import run as host
+    if argv[:1] == [ENGINE_HOST]:  # ... and its engine's host (draftlight.engine.host.hosted)
+        from draftlight.engine.host.host_child import run as host
         return host(argv[1:])
     if argv[:1] == [BOUNDED_CHILD] and argv[1].startswith("draftlight."):  # ... its bounded children
         import importlib
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         print(error_line(exc), file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - known failures become one line, see below
-        from draftlight.engine.errors import EngineError
+        from draftlight.engine.core.errors import EngineError
         if isinstance(exc, (EngineError, OSError)):
             print(error_line(exc), file=sys.stderr)
             return EXIT_USAGE

@@ -51,7 +51,7 @@ class EngineSpec:
     # in-process: measure later, one step at a time (Engine.measure_next; the window's worker
     # does while no request waits), with what the cache knows until then
     measure_later: bool = False
-    # in-process: llama.cpp in a process of its own (engine/hosted.py): a crash there is one
+    # in-process: llama.cpp in a process of its own (engine/host/hosted.py): a crash there is one
     # line, and the next request starts it again
     hosted: bool = False
 
@@ -103,7 +103,7 @@ class EngineSpec:
 
     def validate(self) -> None:
         """Raises SpecError, naming the option, for the first choice that cannot work."""
-        from draftlight.engine.errors import EngineError
+        from draftlight.engine.core.errors import EngineError
         from draftlight.engine.server.client import check_url
         from draftlight.engine.server.rpc import rpc_addresses
         if self.n_ctx != 0 and self.n_ctx < 256:
@@ -223,19 +223,19 @@ def attach_draft(engine, spec: EngineSpec,
 
 
 def load_options(spec: EngineSpec, *, draft: bool = False):
-    from draftlight.engine.load_options import LoadOptions
+    from draftlight.engine.core.load_options import LoadOptions
     return LoadOptions(n_ctx=spec.n_ctx, n_threads=spec.n_threads,
                        n_gpu_layers=spec.draft_gpu_layers if draft else spec.target_gpu_layers)
 
 
 def _open_in_process(spec: EngineSpec, should_cancel: Callable[[], bool],
                      on_progress: Callable[[float], None] | None = None):
-    from draftlight.engine.generator import Engine
+    from draftlight.engine.reply.generator import Engine
     from draftlight.store.memory import check_models_fit
     if spec.target_gpu_layers == 0:  # refuses, with the numbers, before anything loads
         check_models_fit(spec.target_path, spec.draft_path, n_ctx=spec.n_ctx)
     if spec.hosted:
-        from draftlight.engine.hosted import HostedEngine, HostSpec
+        from draftlight.engine.host.hosted import HostedEngine, HostSpec
         return HostedEngine(HostSpec(spec.target_path, spec.draft_path, load_options(spec),
                                      load_options(spec, draft=True),
                                      measure_later=spec.measure_later,
@@ -277,10 +277,10 @@ def _open_llama_server(spec: EngineSpec, report: Report | None, on_log, should_c
 
 def _repack_for(binary: Path) -> tuple[bool, tuple[str, ...]]:
     """Whether llama-server may repack weights, and the note if not: our own build runs the
-    in-process engine's llama.cpp libraries, so engine/cpu_check.py's answer holds for it
+    in-process engine's llama.cpp libraries, so engine/llama/cpu_check.py's answer holds for it
     (another build that crashes at start is started again without: ManagedServer.start)."""
-    from draftlight.engine import cpu_check
-    from draftlight.engine.llama_backend import extra_buffers_usable
+    from draftlight.engine.llama import cpu_check
+    from draftlight.engine.llama.llama_backend import extra_buffers_usable
     from draftlight.engine.server.build import built_server_path
     from draftlight.paths import bundled_model_path
     if Path(binary) != built_server_path() or bundled_model_path() is None:

@@ -86,7 +86,7 @@ class Settings:
             raise ValueError("the server port must be between 0 and 65535")
         if self.serve_api_key != "".join(self.serve_api_key.split()):
             raise ValueError("the server's API key must not contain spaces")
-        from draftlight.engine.errors import EngineError
+        from draftlight.engine.core.errors import EngineError
         from draftlight.engine.server.rpc import rpc_addresses
         from draftlight.modes import ModeError, spec_types_argument
         try:
@@ -99,7 +99,7 @@ class Settings:
         self.sampling_params().validate()
 
     def sampling_params(self):
-        from draftlight.engine.sampling import SamplingParams
+        from draftlight.engine.core.sampling import SamplingParams
         return SamplingParams(temperature=self.temperature, top_k=self.top_k, top_p=self.top_p,
                               min_p=self.min_p, seed=self.seed, max_tokens=self.max_tokens)
 

@@ -9,7 +9,7 @@ import pytest
 from draftlight.bench.report import build_report
 from draftlight.bench.runner import RunLog, TurnResult, load_questions
 from draftlight.cli import main
-from draftlight.engine.invariance import BatchDrift
+from draftlight.engine.auto.invariance import BatchDrift
 
 
 def turn(mode, category, tokens, seconds, same=None, drafted=0, accepted=0, passes=0):
@@ -113,8 +113,8 @@ def test_bench_smoke_run_writes_the_reports(tmp_path, capsys):
 
 def test_ngram_oracle_drafts_exactly_the_accepted_runs_and_only_when_they_pay():
     from draftlight.bench.ceiling import ngram_oracle_cost
-    from draftlight.engine.costs import BatchCosts
-    from draftlight.engine.drafters import NgramDrafter
+    from draftlight.engine.auto.costs import BatchCosts
+    from draftlight.engine.step.drafters import NgramDrafter
 
     passage = [10, 11, 12, 13, 14, 15, 16, 17]
     prompt = [1, 2] + passage + [3, 4]
@@ -179,7 +179,7 @@ class ScriptedEngine:
         return [ord(c) % 100 for m in messages for c in m["content"]]
 
     def generate(self, messages, params, mode):
-        from draftlight.engine.events import Done, Stats, TextPiece
+        from draftlight.engine.reply.events import Done, Stats, TextPiece
         self.calls.append(mode)
         tokens = self.answers.get((mode, messages[-1]["content"]), PLAIN_ANSWER)
         for token in tokens:
@@ -193,7 +193,7 @@ PLAIN_ANSWER = (5, 6, 7, 8)
 
 def test_bench_rotates_the_mode_order_and_still_compares_with_plain():
     from draftlight.bench.runner import run_benchmark
-    from draftlight.engine.sampling import SamplingParams
+    from draftlight.engine.core.sampling import SamplingParams
     engine = ScriptedEngine()
     questions = [{"question_id": n, "category": "c", "turns": ["Hi", "More"]} for n in range(3)]
     log = run_benchmark(engine, questions, ["plain", "ngram", "auto"], SamplingParams())
@@ -206,7 +206,7 @@ def test_bench_rotates_the_mode_order_and_still_compares_with_plain():
 def test_bench_reports_where_a_greedy_run_left_plain_decoding():
     from draftlight.bench.report import build_report, markdown
     from draftlight.bench.runner import run_benchmark
-    from draftlight.engine.sampling import SamplingParams
+    from draftlight.engine.core.sampling import SamplingParams
     questions = [{"question_id": 0, "category": "c", "turns": ["Hi", "More"]},
                  {"question_id": 1, "category": "c", "turns": ["Hello", "Again"]}]
     # ngram answers "Again" with 9 where plain said 7 (token 2); auto stops early on "Hello".
@@ -244,7 +244,7 @@ def test_bench_reports_where_a_greedy_run_left_plain_decoding():
 
 def test_repeats_run_the_whole_set_again_and_tag_each_row():
     from draftlight.bench.runner import run_benchmark
-    from draftlight.engine.sampling import SamplingParams
+    from draftlight.engine.core.sampling import SamplingParams
     questions = [{"question_id": i, "category": "c", "turns": ["Hi"]} for i in range(3)]
     engine = ScriptedEngine()
     log = run_benchmark(engine, questions, ["plain", "ngram"], SamplingParams(), repeats=2)

@@ -11,7 +11,7 @@ import pytest
 from draftlight.bench.recorded_words import load_words
 from draftlight.bench.recorded_answers import load_records
 from draftlight.bench.replay import CURVES, curve, replay, summarise
-from draftlight.engine.drafters import NgramDrafter
+from draftlight.engine.step.drafters import NgramDrafter
 
 RECORDED = Path(__file__).parents[2] / "app" / "draftlight" / "bench" / "recorded"
 BUNDLED = RECORDED / "smollm2-135m-q8_0.jsonl.gz"
@@ -87,9 +87,9 @@ def test_record_writes_what_plain_decoding_says_and_later_turns_follow_it(bundle
     import json
 
     from draftlight.bench.recorded_answers import record
-    from draftlight.engine.generator import Engine
-    from draftlight.engine.load_options import LoadOptions
-    from draftlight.engine.sampling import SamplingParams
+    from draftlight.engine.reply.generator import Engine
+    from draftlight.engine.core.load_options import LoadOptions
+    from draftlight.engine.core.sampling import SamplingParams
     from tests.support.real_engine import run
 
     question = {"question_id": 1, "category": "code_editing",

@@ -92,7 +92,7 @@ def test_a_pair_that_does_not_fit_in_memory_is_refused_before_loading(
     monkeypatch.setattr(memory, "system_memory",
                         lambda: memory.MemoryInfo(total=200 << 20, available=100 << 20))
     loads = []
-    monkeypatch.setattr("draftlight.engine.generator.Engine.load", lambda *a, **k: loads.append(a))
+    monkeypatch.setattr("draftlight.engine.reply.generator.Engine.load", lambda *a, **k: loads.append(a))
     code = main(["chat", "--target", str(bundled_model), "--draft", str(bundled_model),
                  "--ctx", "4096", "hi"])
     assert code == 2 and loads == []

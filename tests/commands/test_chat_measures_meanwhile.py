@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 
 from draftlight.commands.chat import measured_meanwhile
-from draftlight.engine.costs import measure, token_seconds
-from draftlight.engine.generator import Engine
-from draftlight.engine.invariance import measure_drift
+from draftlight.engine.auto.costs import measure, token_seconds
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.auto.invariance import measure_drift
 from tests.support.fake_backend import FakeChatModel
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from draftlight.engine import cpu_check
+from draftlight.engine.llama import cpu_check
 
 HOSTILE = "from pathlib import Path\nPath(__file__).parents[1].joinpath('{name}-ran').touch()\n"
 
@@ -33,7 +33,7 @@ def test_the_cpu_check_child_runs_the_installed_package(hostile_folder, bundled_
     assert cpu_check.runs(bundled_model, True)
     assert ran(hostile_folder) == []
     # negative control: started as before (without -P), the child imports the folder's package
-    subprocess.run([sys.executable, "-m", "draftlight.engine.cpu_check_child",
+    subprocess.run([sys.executable, "-m", "draftlight.engine.llama.cpu_check_child",
                     str(bundled_model), "1"], capture_output=True, timeout=120)
     assert ran(hostile_folder) == ["draftlight-ran"]
 

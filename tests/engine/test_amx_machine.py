@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from draftlight.engine import cpu_check
+from draftlight.engine.llama import cpu_check
 from draftlight.engine.server.process import ManagedServer, ServerOptions
 
 
@@ -50,7 +50,7 @@ def test_a_bad_input_on_such_a_cpu_is_still_one_line(simulated_amx_crash, tmp_pa
 @pytest.mark.slow
 def test_our_llama_server_starts_without_repacked_weights_and_answers_as_plain_decoding(
         simulated_amx_crash, llama_server_binary, bundled_model):
-    from draftlight.engine.sampling import SamplingParams
+    from draftlight.engine.core.sampling import SamplingParams
     from draftlight.launch import EngineSpec, open_engine
     messages = [{"role": "user", "content": "Repeat: the cat sat on the mat, the cat sat."}]
     params = SamplingParams(temperature=0.0, max_tokens=24)
@@ -108,7 +108,7 @@ def test_a_llama_server_that_fails_otherwise_is_not_started_again(tmp_path, bund
 
 def test_the_bench_peer_loads_without_extra_buffers_where_they_crash(simulated_amx_crash, bundled_model):
     from draftlight.bench.lcp_pld import PromptLookupPeer
-    from draftlight.engine.load_options import LoadOptions
+    from draftlight.engine.core.load_options import LoadOptions
     peer = PromptLookupPeer(bundled_model, LoadOptions(n_ctx=512, n_threads=1))
     try:
         assert peer.llama.model_params.use_extra_bufts is False

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 
-from draftlight.engine.acceptance import AcceptanceModel, bucket, evidence_key
-from draftlight.engine.costs import BatchCosts
-from draftlight.engine.events import Done, Progress
-from draftlight.engine.generator import Engine
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.auto.acceptance import AcceptanceModel, bucket, evidence_key
+from draftlight.engine.auto.costs import BatchCosts
+from draftlight.engine.reply.events import Done, Progress
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.sampling import SamplingParams
 
 from tests.support.fake_backend import FakeWordChatModel
 from tests.support.cpu_curve import CURVE, cpu_costs
@@ -139,7 +139,7 @@ def test_a_guess_whose_earlier_occurrences_split_is_priced_apart_from_one_that_a
 def test_a_match_is_measured_in_words_so_a_copy_that_starts_a_sentence_is_seen_whole():
     """N-gram lookup finds a match by token ids and measures it in words: "The United States"
     copies the message's " the United States" (3 words, not 2); a word that differs ends it."""
-    from draftlight.engine.drafters import NgramDrafter, word_fold
+    from draftlight.engine.step.drafters import NgramDrafter, word_fold
 
     backend = model()
     words = word_fold(backend.piece)

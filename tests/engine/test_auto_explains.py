@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
-from draftlight.engine.costs import BatchCosts
-from draftlight.engine.drafters import NgramDrafter
-from draftlight.engine.events import Stats
-from draftlight.engine.generator import Engine
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.auto.adaptive import AdaptiveDrafter, Candidate
+from draftlight.engine.auto.costs import BatchCosts
+from draftlight.engine.step.drafters import NgramDrafter
+from draftlight.engine.reply.events import Stats
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.sampling import SamplingParams
 from tests.support.fake_backend import FakeChatModel, busy_costs
 from tests.support.fake_engine import run
 

@@ -4,9 +4,9 @@ injects: a quiet machine, a busy one, and a speedup that is not there."""
 
 from __future__ import annotations
 
-from draftlight.engine.compare import Comparison, compare
-from draftlight.engine.events import Done, Stats, TextPiece
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.compare import Comparison, compare
+from draftlight.engine.reply.events import Done, Stats, TextPiece
+from draftlight.engine.core.sampling import SamplingParams
 
 
 class TimedEngine:

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from draftlight.engine import costs
-from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.auto import costs
+from draftlight.engine.core.load_options import LoadOptions
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""draftlight.engine.cpu_check: where llama.cpp's AMX kernels crash the CPU, models load without
+"""draftlight.engine.llama.cpu_check: where llama.cpp's AMX kernels crash the CPU, models load without
 llama.cpp's extra buffer types, found out once in a child process and remembered."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import sys
 import numpy as np
 import pytest
 
-from draftlight.engine import cpu_check
-from draftlight.engine.errors import ModelLoadError
-from draftlight.engine.llama_backend import LlamaBackend
-from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.llama import cpu_check
+from draftlight.engine.core.errors import ModelLoadError
+from draftlight.engine.llama.llama_backend import LlamaBackend
+from draftlight.engine.core.load_options import LoadOptions
 
 
 @pytest.fixture

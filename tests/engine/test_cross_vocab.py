@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from draftlight.engine import compat
-from draftlight.engine.cross_vocab import CrossVocabDrafter
-from draftlight.engine.drafters import Draft
-from draftlight.engine.errors import IncompatibleDraftError
-from draftlight.engine.generator import Engine
-from draftlight.engine.sampling import SamplingParams
-from draftlight.engine.speculative import speculative_step
-from draftlight.engine.vocab_map import build_vocab_map, map_cache_path, save_vocab_map, vocab_map_for
+from draftlight.engine.text import compat
+from draftlight.engine.step.cross_vocab import CrossVocabDrafter
+from draftlight.engine.step.drafters import Draft
+from draftlight.engine.core.errors import IncompatibleDraftError
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.sampling import SamplingParams
+from draftlight.engine.step.speculative import speculative_step
+from draftlight.engine.text.vocab_map import build_vocab_map, map_cache_path, save_vocab_map, vocab_map_for
 from tests.support.chi_square import CHI2_CRITICAL_P001
 from tests.support.fake_backend import WORDS, FakeChatModel, FakeWordChatModel, scripted_costs
 from tests.support.fake_engine import run as run_engine

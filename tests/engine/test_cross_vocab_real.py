@@ -2,17 +2,17 @@
 bundled SmolLM2-135M (byte-level BPE, 49k), whose Q4_1 weights give batch-invariant logits, so
 greedy speculation must be plain decoding token for token. The other way round, and SmolLM2
 drafting for Qwen2.5-Coder-1.5B (151k), the targets are K-quants, whose batched logits drift
-(app/draftlight/engine/invariance.py): replies may differ only where the target's top two tokens nearly
+(app/draftlight/engine/auto/invariance.py): replies may differ only where the target's top two tokens nearly
 tie, which a verification bug would not respect."""
 
 from __future__ import annotations
 
 import pytest
 
-from draftlight.engine.events import Done, TextPiece
-from draftlight.engine.generator import Engine
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams
 from tests.support.real_engine import PROMPTS as ENGINE_PROMPTS, assert_identical_but_for_near_ties
 
 # One thread per model: on a loaded 2-core machine two 2-thread pools fight over the cores.

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from draftlight.engine.acceptance import AcceptanceModel, Calibration
-from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
-from draftlight.engine.costs import BatchCosts
-from draftlight.engine.drafters import ModelDrafter
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.auto.acceptance import AcceptanceModel, Calibration
+from draftlight.engine.auto.adaptive import AdaptiveDrafter, Candidate
+from draftlight.engine.auto.costs import BatchCosts
+from draftlight.engine.step.drafters import ModelDrafter
+from draftlight.engine.core.sampling import SamplingParams
 
 from tests.support.fake_backend import FakeBackend
 

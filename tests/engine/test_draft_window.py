@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from draftlight.engine.drafters import DRAFT_HEADROOM, draft_window
-from draftlight.engine.events import Done, Notice, TextPiece
-from draftlight.engine.generator import Engine
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.step.drafters import DRAFT_HEADROOM, draft_window
+from draftlight.engine.reply.events import Done, Notice, TextPiece
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.sampling import SamplingParams
 from tests.support.fake_backend import WORDS, FakeChatModel, FakeWordChatModel, scripted_costs
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=600)

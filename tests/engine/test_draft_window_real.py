@@ -14,12 +14,12 @@ import json
 import subprocess
 import sys
 
-from draftlight.engine.costs import BatchCosts
-from draftlight.engine.events import Done, Notice, TextPiece
-from draftlight.engine.generator import Engine
-from draftlight.engine.llama_backend import LlamaBackend
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.auto.costs import BatchCosts
+from draftlight.engine.reply.events import Done, Notice, TextPiece
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.llama.llama_backend import LlamaBackend
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams
 from draftlight.settings import Settings, save_settings
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=48)

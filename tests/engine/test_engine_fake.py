@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from draftlight.engine.generator import Engine, SpeculationConfig
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.generator import Engine, SpeculationConfig
+from draftlight.engine.core.sampling import SamplingParams
 from tests.support.fake_backend import FakeChatModel, scripted_costs
 from tests.support.fake_engine import run
 
@@ -30,7 +30,7 @@ def test_end_of_generation_inside_an_accepted_run_ends_the_reply_there(monkeypat
     # The earlier answer is followed by the end-of-text token and the next user turn: an
     # n-gram draft runs through EOS, the target accepts EOS and rejects what follows. Whether
     # EOS lands inside a draft depends on where the draft runs start: try several lengths.
-    from draftlight.engine import generator, reply_steps
+    from draftlight.engine.reply import generator, reply_steps
     cut = []
 
     def up_to_the_end(step, target):
@@ -155,7 +155,7 @@ def test_close_releases_both_models():
 
 
 def test_draft_mode_without_a_draft_model_is_a_clear_error():
-    from draftlight.engine.errors import EngineError
+    from draftlight.engine.core.errors import EngineError
     engine = engine_for(lambda c: MOTTO)
     with pytest.raises(EngineError, match="draft mode needs a draft model"):
         run(engine, [{"role": "user", "content": "hi"}], mode="draft")
@@ -164,7 +164,7 @@ def test_draft_mode_without_a_draft_model_is_a_clear_error():
 def test_auto_measures_its_costs_inside_a_small_context():
     """The cost probe caches fewer tokens when the context window is small, instead of
     overflowing it."""
-    from draftlight.engine.costs import measure, token_seconds
+    from draftlight.engine.auto.costs import measure, token_seconds
     model = FakeChatModel(lambda c: MOTTO, n_ctx=48)
     probe = model.tokenize("Speculative decoding lets a small draft guess. ", add_bos=False)
     curve = measure(model, probe)
@@ -178,8 +178,8 @@ def test_auto_measures_its_costs_inside_a_small_context():
 def test_timing_for_auto_stops_when_the_load_is_cancelled():
     """Auto times its models while they load (issue 37, item 2): a window closing then asks
     the timing to stop, and it does before its next pass, with one ModelLoadError."""
-    from draftlight.engine.costs import measure, token_seconds
-    from draftlight.engine.errors import ModelLoadError
+    from draftlight.engine.auto.costs import measure, token_seconds
+    from draftlight.engine.core.errors import ModelLoadError
     model = FakeChatModel(lambda c: MOTTO)
     engine = Engine(model, cost_source=lambda m, p, role: (measure(m, p), token_seconds(m, p)))
     passes = []

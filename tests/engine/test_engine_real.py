@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from draftlight.engine.errors import ModelLoadError
-from draftlight.engine.events import Done
-from draftlight.engine.compare import explain_divergence
-from draftlight.engine.generator import Engine
-from draftlight.engine.llama_backend import LlamaBackend
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.core.errors import ModelLoadError
+from draftlight.engine.reply.events import Done
+from draftlight.engine.reply.compare import explain_divergence
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.llama.llama_backend import LlamaBackend
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams
 from tests.support.cpu_curve import cpu_costs
 from tests.support.real_engine import PROMPTS, run
 
@@ -153,7 +153,7 @@ def test_truncated_gguf_is_refused(tmp_path, bundled_model):
 
 
 def test_compare_runs_both_sides_and_explains_the_result(engine):
-    from draftlight.engine.compare import Comparison, SidePiece, compare
+    from draftlight.engine.reply.compare import Comparison, SidePiece, compare
     messages = [{"role": "user", "content": PROMPTS[3]}]
     events = list(compare(engine, messages, SamplingParams(temperature=0.7, max_tokens=32),
                           "ngram"))
@@ -168,7 +168,7 @@ def test_compare_runs_both_sides_and_explains_the_result(engine):
 
 
 def test_a_conversation_longer_than_the_context_drops_its_oldest_turns(bundled_model):
-    from draftlight.engine.events import Notice
+    from draftlight.engine.reply.events import Notice
     engine = Engine.load(bundled_model, None, LoadOptions(n_ctx=512))
     try:
         filler = "The quick brown fox jumps over the lazy dog. " * 12
@@ -209,7 +209,7 @@ def test_auto_starts_a_new_session_from_what_it_learnt_on_this_model(bundled_mod
 
 
 def test_saved_counts_are_bounded_and_bad_ones_ignored():
-    from draftlight.engine.adaptive import BUCKET_EDGES, AcceptanceModel
+    from draftlight.engine.auto.adaptive import BUCKET_EDGES, AcceptanceModel
     model = AcceptanceModel()
     model.hits, model.trials = [900.0] * len(BUCKET_EDGES), [1000.0] * len(BUCKET_EDGES)
     counts = model.counts(memory=200)
@@ -270,8 +270,8 @@ def test_a_reply_continued_from_its_words_is_the_reply_written_at_once(engine, m
 
 
 def test_a_template_that_does_not_show_the_reply_cannot_continue_it():
-    from draftlight.engine.chat_template import ChatTemplate
-    from draftlight.engine.errors import ChatTemplateError
+    from draftlight.engine.text.chat_template import ChatTemplate
+    from draftlight.engine.core.errors import ChatTemplateError
     hiding = ChatTemplate("{% for m in messages %}{{ m['role'] }}: {{ m['content'] | upper }}\n"
                           "{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}")
     with pytest.raises(ChatTemplateError, match="cannot be continued"):

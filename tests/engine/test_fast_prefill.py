@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from draftlight.engine import fast_prefill, kv_state
-from draftlight.engine.generator import Engine
-from draftlight.engine.llama_backend import LlamaBackend
-from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.llama import fast_prefill, kv_state
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.llama.llama_backend import LlamaBackend
+from draftlight.engine.core.load_options import LoadOptions
 from tests.support.real_engine import run
 
 OPTIONS = LoadOptions(n_ctx=4096)

@@ -1,4 +1,4 @@
-"""llama.cpp in a process of its own (engine/hosted.py, engine/host_child.py): the same replies
+"""llama.cpp in a process of its own (engine/host/hosted.py, engine/host/host_child.py): the same replies
 as the in-process engine; a segfault or a hang mid-reply is one line (EngineCrashed) after the
 text so far, and the next request starts the host again; in `draftlight chat` one line and exit
 2, in `draftlight serve` a 500 with a JSON error and the next request answered."""
@@ -14,13 +14,13 @@ import urllib.request
 
 import pytest
 
-from draftlight.engine.errors import EngineCrashed, ModelLoadError
-from draftlight.engine.events import Done, TextPiece
-from draftlight.engine.generator import Engine
-from draftlight.engine.hosted import HostedEngine, HostSpec
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.measuring import MeasurementInterrupted
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.core.errors import EngineCrashed, ModelLoadError
+from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.host.hosted import HostedEngine, HostSpec
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.auto.measuring import MeasurementInterrupted
+from draftlight.engine.core.sampling import SamplingParams
 
 QUESTION = [{"role": "user", "content": "Name three colours and say why the sky is blue."}]
 OPTIONS = LoadOptions(n_ctx=1024)
@@ -156,7 +156,7 @@ def test_serve_answers_a_crash_with_a_500_and_the_next_request(bundled_model, tm
 
 def test_an_engine_error_in_a_reply_crosses_as_itself_and_the_next_reply_is_answered(
         bundled_model):
-    from draftlight.engine.errors import ContextOverflowError
+    from draftlight.engine.core.errors import ContextOverflowError
     engine = HostedEngine(HostSpec(str(bundled_model), options=LoadOptions(n_ctx=256)))
     try:
         with pytest.raises(ContextOverflowError, match="does not fit the 256-token context"):
@@ -195,7 +195,7 @@ def test_a_draft_attached_in_the_host_drafts_and_divergence_is_read_there(bundle
                                                                           tmp_path):
     """What the window asks of the host beyond replies: a draft model opened there (kept when
     the host starts again), detached, and Compare's explanation of two differing answers."""
-    from draftlight.engine.compare import explain_divergence
+    from draftlight.engine.reply.compare import explain_divergence
     draft = tmp_path / "draft.gguf"
     draft.write_bytes(bundled_model.read_bytes())
     engine = hosted(bundled_model)
@@ -243,8 +243,8 @@ def test_a_cpu_whose_extra_buffers_crash_is_found_by_the_hosts_first_crash(
     import json
     from pathlib import Path
 
-    from draftlight.engine import cpu_check
-    from draftlight.engine.events import Notice
+    from draftlight.engine.llama import cpu_check
+    from draftlight.engine.reply.events import Notice
     engine = hosted(bundled_model)
     try:
         assert engine.pending_measurements()
@@ -268,7 +268,7 @@ def test_a_cpu_whose_extra_buffers_crash_is_found_by_the_hosts_first_crash(
 
 def test_a_reply_that_finds_the_crash_is_answered_with_the_note_first(simulated_amx_crash,
                                                                       bundled_model):
-    from draftlight.engine.events import Notice
+    from draftlight.engine.reply.events import Notice
     engine = hosted(bundled_model)
     try:
         events, done = reply(engine, "off", 8)

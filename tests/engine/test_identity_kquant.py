@@ -1,5 +1,5 @@
 """Greedy speculation on K-quant weights, whose batched logits are not bit-identical to
-one-token ones on llama.cpp's CPU backend (app/draftlight/engine/invariance.py): the load-time check finds
+one-token ones on llama.cpp's CPU backend (app/draftlight/engine/auto/invariance.py): the load-time check finds
 it, every speculative reply says identity is not guaranteed, and the replies that differ from
 plain decoding differ only where the target's top two tokens were nearly tied (a real bug in
 verification would show up as a difference at a clear choice). A reply that is a prefix of the
@@ -11,7 +11,7 @@ from __future__ import annotations
 import llama_cpp
 import pytest
 
-from draftlight.engine.generator import Engine
+from draftlight.engine.reply.generator import Engine
 from tests.support.real_engine import OPTIONS, PROMPTS, assert_identical_but_for_near_ties
 
 

@@ -1,13 +1,13 @@
-"""The target's prompt cache kept across a restart (engine/kept_prompt.py), on the real bundled
+"""The target's prompt cache kept across a restart (engine/llama/kept_prompt.py), on the real bundled
 model: a long conversation reopened by a new engine is not read again, and replies are the ones
 a fresh read gives."""
 
 from __future__ import annotations
 
 from draftlight import paths
-from draftlight.engine import kept_prompt
-from draftlight.engine.generator import Engine
-from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.llama import kept_prompt
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.load_options import LoadOptions
 from tests.support.real_engine import run
 
 OPTIONS = LoadOptions(n_ctx=2048)

@@ -9,8 +9,8 @@ pytest.importorskip("llama_cpp")
 
 
 def test_llama_cpp_reports_the_weights_loading_from_zero_to_one(bundled_model):
-    from draftlight.engine.llama_backend import LlamaBackend
-    from draftlight.engine.load_options import LoadOptions
+    from draftlight.engine.llama.llama_backend import LlamaBackend
+    from draftlight.engine.core.load_options import LoadOptions
     seen: list[float] = []
     with LlamaBackend(bundled_model, LoadOptions(n_ctx=512), on_progress=seen.append):
         pass

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from draftlight.engine.drafters import Draft, ModelDrafter
-from draftlight.engine.sampling import SamplingParams, to_probs
-from draftlight.engine.speculative import speculative_step
+from draftlight.engine.step.drafters import Draft, ModelDrafter
+from draftlight.engine.core.sampling import SamplingParams, to_probs
+from draftlight.engine.step.speculative import speculative_step
 from tests.support.chi_square import chi_square_sf, pearson
 from tests.support.fake_backend import FakeBackend
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
-from draftlight.engine.costs import BatchCosts
-from draftlight.engine.drafters import ModelDrafter, NgramDrafter
-from draftlight.engine.sampling import sample, to_probs
-from draftlight.engine.speculative import speculative_step
+from draftlight.engine.auto.adaptive import AdaptiveDrafter, Candidate
+from draftlight.engine.auto.costs import BatchCosts
+from draftlight.engine.step.drafters import ModelDrafter, NgramDrafter
+from draftlight.engine.core.sampling import sample, to_probs
+from draftlight.engine.step.speculative import speculative_step
 from tests.support.fake_backend import FakeBackend, constant_logits
 from tests.support.lossless import (EXPECTED, NGRAM_PROMPT, P, PARAMS, POSITIONS, emitted,
                                     worst_position)
@@ -44,8 +44,8 @@ class OldRuleModelDrafter(ModelDrafter):
     """The rule before the fix: draw d_{i+1}, multiply ITS probability in, then maybe drop it."""
 
     def propose(self, context, max_tokens, params, rng):
-        from draftlight.engine.backend import sync_cache
-        from draftlight.engine.drafters import Draft
+        from draftlight.engine.core.backend import sync_cache
+        from draftlight.engine.step.drafters import Draft
         sync_cache(self.backend, context[:-1])
         token, tokens, rows, cumulative = context[-1], [], [], 1.0
         for _ in range(max_tokens):

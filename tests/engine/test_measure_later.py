@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from draftlight.engine.costs import PRIOR, measure, token_seconds
-from draftlight.engine.generator import Engine
-from draftlight.engine.invariance import measure_drift
-from draftlight.engine.measuring import (DRAFT_SPEED, GREEDY_CHECK, PASS_COSTS,
+from draftlight.engine.auto.costs import PRIOR, measure, token_seconds
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.auto.invariance import measure_drift
+from draftlight.engine.auto.measuring import (DRAFT_SPEED, GREEDY_CHECK, PASS_COSTS,
                                          MeasurementInterrupted)
 from tests.support.fake_backend import FakeChatModel, scripted_costs
 from tests.support.fake_engine import run

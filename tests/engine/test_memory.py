@@ -9,9 +9,9 @@ import pytest
 
 SCRIPT = """
 import resource, sys
-from draftlight.engine.generator import Engine
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams
 target, mode = sys.argv[1], sys.argv[2]
 engine = Engine.load(target, target if mode == "draft" else None, LoadOptions(n_ctx=4096))
 messages = [{"role": "user", "content": "Describe the water cycle in detail. " * 10}]

@@ -1,4 +1,4 @@
-"""Where each accepted draft came from (app/draftlight/engine/origins.py): every copied token's span, sliced
+"""Where each accepted draft came from (app/draftlight/engine/step/origins.py): every copied token's span, sliced
 out of the message (or reply, or prediction) it names, is that token's own text; a draft model's
 tokens carry its name and belief. The scripted chat models, then the real bundled model."""
 
@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from draftlight.engine.drafters import DraftOrigin, ModelDrafter
-from draftlight.engine.events import TextPiece
-from draftlight.engine.generator import Engine
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.origins import Origin, OriginFinder, kept_messages
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.step.drafters import DraftOrigin, ModelDrafter
+from draftlight.engine.reply.events import TextPiece
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.step.origins import Origin, OriginFinder, kept_messages
+from draftlight.engine.core.sampling import SamplingParams
 from tests.support.fake_backend import FakeChatModel, FakeWordChatModel, scripted_costs
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=400)

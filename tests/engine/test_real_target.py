@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from draftlight.engine.generator import Engine
-from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.load_options import LoadOptions
 from tests.support.real_engine import assert_identical_but_for_near_ties
 
 PROMPTS = [

@@ -10,13 +10,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from draftlight.engine.drafters import Draft
-from draftlight.engine.events import Done, TextPiece
-from draftlight.engine.generator import Engine
-from draftlight.engine.llama_backend import LlamaBackend
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.sampling import SamplingParams, to_probs
-from draftlight.engine.speculative import speculative_step
+from draftlight.engine.step.drafters import Draft
+from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.llama.llama_backend import LlamaBackend
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams, to_probs
+from draftlight.engine.step.speculative import speculative_step
 from tests.support.chi_square import chi_square_sf, pearson
 from tests.support.synthetic_models import cached_model
 
@@ -163,7 +163,7 @@ class SlowRecurrentModel:
 
 
 def test_going_back_for_more_than_a_second_is_announced_first():
-    from draftlight.engine.rollback_notes import rereading_notice
+    from draftlight.engine.reply.rollback_notes import rereading_notice
     model = SlowRecurrentModel(list(range(3000)))
     assert rereading_notice(model, list(range(500)) + [1]) == ""  # half a second
     notice = rereading_notice(model, list(range(2000)) + [1])

@@ -7,9 +7,9 @@ import itertools
 
 import pytest
 
-from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
-from draftlight.engine.costs import BatchCosts
-from draftlight.engine.drafters import NgramDrafter
+from draftlight.engine.auto.adaptive import AdaptiveDrafter, Candidate
+from draftlight.engine.auto.costs import BatchCosts
+from draftlight.engine.step.drafters import NgramDrafter
 
 GPU_LIKE = {1: 1.0, 2: 1.05, 3: 1.1, 4: 1.15, 5: 1.2, 8: 1.3, 16: 1.6}
 

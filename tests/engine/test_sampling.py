@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from draftlight.engine.sampling import SamplingParams, sample, softmax, to_probs
+from draftlight.engine.core.sampling import SamplingParams, sample, softmax, to_probs
 
 
 def reference_to_probs(logits, params):

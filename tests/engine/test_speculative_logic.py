@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from draftlight.engine.drafters import Draft, ModelDrafter, NgramDrafter
-from draftlight.engine.sampling import SamplingParams, sample, to_probs
-from draftlight.engine.speculative import speculative_step
+from draftlight.engine.step.drafters import Draft, ModelDrafter, NgramDrafter
+from draftlight.engine.core.sampling import SamplingParams, sample, to_probs
+from draftlight.engine.step.speculative import speculative_step
 from tests.support.fake_backend import FakeBackend, constant_logits, hashed_logits, markov_logits
 
 VOCAB = 40
@@ -273,12 +273,12 @@ def test_transform_filters():
 # --- auto mode -------------------------------------------------------------------------------
 
 def cpu_like_costs():
-    from draftlight.engine.costs import BatchCosts
+    from draftlight.engine.auto.costs import BatchCosts
     return BatchCosts({1: 1.0, 2: 1.6, 3: 2.1, 4: 2.7, 5: 3.2, 8: 4.3, 16: 8.6}, 0.015)
 
 
 def test_auto_drafts_long_when_acceptance_is_high_and_not_at_all_when_low():
-    from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
+    from draftlight.engine.auto.adaptive import AdaptiveDrafter, Candidate
     auto = AdaptiveDrafter(cpu_like_costs(), [Candidate(NgramDrafter(), 0.0, 16)])
     ngram = auto.candidates[0]
     ngram.model.record(40, rejected=False)  # a long run of right guesses: copying
@@ -289,7 +289,7 @@ def test_auto_drafts_long_when_acceptance_is_high_and_not_at_all_when_low():
 
 
 def test_auto_never_uses_a_draft_model_that_cannot_pay():
-    from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
+    from draftlight.engine.auto.adaptive import AdaptiveDrafter, Candidate
     slow = Candidate(ModelDrafter(FakeBackend(VOCAB, hashed_logits(VOCAB)), VOCAB), 1.0, 8)
     auto = AdaptiveDrafter(cpu_like_costs(), [Candidate(NgramDrafter(), 0.0, 16), slow])
     assert slow not in auto.candidates
@@ -297,7 +297,7 @@ def test_auto_never_uses_a_draft_model_that_cannot_pay():
 
 def test_auto_learns_from_free_ngram_observations_and_stays_lossless():
     """On a repetitive sequence auto starts drafting; the output equals plain decoding."""
-    from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
+    from draftlight.engine.auto.adaptive import AdaptiveDrafter, Candidate
     period = [3, 9, 4, 12, 7, 1, 30, 22, 5, 17]
 
     def cyclic(prefix):  # the target continues a fixed cycle: perfectly copyable
@@ -322,7 +322,7 @@ def test_auto_learns_from_free_ngram_observations_and_stays_lossless():
 
 
 def test_online_costs_follow_the_passes_that_really_ran():
-    from draftlight.engine.costs import BatchCosts, OnlineCosts
+    from draftlight.engine.auto.costs import BatchCosts, OnlineCosts
     online = OnlineCosts(BatchCosts({1: 1.0, 2: 1.5, 4: 2.5, 8: 4.0, 16: 8.0}, 0.010))
     assert online(2) == 1.5  # nothing seen yet: the curve measured at load
     # In use a 2-token pass costs two 1-token passes. Drafting happens at a long context where
@@ -341,8 +341,8 @@ def test_online_costs_follow_the_passes_that_really_ran():
 
 
 def test_auto_stops_one_token_drafts_that_cost_more_than_measured():
-    from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
-    from draftlight.engine.costs import BatchCosts
+    from draftlight.engine.auto.adaptive import AdaptiveDrafter, Candidate
+    from draftlight.engine.auto.costs import BatchCosts
     optimistic = BatchCosts({1: 1.0, 2: 1.5, 4: 3.8, 16: 16.0}, 0.010)
     auto = AdaptiveDrafter(optimistic, [Candidate(NgramDrafter(), 0.0, 16)])
     ngram = auto.candidates[0]
@@ -356,8 +356,8 @@ def test_auto_stops_one_token_drafts_that_cost_more_than_measured():
 
 def test_auto_drafts_only_lengths_whose_pass_it_has_timed():
     """A 17-token pass is not 'v(16) plus a bit' on a CPU that verifies in blocks of 4."""
-    from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
-    from draftlight.engine.costs import BatchCosts
+    from draftlight.engine.auto.adaptive import AdaptiveDrafter, Candidate
+    from draftlight.engine.auto.costs import BatchCosts
     blocky = BatchCosts({1: 1.0, 2: 1.76, 3: 2.38, 4: 2.61, 5: 3.44, 8: 5.2, 16: 8.64}, 0.05)
     auto = AdaptiveDrafter(blocky, [Candidate(NgramDrafter(), 0.0, 16)])
     ngram = auto.candidates[0]
@@ -370,7 +370,7 @@ def test_auto_drafts_only_lengths_whose_pass_it_has_timed():
 def test_auto_is_cautious_where_it_has_seen_little():
     """Two drafters right 9 times in 10 in every situation, one seen 10 times per situation and
     one 1000 times: the first gets a lower (cautious) acceptance estimate and drafts less."""
-    from draftlight.engine.adaptive import BUCKET_EDGES, AcceptanceModel, AdaptiveDrafter, Candidate
+    from draftlight.engine.auto.adaptive import BUCKET_EDGES, AcceptanceModel, AdaptiveDrafter, Candidate
     auto = AdaptiveDrafter(cpu_like_costs(), [Candidate(NgramDrafter(), 0.0, 16)])
     ngram = auto.candidates[0]
     few, many = AcceptanceModel(), AcceptanceModel()
@@ -392,8 +392,8 @@ def test_a_costly_drafter_is_charged_what_it_really_costs_and_probed_within_budg
     probe's pass verifies counted (once left out: a quick draft's probes took 1.4 times the budget),
     and the first waits for a guess of the price (it came after 32 steps whatever it cost).
     """
-    from draftlight.engine.adaptive import PROBE_PATIENCE, AdaptiveDrafter, Candidate
-    from draftlight.engine.drafters import Draft
+    from draftlight.engine.auto.adaptive import PROBE_PATIENCE, AdaptiveDrafter, Candidate
+    from draftlight.engine.step.drafters import Draft
 
     class Slow:  # proposes one wrong token; costs are reported by the test as observe() would
         def propose(self, context, max_tokens, params=None, rng=None):
@@ -448,7 +448,7 @@ def test_a_change_of_text_lowers_the_estimate_at_once_and_luck_never_raises_it()
     then turns to arithmetic, where such matches fail. A handful of misses stops the drafts
     (the session's counts alone would need hundreds), and a run of lucky hits in a bucket does
     not lift the estimate above the session's."""
-    from draftlight.engine.adaptive import BUCKET_EDGES, AcceptanceModel, AdaptiveDrafter, Candidate
+    from draftlight.engine.auto.adaptive import BUCKET_EDGES, AcceptanceModel, AdaptiveDrafter, Candidate
     auto = AdaptiveDrafter(cpu_like_costs(), [Candidate(NgramDrafter(), 0.0, 16)])
     ngram = auto.candidates[0]
     ngram.model.hits = [0.8 * 500] * len(BUCKET_EDGES)
@@ -470,7 +470,7 @@ def test_a_change_of_text_lowers_the_estimate_at_once_and_luck_never_raises_it()
 def test_step_context_reads_like_the_list_it_stands_for():
     """A step's context is read in place (no copy of the cache's tokens): every index, slice and
     iteration gives what the copied list with the newest token appended would."""
-    from draftlight.engine.speculative import StepContext
+    from draftlight.engine.step.speculative import StepContext
     rng = np.random.default_rng(3)
     for size in (0, 1, 2, 7, 40):
         cached = [int(t) for t in rng.integers(0, 99, size)]

@@ -11,11 +11,11 @@ from dataclasses import replace
 
 import pytest
 
-from draftlight.engine.events import Done
-from draftlight.engine.generator import Engine
-from draftlight.engine.hosted import HostedEngine, HostSpec
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.events import Done
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.host.hosted import HostedEngine, HostSpec
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams
 from tests.support.real_engine import run
 
 OPTIONS = LoadOptions(n_ctx=2048, n_batch=128)  # small batches: several in a short prompt

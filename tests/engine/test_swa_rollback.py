@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from draftlight.engine.backend import sync_cache
-from draftlight.engine.events import Done, TextPiece
-from draftlight.engine.generator import Engine
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.core.backend import sync_cache
+from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams
 
 # One thread: on a loaded 2-core machine two threads wait on each other (10x slower here)
 OPTIONS = LoadOptions(n_ctx=2048, n_batch=256, n_threads=1)

@@ -13,11 +13,11 @@ import pytest
 import llama_cpp
 from llama_cpp import _internals
 
-from draftlight.engine.events import Done, TextPiece
-from draftlight.engine.generator import Engine
-from draftlight.engine.llama_backend import LlamaBackend
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.llama.llama_backend import LlamaBackend
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams
 from tests.support.synthetic_models import ARCHS, write_model
 
 # arch -> (llama_model_is_recurrent, llama_model_is_hybrid, can cut a sequence natively)

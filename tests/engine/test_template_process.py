@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from draftlight.engine.chat_template import RENDER_SECONDS, ChatTemplate, renderer
-from draftlight.engine.errors import UnsafeTemplateError
+from draftlight.engine.text.chat_template import RENDER_SECONDS, ChatTemplate, renderer
+from draftlight.engine.core.errors import UnsafeTemplateError
 from tests.support.gguf_rewrite import rewrite_gguf
 
 CHAT = [{"role": "user", "content": "Hello"}]
@@ -74,7 +74,7 @@ def test_ctrl_c_stops_a_render_at_once_and_its_process_with_it():
     script = textwrap.dedent(f"""
         import os, signal, sys, threading, time
         signal.signal(signal.SIGINT, signal.default_int_handler)  # {WITH_CTRL_C_NOTE}
-        from draftlight.engine.chat_template import ChatTemplate, renderer
+        from draftlight.engine.text.chat_template import ChatTemplate, renderer
         ChatTemplate("ok")  # the child is up
         child = renderer()._process.pid
         threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
@@ -102,7 +102,7 @@ def test_ctrl_c_stops_a_render_at_once_and_its_process_with_it():
 
 def test_a_stranded_child_ends_when_the_app_is_gone():
     """The app killed while its child waits: the child's input closes and it ends."""
-    script = ("from draftlight.engine.chat_template import ChatTemplate, renderer\n"
+    script = ("from draftlight.engine.text.chat_template import ChatTemplate, renderer\n"
               "ChatTemplate('ok'); print(renderer()._process.pid, flush=True)\n"
               "import time; time.sleep(60)\n")
     app = subprocess.Popen([sys.executable, "-P", "-c", script], stdout=subprocess.PIPE,

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from draftlight.engine.chat_template import ChatTemplate
-from draftlight.engine.errors import ChatTemplateError, UnsafeTemplateError
-from draftlight.engine.generator import Engine
-from draftlight.engine.load_options import LoadOptions
+from draftlight.engine.text.chat_template import ChatTemplate
+from draftlight.engine.core.errors import ChatTemplateError, UnsafeTemplateError
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.load_options import LoadOptions
 from tests.support.gguf_rewrite import REMOVE, rewrite_gguf
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.support.waiting import wait_until, window_state

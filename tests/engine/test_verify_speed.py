@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from draftlight.engine.costs import cached_costs, measured_verify_cost
-from draftlight.engine.generator import PROBE_TEXT
-from draftlight.engine.llama_backend import LlamaBackend
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.verify_speed import verify_speed
+from draftlight.engine.auto.costs import cached_costs, measured_verify_cost
+from draftlight.engine.reply.generator import PROBE_TEXT
+from draftlight.engine.llama.llama_backend import LlamaBackend
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.auto.verify_speed import verify_speed
 
 
 def test_the_weight_type_decides_until_the_file_is_measured():

@@ -15,7 +15,7 @@ import pytest
 from draftlight.cli import main
 from draftlight.serve.guard import access_for, normal_origin
 from draftlight.serve.schema import MAX_BODY_BYTES, MAX_MESSAGES, MAX_PREDICTION_CHARS
-from draftlight.engine.events import TextPiece
+from draftlight.engine.reply.events import TextPiece
 from draftlight.serve.serve_worker import Started
 from draftlight.user_messages import UserError
 from tests.support.serve_loopback import N_CTX, REPLY, chat_body, request, serving

@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from draftlight.engine.drafters import Draft
-from draftlight.engine.events import Done, TextPiece
-from draftlight.engine.generator import Engine
-from draftlight.engine.prediction import PredictionDrafter
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.step.drafters import Draft
+from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.step.prediction import PredictionDrafter
+from draftlight.engine.core.sampling import SamplingParams
 from draftlight.serve.schema import ApiError, parse_chat_request
 from draftlight.serve.stops import StopFilter
 from tests.support.fake_backend import FakeChatModel, scripted_costs
@@ -283,8 +283,8 @@ def test_the_check_catches_a_prediction_step_that_keeps_the_rejected_token():
     """Negative control: the same check, with a correction drawn from p itself after a
     rejected prediction token instead of from p without it."""
     from tests.support.lossless import EXPECTED, NGRAM_PROMPT, emitted, worst_position
-    from draftlight.engine.sampling import sample
-    from draftlight.engine.speculative import speculative_step
+    from draftlight.engine.core.sampling import sample
+    from draftlight.engine.step.speculative import speculative_step
 
     def step_without_residual(target, drafter, last, gamma, params, rng):
         step = speculative_step(target, drafter, last, gamma, params, rng)

@@ -16,8 +16,8 @@ import json
 import pytest
 
 from draftlight.cli import main
-from draftlight.engine.events import Done, TextPiece
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.server.server_engine import ServerEngine
 from draftlight.engine.server.process import ServerOptions
 from draftlight.settings import Settings, save_settings

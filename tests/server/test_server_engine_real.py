@@ -15,10 +15,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from draftlight.engine.events import Done, TextPiece
-from draftlight.engine.generator import Engine
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.server import process
 from draftlight.engine.server.build import ServerBuildError, check_server_binary
 from draftlight.engine.server.client import post_json
@@ -160,7 +160,7 @@ def test_sigkill_of_the_app_leaves_no_server(llama_server_binary, bundled_model,
 def test_mtp_is_offered_only_for_a_model_that_carries_it(server_engine):
     assert "llama:draft-simple" in server_engine.modes  # a draft model was given
     assert "llama:draft-mtp" not in server_engine.modes  # SmolLM2 has no MTP layers
-    from draftlight.engine.errors import EngineError
+    from draftlight.engine.core.errors import EngineError
     with pytest.raises(EngineError, match="has no multi-token-prediction layers"):
         ask(server_engine, PROMPTS[0], "llama:draft-mtp")
     assert ask(server_engine, PROMPTS[0], "llama:none")[0].text  # still usable

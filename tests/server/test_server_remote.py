@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from draftlight.engine.events import Done, TextPiece
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.server.client import Endpoint, ServerError
 from draftlight.engine.server.server_engine import ServerEngine
 from draftlight.engine.server.reply_labels import UNKNOWN_NOTE

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from draftlight.engine.events import Done
-from draftlight.engine.generator import Engine
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.events import Done
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.server.build import find_rpc_server
 from draftlight.engine.server.client import ServerError
 from draftlight.engine.server.server_engine import ServerEngine

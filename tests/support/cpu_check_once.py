@@ -1,4 +1,4 @@
-"""The CPU check (draftlight.engine.cpu_check) once for the whole run, as a user's machine has it
+"""The CPU check (draftlight.engine.llama.cpu_check) once for the whole run, as a user's machine has it
 once: the controller asks it before the workers start, in a file every test and every process a
 test starts reads (DRAFTLIGHT_CPU_CHECK_FILE), and takes its one-time note. So on a CPU whose
 AMX kernels crash, no test loads with them and none sees the note unless it asks for a fresh
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from draftlight.engine import cpu_check
+from draftlight.engine.llama import cpu_check
 
 _folder: str | None = None
 

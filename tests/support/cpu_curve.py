@@ -4,7 +4,7 @@ several passes, and on a loaded machine a timed curve can say no draft ever pays
 
 from __future__ import annotations
 
-from draftlight.engine.costs import BatchCosts
+from draftlight.engine.auto.costs import BatchCosts
 
 CURVE = {1: 1.0, 2: 1.48, 4: 1.94, 8: 4.42, 16: 6.98}
 

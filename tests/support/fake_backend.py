@@ -92,7 +92,7 @@ ASSISTANT = b"<|assistant|>"
 
 
 class FakeChatModel(FakeBackend):
-    """A LanguageModel (app/draftlight/engine/backend.py) without llama.cpp: one token per byte, BOS and
+    """A LanguageModel (app/draftlight/engine/core/backend.py) without llama.cpp: one token per byte, BOS and
     EOS specials, a ChatML-like template. `reply(prefix_bytes)` says what the model answers
     after the last assistant header; the logits put `confidence` on its next byte (then EOS),
     plus deterministic noise of size `noise` so that sampling has something to choose from.
@@ -175,7 +175,7 @@ class FakeChatModel(FakeBackend):
 
 def scripted_costs(model, probe, role):
     """Auto mode's cost curve without timing anything: a GPU-like flat one (drafting pays)."""
-    from draftlight.engine.costs import BatchCosts
+    from draftlight.engine.auto.costs import BatchCosts
     curve = BatchCosts({1: 1.0, 2: 1.05, 4: 1.1, 8: 1.2, 16: 1.5}, 0.01)
     return curve, (0.002 if role == "draft" else 0.01)
 
@@ -183,7 +183,7 @@ def scripted_costs(model, probe, role):
 def busy_costs(model, probe, role):
     """A busy CPU's cost curve: a pass over k tokens costs about k one-token passes (v(2) 2.6),
     so no draft can pay."""
-    from draftlight.engine.costs import BatchCosts
+    from draftlight.engine.auto.costs import BatchCosts
     return BatchCosts({1: 1.0, 2: 2.6, 4: 5.2, 8: 10.4, 16: 20.8}, 0.015), 0.01
 
 

@@ -3,8 +3,8 @@ pieces and its Done."""
 
 from __future__ import annotations
 
-from draftlight.engine.events import Done, TextPiece
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.core.sampling import SamplingParams
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=200)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 found: list[str] = []  # "module: pid command line" of each process stopped
 # The app's own helpers, one per process for its whole life, idle between requests
 # (draftlight.bounded_process): started by whichever module first needed one, not left over.
-OWN_HELPERS = ("-m draftlight.engine.template_child", "-m draftlight.store.document_child")
+OWN_HELPERS = ("-m draftlight.engine.text.template_child", "-m draftlight.store.document_child")
 
 
 def descendants(root: int | None = None) -> dict[int, str]:

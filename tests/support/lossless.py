@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from draftlight.engine.sampling import SamplingParams
-from draftlight.engine.speculative import speculative_step
+from draftlight.engine.core.sampling import SamplingParams
+from draftlight.engine.step.speculative import speculative_step
 from tests.support.chi_square import CHI2_CRITICAL_P001
 from tests.support.fake_backend import FakeBackend, constant_logits
 

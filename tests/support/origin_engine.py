@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint
 
-from draftlight.engine.events import Done, Stats, TextPiece
-from draftlight.engine.origins import Origin
+from draftlight.engine.reply.events import Done, Stats, TextPiece
+from draftlight.engine.step.origins import Origin
 from tests.support.scripted_engine import ScriptedEngine, ScriptedFactory
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from draftlight.engine.backend import sync_cache
-from draftlight.engine.compare import explain_divergence
-from draftlight.engine.events import Done, TextPiece
-from draftlight.engine.generator import Engine
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.core.backend import sync_cache
+from draftlight.engine.reply.compare import explain_divergence
+from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams
 
 OPTIONS = LoadOptions(n_ctx=2048)
 GREEDY = SamplingParams(temperature=0.0, max_tokens=48)

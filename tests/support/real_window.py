@@ -28,7 +28,7 @@ def cost_cache_file(tmp_path_factory):
 @pytest.fixture
 def shared_cost_cache(cost_cache_file, monkeypatch):
     """By the environment, which the window's engine host inherits."""
-    from draftlight.engine import disk_cache
+    from draftlight.engine.core import disk_cache
     monkeypatch.setenv(disk_cache.FILE_VARIABLE, str(cost_cache_file))
     return cost_cache_file
 

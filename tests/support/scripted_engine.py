@@ -7,9 +7,9 @@ from __future__ import annotations
 import threading
 import time
 
-from draftlight.engine.errors import ModelLoadError
-from draftlight.engine.events import Done, Stats, TextPiece
-from draftlight.engine.origins import Origin
+from draftlight.engine.core.errors import ModelLoadError
+from draftlight.engine.reply.events import Done, Stats, TextPiece
+from draftlight.engine.step.origins import Origin
 from draftlight.ui.engine.loaded import Capabilities
 
 # "Hello" (target), " wor" + "ld" (one accepted run of 2, step 1), "!" (target, step 1),

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import replace
 
-from draftlight.engine.events import Done, Progress, Stats, TextPiece
-from draftlight.engine.generator import Engine
+from draftlight.engine.reply.events import Done, Progress, Stats, TextPiece
+from draftlight.engine.reply.generator import Engine
 from draftlight.serve.background import BackgroundServer
 from draftlight.serve.serve_worker import ServeWorker
 from tests.support.fake_backend import FakeChatModel, scripted_costs

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from draftlight.engine.events import Stats
+from draftlight.engine.reply.events import Stats
 from draftlight.ui.flash.reply_figures import Compared, ReplyFigures
 from draftlight.ui.flash.run_origin import RunOrigin
 

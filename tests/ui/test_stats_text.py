@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from draftlight.engine.events import Stats
+from draftlight.engine.reply.events import Stats
 from draftlight.ui.flash.stats_text import footer_line, stored_footer_line
 
 

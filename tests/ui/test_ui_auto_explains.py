@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from draftlight.engine.generator import Engine
+from draftlight.engine.reply.generator import Engine
 from draftlight.ui.flash.passes import describe
 from tests.support.fake_backend import FakeChatModel, busy_costs
 from tests.support.scripted_engine import ScriptedFactory

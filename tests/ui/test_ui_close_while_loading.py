@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from draftlight.engine.errors import ModelLoadError
+from draftlight.engine.core.errors import ModelLoadError
 from draftlight.settings import Settings
 from draftlight.ui.engine.loaded import LoadFailed
 from tests.support.scripted_engine import CancelledDraftFactory

@@ -10,7 +10,7 @@ import time
 
 from PySide6.QtCore import QPoint
 
-from draftlight.engine.errors import EngineError
+from draftlight.engine.core.errors import EngineError
 from draftlight.settings import Settings, load_settings, save_settings
 from draftlight.ui.chat.settings_dialog import SettingsDialog
 from draftlight.launch import EngineSpec

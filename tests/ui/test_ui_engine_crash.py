@@ -1,4 +1,4 @@
-"""The window's engine runs in a process of its own (engine/hosted.py): a crash or a hang in
+"""The window's engine runs in a process of its own (engine/host/hosted.py): a crash or a hang in
 llama.cpp mid-reply ends that process, never the window. The conversation and the reply's text
 so far stay (saved as a stopped reply), the banner names what happened in one line and offers
 Restart, and the next message is answered. The crash and the hang are the host's hidden debug
@@ -123,7 +123,7 @@ def test_where_the_extra_buffers_crash_the_window_answers_and_says_why(qtbot, mo
     """A CPU whose llama.cpp AMX kernels crash (simulated): the host's first batched request
     (the background measurement, or the reply) dies of SIGILL; the window never shows a crash,
     the reply is answered, and the one-time note is said."""
-    from draftlight.engine import cpu_check
+    from draftlight.engine.llama import cpu_check
     monkeypatch.setenv(cpu_check.SIMULATE_VARIABLE, "1")
     monkeypatch.setenv(cpu_check.FILE_VARIABLE, str(tmp_path / "cpu_check.json"))
     window = real_window(greedy_settings())

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from draftlight.engine.events import Stats
+from draftlight.engine.reply.events import Stats
 from draftlight.settings import Settings
 from draftlight.ui.flash.stats_text import footer_line
 from draftlight.ui.chat.welcome_card import DEMO_PROMPT

@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QPoint, QRect, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QPalette, QTextCursor
 from PySide6.QtWidgets import QApplication, QToolTip
 
-from draftlight.engine.origins import Origin
+from draftlight.engine.step.origins import Origin
 from draftlight.settings import Settings
 from draftlight.ui.flash.driver import DURATION, MARK_HOLD, resting_colour
 from draftlight.ui.flash.reply_builder import ReplyBuilder

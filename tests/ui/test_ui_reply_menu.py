@@ -45,8 +45,8 @@ def test_an_earlier_reply_offers_no_regenerate(qtbot, open_window):
 def test_a_comparison_stays_with_the_reply_it_compared(qtbot, open_window):
     # issue 36, item 3: Compare keeps its result in the conversation (the footer and the
     # history), not only in a dialog that closes
-    from draftlight.engine.compare import Comparison
-    from draftlight.engine.events import Stats
+    from draftlight.engine.reply.compare import Comparison
+    from draftlight.engine.reply.events import Stats
     window = open_window(ScriptedFactory())
     reply = send_and_wait(qtbot, window, "hello")
     stats = Stats(new_tokens=10, target_passes=10, seconds=1.0)

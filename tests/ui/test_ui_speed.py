@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from draftlight.engine.events import Done, Progress, Stats, TextPiece
+from draftlight.engine.reply.events import Done, Progress, Stats, TextPiece
 from draftlight.ui.chat.speed_meter import meter_text
 from tests.support.scripted_engine import ScriptedEngine, ScriptedFactory
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QApplication, QToolTip
 
-from draftlight.engine.events import Done, Progress, Stats, TextPiece
+from draftlight.engine.reply.events import Done, Progress, Stats, TextPiece
 from draftlight.settings import Settings
 from tests.support.pixels import cells
 from tests.support.scripted_engine import SCRIPT, ScriptedEngine, ScriptedFactory
@@ -114,7 +114,7 @@ def test_the_strip_grows_while_the_reply_streams(qtbot, open_window):
 def test_the_cells_count_the_end_token_as_the_footer_does():
     """Issue 54, item 6: the footer's tokens/pass (2.50) and the strip's cells (2.33) disagreed
     on a reply that ended: the last pass made the end token too, and both now count it."""
-    from draftlight.engine.events import Stats
+    from draftlight.engine.reply.events import Stats
     from draftlight.ui.flash.passes import describe, passes_of
     text = "Hello world, again."
     from draftlight.ui.flash.reply_figures import ReplyFigures

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from draftlight.engine.drafters import NgramDrafter
+from draftlight.engine.step.drafters import NgramDrafter
 
 
 def ngram_oracle_cost(prompt: list[int], answer: list[int], costs: Callable[[int], float],

@@ -10,12 +10,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from draftlight.engine.vocab_map import build_vocab_map, load_vocab_map, save_vocab_map
-from draftlight.engine.events import Done
-from draftlight.engine.generator import Engine
-from draftlight.engine.llama_backend import LlamaBackend
-from draftlight.engine.load_options import LoadOptions
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.text.vocab_map import build_vocab_map, load_vocab_map, save_vocab_map
+from draftlight.engine.reply.events import Done
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.llama.llama_backend import LlamaBackend
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams
 
 PROMPTS = ["Explain what a hash table is in three sentences.",
            "Write a Python function that checks whether a string is a palindrome.",

@@ -1,4 +1,4 @@
-"""Fit auto's acceptance priors (engine/acceptance_priors.py) on recorded greedy answers.
+"""Fit auto's acceptance priors (engine/auto/acceptance_priors.py) on recorded greedy answers.
 
     python -m draftlight.bench.fit_priors app/draftlight/bench/recorded/*.jsonl.gz > priors.py
 
@@ -33,11 +33,11 @@ from collections import defaultdict
 from pathlib import Path
 
 from draftlight.bench.recorded_words import load_words
-from draftlight.engine.acceptance import BUCKET_EDGES, KEYS, bucket, evidence_key
-from draftlight.engine.acceptance_priors import PRIORS
-from draftlight.engine.drafters import NgramDrafter
-from draftlight.engine.generator import SpeculationConfig
-from draftlight.engine.ngram_index import Fold
+from draftlight.engine.auto.acceptance import BUCKET_EDGES, KEYS, bucket, evidence_key
+from draftlight.engine.auto.acceptance_priors import PRIORS
+from draftlight.engine.step.drafters import NgramDrafter
+from draftlight.engine.reply.generator import SpeculationConfig
+from draftlight.engine.step.ngram_index import Fold
 
 MIN_TRIALS = 30
 HIGHEST = 0.98  # no prior says certain: a Beta prior at 1.0 would never be doubted

@@ -6,7 +6,7 @@ longest gap between the ticks of a 5 ms timer on it).
     python -m draftlight.bench.flash_cost [--tokens 160] [--repeats 3] [--mode ngram]
                                           [--in-process]
 
-The window runs its engine in a process of its own (engine/hosted.py); `--in-process` loads
+The window runs its engine in a process of its own (engine/host/hosted.py); `--in-process` loads
 it in the window's process instead, as the app did before, to compare.
 
 A script, not a test: timings on a shared machine are too noisy to assert on.

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from draftlight.bench.ceiling import followed, ngram_oracle_cost
 from draftlight.bench.replay_table import Replayed, format_table, summarise
 from draftlight.bench.sentence_ends import Marks, sentence_left
-from draftlight.engine.adaptive import AdaptiveDrafter
-from draftlight.engine.costs import BatchCosts
-from draftlight.engine.drafters import NgramDrafter
-from draftlight.engine.generator import SpeculationConfig
-from draftlight.engine.ngram_index import Fold
+from draftlight.engine.auto.adaptive import AdaptiveDrafter
+from draftlight.engine.auto.costs import BatchCosts
+from draftlight.engine.step.drafters import NgramDrafter
+from draftlight.engine.reply.generator import SpeculationConfig
+from draftlight.engine.step.ngram_index import Fold
 
 Guess = tuple[object, int, int]  # (key, right guesses, guessed)
 

@@ -1,5 +1,5 @@
 """`draftlight bench hosted [--target FILE] [--modes off,auto] [--rounds 5]`: what running the
-engine in a process of its own (engine/hosted.py) costs a reply, against the same engine in
+engine in a process of its own (engine/host/hosted.py) costs a reply, against the same engine in
 this process.
 
 Both load the same target with the same options; the host's replies cross the pipe as
@@ -37,10 +37,10 @@ def add_hosted_parser(subcommands) -> None:
 
 def run_hosted(args: argparse.Namespace) -> int:
     from draftlight.bench.runner import DEFAULT_QUESTIONS, first_of_each_category, load_questions
-    from draftlight.engine.generator import Engine
-    from draftlight.engine.hosted import HostedEngine, HostSpec
-    from draftlight.engine.load_options import LoadOptions
-    from draftlight.engine.sampling import SamplingParams
+    from draftlight.engine.reply.generator import Engine
+    from draftlight.engine.host.hosted import HostedEngine, HostSpec
+    from draftlight.engine.core.load_options import LoadOptions
+    from draftlight.engine.core.sampling import SamplingParams
     from draftlight.store.default_in_terminal import default_target_in_terminal
     from draftlight.user_messages import UserError
 
@@ -86,7 +86,7 @@ def run_hosted(args: argparse.Namespace) -> int:
 def tokens_per_second(engine, questions, params, mode: str) -> float:
     """Tokens over seconds from each reply's first piece to its Done, summed over the
     questions."""
-    from draftlight.engine.events import Done, TextPiece
+    from draftlight.engine.reply.events import Done, TextPiece
     tokens, seconds = 0, 0.0
     for messages in questions:
         first = None

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from draftlight.engine.load_options import LoadOptions, default_threads
+from draftlight.engine.core.load_options import LoadOptions, default_threads
 
 
 @dataclass
@@ -30,7 +30,7 @@ class PromptLookupPeer:
     def __init__(self, target: Path, options: LoadOptions, num_pred_tokens: int = 10) -> None:
         from llama_cpp import Llama
         from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
-        from draftlight.engine.llama_backend import extra_buffers_usable
+        from draftlight.engine.llama.llama_backend import extra_buffers_usable
         threads = options.n_threads or default_threads()
         # Its draft path needs logits for every prompt row; a batch as large as the context
         # avoids the "could not broadcast" crash on prompts longer than n_batch (FACTS.md).
@@ -68,7 +68,7 @@ class PromptLookupPeer:
 @contextmanager
 def extra_buffers(usable: bool):
     """`Llama(...)` with llama.cpp's extra buffer types only where they run on this CPU
-    (engine/cpu_check.py): Llama takes no option for them, so the default model parameters it
+    (engine/llama/cpu_check.py): Llama takes no option for them, so the default model parameters it
     starts from have them off while it loads."""
     if usable:
         yield

@@ -29,7 +29,7 @@ def bare(path: str, n_ctx: int) -> dict:
     import llama_cpp
 
     from draftlight.bench.lcp_pld import extra_buffers
-    from draftlight.engine.llama_backend import extra_buffers_usable
+    from draftlight.engine.llama.llama_backend import extra_buffers_usable
     usable = extra_buffers_usable(Path(path))  # off where they crash this CPU (cpu_check.py)
     started = time.perf_counter()
     with extra_buffers(usable):
@@ -46,10 +46,10 @@ def bare(path: str, n_ctx: int) -> dict:
 
 
 def app(target: str, measure: bool) -> dict:
-    import draftlight.engine.generator  # noqa: F401 - imports before the clock, as bare's
-    import draftlight.engine.llama_backend  # noqa: F401   llama_cpp is imported before its own
-    from draftlight.engine.events import TextPiece
-    from draftlight.engine.sampling import SamplingParams
+    import draftlight.engine.reply.generator  # noqa: F401 - imports before the clock, as bare's
+    import draftlight.engine.llama.llama_backend  # noqa: F401   llama_cpp is imported before its own
+    from draftlight.engine.reply.events import TextPiece
+    from draftlight.engine.core.sampling import SamplingParams
     from draftlight.launch import EngineSpec, open_engine, resolve_context, with_model_files
     from draftlight.settings import Settings
     from draftlight.store.default_model import default_now, prepare_default_model

@@ -1,5 +1,5 @@
 """What knowing the origins costs: the same greedy replies on the bundled model with the origins
-of accepted drafts found (app/draftlight/engine/origins.py) and with a finder that finds none, alternating.
+of accepted drafts found (app/draftlight/engine/step/origins.py) and with a finder that finds none, alternating.
 Prints tokens/s of each and the ratio, per mode.
 
     python -m draftlight.bench.origin_cost [--tokens 128] [--repeats 5] [--modes ngram,draft]
@@ -14,10 +14,10 @@ import argparse
 import statistics
 
 from draftlight.bench.runner import DEFAULT_QUESTIONS, load_questions
-from draftlight.engine import generator
-from draftlight.engine.events import Done
-from draftlight.engine.origins import OriginFinder
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply import generator
+from draftlight.engine.reply.events import Done
+from draftlight.engine.step.origins import OriginFinder
+from draftlight.engine.core.sampling import SamplingParams
 
 
 class NoOrigins(OriginFinder):
@@ -41,8 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--modes", default="ngram,draft")
     args = parser.parse_args(argv)
-    from draftlight.engine.generator import Engine
-    from draftlight.engine.load_options import LoadOptions
+    from draftlight.engine.reply.generator import Engine
+    from draftlight.engine.core.load_options import LoadOptions
     from draftlight.store.default_in_terminal import default_target_in_terminal
 
     target = default_target_in_terminal(None)  # converted on first use, as for chat

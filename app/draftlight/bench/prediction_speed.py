@@ -30,8 +30,8 @@ from types import SimpleNamespace
 
 from draftlight.bench.report import speedup_interval
 from draftlight.bench.runner import DEFAULT_QUESTIONS, load_questions
-from draftlight.engine.events import Done
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.events import Done
+from draftlight.engine.core.sampling import SamplingParams
 
 # name: (engine mode, with the prediction). "auto+prediction" is what `draftlight serve` does
 # by default with a request that has one.
@@ -164,8 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serve", action="store_true", help="also measure serve's overhead")
     args = parser.parse_args(argv)
 
-    from draftlight.engine.generator import Engine
-    from draftlight.engine.load_options import LoadOptions
+    from draftlight.engine.reply.generator import Engine
+    from draftlight.engine.core.load_options import LoadOptions
     from draftlight.store.default_in_terminal import default_target_in_terminal
 
     prompts = [q["turns"][0] for q in load_questions(args.questions)

@@ -44,8 +44,8 @@ def add_prefill_parser(subcommands) -> None:
 
 
 def run_prefill(args: argparse.Namespace) -> int:
-    from draftlight.engine.llama_backend import LlamaBackend
-    from draftlight.engine.load_options import LoadOptions
+    from draftlight.engine.llama.llama_backend import LlamaBackend
+    from draftlight.engine.core.load_options import LoadOptions
     from draftlight.store.default_in_terminal import default_target_in_terminal
     from draftlight.user_messages import UserError
 
@@ -130,8 +130,8 @@ def time_bare(model, prompt: list[int]) -> float:
     """llama.cpp's own prompt path: a context with its default cache types on the same weights."""
     import llama_cpp
     from llama_cpp import _internals
-    from draftlight.engine.fast_prefill import fill_batch
-    from draftlight.engine.load_options import default_threads
+    from draftlight.engine.llama.fast_prefill import fill_batch
+    from draftlight.engine.core.load_options import default_threads
 
     params = llama_cpp.llama_context_default_params()
     params.n_ctx = model.n_ctx

@@ -48,10 +48,10 @@ def record(target: Path | None, questions_path: Path, out: Path, max_tokens: int
         first_of_each_category,
         load_questions,
     )
-    from draftlight.engine.errors import EngineError
-    from draftlight.engine.generator import Engine
-    from draftlight.engine.load_options import LoadOptions
-    from draftlight.engine.sampling import SamplingParams
+    from draftlight.engine.core.errors import EngineError
+    from draftlight.engine.reply.generator import Engine
+    from draftlight.engine.core.load_options import LoadOptions
+    from draftlight.engine.core.sampling import SamplingParams
     from draftlight.store.default_in_terminal import default_target_in_terminal
     from draftlight.user_messages import UserError
 
@@ -107,9 +107,9 @@ def _record_turns(engine, questions, params, handle, progress) -> int:
 
 
 def write_words_of(target: Path | None, paths: list[Path]) -> int:
-    from draftlight.engine.errors import EngineError
-    from draftlight.engine.llama_backend import LlamaBackend
-    from draftlight.engine.load_options import LoadOptions
+    from draftlight.engine.core.errors import EngineError
+    from draftlight.engine.llama.llama_backend import LlamaBackend
+    from draftlight.engine.core.load_options import LoadOptions
     from draftlight.store.default_in_terminal import default_target_in_terminal
     from draftlight.user_messages import UserError
 

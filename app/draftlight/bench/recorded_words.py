@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from draftlight.bench.sentence_ends import Marks, token_marks
-from draftlight.engine.drafters import word_fold
-from draftlight.engine.ngram_index import Fold
+from draftlight.engine.step.drafters import word_fold
+from draftlight.engine.step.ngram_index import Fold
 
 MARKS = "marks"  # the key of the tokens' marks in a words file (the others are token ids)
 

@@ -38,11 +38,11 @@ from draftlight.bench.fit_priors import regions as chat_regions
 from draftlight.bench.recorded_words import load_words_and_marks
 from draftlight.bench.recorded_answers import load_records
 from draftlight.bench.replay_table import Replayed, format_table, summarise
-from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
-from draftlight.engine.costs import MEASURED_K, BatchCosts
-from draftlight.engine.drafters import NgramDrafter
-from draftlight.engine.generator import SpeculationConfig
-from draftlight.engine.ngram_index import Fold
+from draftlight.engine.auto.adaptive import AdaptiveDrafter, Candidate
+from draftlight.engine.auto.costs import MEASURED_K, BatchCosts
+from draftlight.engine.step.drafters import NgramDrafter
+from draftlight.engine.reply.generator import SpeculationConfig
+from draftlight.engine.step.ngram_index import Fold
 
 # Cost curves v(k) measured on this project's machines (docs/bench-cpu.md), and a flat one.
 CURVES: dict[str, dict[int, float]] = {

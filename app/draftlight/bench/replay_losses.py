@@ -26,9 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from draftlight.bench.ceiling import followed
-from draftlight.engine.costs import BatchCosts
-from draftlight.engine.drafters import NgramDrafter
-from draftlight.engine.generator import SpeculationConfig
+from draftlight.engine.auto.costs import BatchCosts
+from draftlight.engine.step.drafters import NgramDrafter
+from draftlight.engine.reply.generator import SpeculationConfig
 
 CAUSES = ("start", "held", "short", "long", "source")
 

@@ -32,8 +32,8 @@ from types import SimpleNamespace
 
 from draftlight.bench.report import speedup_interval
 from draftlight.bench.runner import DEFAULT_QUESTIONS, first_of_each_category, load_questions
-from draftlight.engine.events import Done
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.events import Done
+from draftlight.engine.core.sampling import SamplingParams
 
 # name: (engine mode, whether the first answer is the prediction)
 RUNS = {"plain": ("off", False), "retry": ("auto", True), "retry, off": ("off", True)}

@@ -44,8 +44,8 @@ def add_rollback_parser(subcommands) -> None:
 
 
 def run_rollback(args: argparse.Namespace) -> int:
-    from draftlight.engine.llama_backend import LlamaBackend
-    from draftlight.engine.load_options import LoadOptions
+    from draftlight.engine.llama.llama_backend import LlamaBackend
+    from draftlight.engine.core.load_options import LoadOptions
     from draftlight.store.default_in_terminal import default_target_in_terminal
 
     target = default_target_in_terminal(args.target)
@@ -87,8 +87,8 @@ def describe(model, no_checkpoints: bool) -> str:
 
 
 def probe_tokens(model, length: int) -> list[int]:
-    from draftlight.engine.costs import repeat_to
-    from draftlight.engine.generator import PROBE_TEXT
+    from draftlight.engine.auto.costs import repeat_to
+    from draftlight.engine.reply.generator import PROBE_TEXT
     return repeat_to(model.tokenize(PROBE_TEXT, add_bos=False), length)[:length]
 
 

@@ -9,14 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from draftlight.bench.ceiling import ngram_oracle_cost
-from draftlight.engine.drafters import NgramDrafter
-from draftlight.engine.events import Done, TextPiece
-from draftlight.engine.compare import explain_divergence
-from draftlight.engine.generator import Engine
-from draftlight.engine.origins import Origin
+from draftlight.engine.step.drafters import NgramDrafter
+from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.reply.compare import explain_divergence
+from draftlight.engine.reply.generator import Engine
+from draftlight.engine.step.origins import Origin
 from draftlight.bench.server_modes import is_server_mode
-from draftlight.engine.rollback_notes import rollback_note
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.rollback_notes import rollback_note
+from draftlight.engine.core.sampling import SamplingParams
 
 BENCH_MODES = ("plain", "ngram", "draft", "auto", "lcp-pld")
 ENGINE_MODE = {"plain": "off", "ngram": "ngram", "draft": "draft", "auto": "auto"}
@@ -129,7 +129,7 @@ def current_rss_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-# Where accepted drafts came from, as the report counts them (app/draftlight/engine/origins.py's kinds):
+# Where accepted drafts came from, as the report counts them (app/draftlight/engine/step/origins.py's kinds):
 # copied from the user's messages or the template ("prompt"), from an earlier assistant
 # message, from earlier in this reply, from a prediction, or guessed by a draft model.
 ORIGIN_KINDS = ("prompt", "earlier reply", "this reply", "prediction", "model")

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from draftlight.engine.sampling import SamplingParams, to_probs
+from draftlight.engine.core.sampling import SamplingParams, to_probs
 
 ROWS, VOCAB = 17, 151_936
 CASES = {

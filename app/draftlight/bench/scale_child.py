@@ -34,10 +34,10 @@ def ngram_step_us(length: int, steps: int = 1000, seed: int = 0) -> float:
     best of three runs."""
     import random
 
-    from draftlight.engine.adaptive import AdaptiveDrafter, Candidate
-    from draftlight.engine.costs import BatchCosts
-    from draftlight.engine.drafters import NgramDrafter
-    from draftlight.engine.speculative import StepContext
+    from draftlight.engine.auto.adaptive import AdaptiveDrafter, Candidate
+    from draftlight.engine.auto.costs import BatchCosts
+    from draftlight.engine.step.drafters import NgramDrafter
+    from draftlight.engine.step.speculative import StepContext
 
     rng = random.Random(seed)
     phrases = [[rng.randrange(5000) for _ in range(rng.randint(3, 12))] for _ in range(40)]
@@ -126,10 +126,10 @@ def open_window(app, settings, path: Path):
 
 
 def after_restart(app, window, settings, path: Path, out: dict, conversation: int):
-    """The window closed (its engine keeps the prompt's cache: engine/kept_prompt.py) and
+    """The window closed (its engine keeps the prompt's cache: engine/llama/kept_prompt.py) and
     opened again: one new turn in the conversation of the last turns. Returns the new window."""
     from draftlight import paths
-    from draftlight.engine import kept_prompt
+    from draftlight.engine.llama import kept_prompt
 
     window.close()
     app.processEvents()

@@ -13,9 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from draftlight.bench.server_curve import time_passes
-from draftlight.engine.errors import EngineError
-from draftlight.engine.events import Done, TextPiece
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.core.errors import EngineError
+from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.server.client import Endpoint
 from draftlight.engine.server.server_engine import ServerEngine, spec_type_of
 from draftlight.engine.server.process import ServerOptions

@@ -4,8 +4,8 @@ default model (docs/weights.md).
     python -m draftlight.bench.weights [--source PATH] [--types Q4_1,Q4_0,…] [--tokens 128] [--out DIR]
 
 Each type is made from the source file with draftlight.store.convert, then measured in this process
-one after another: file size, one-token time and v(k) (draftlight.engine.costs.measure), whether
-batched logits equal one-token ones (draftlight.engine.invariance), and quality against the source:
+one after another: file size, one-token time and v(k) (draftlight.engine.auto.costs.measure), whether
+batched logits equal one-token ones (draftlight.engine.auto.invariance), and quality against the source:
 the source's greedy reply to each first turn of app/draftlight/bench/questions.jsonl is evaluated
 teacher-forced by both files, giving top-1 agreement (the share of positions where both
 files' greedy choice is the same) and the mean KL divergence KL(source || type) of the
@@ -26,10 +26,10 @@ import numpy as np
 from draftlight import paths
 from draftlight.bench.runner import DEFAULT_QUESTIONS
 from draftlight.bench.runner import load_questions
-from draftlight.engine.chat_template import ChatTemplate
-from draftlight.engine.costs import measure
-from draftlight.engine.generator import PROBE_TEXT
-from draftlight.engine.invariance import measure_drift
+from draftlight.engine.text.chat_template import ChatTemplate
+from draftlight.engine.auto.costs import measure
+from draftlight.engine.reply.generator import PROBE_TEXT
+from draftlight.engine.auto.invariance import measure_drift
 from draftlight.store.convert import convert
 
 DEFAULT_TYPES = ("Q4_1", "Q4_0", "IQ4_NL", "Q4_K_M", "Q5_0", "Q8_0")
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             convert(source, dest, type_name)
         files[type_name] = dest
 
-    from draftlight.engine.llama_backend import LlamaBackend
+    from draftlight.engine.llama.llama_backend import LlamaBackend
     if args.speed_only:
         print(_table_speed(_interleaved_speed(files, args.speed_only)))
         return 0
@@ -120,7 +120,7 @@ def _interleaved_speed(files: dict[str, Path], rounds: int) -> dict[str, dict]:
     round, in turn: a burst of load elsewhere slows one round of every type, not one type.
     One model is loaded at a time: idle llama.cpp contexts keep threads that compete with the
     one being timed."""
-    from draftlight.engine.llama_backend import LlamaBackend
+    from draftlight.engine.llama.llama_backend import LlamaBackend
     samples: dict[str, list] = {t: [] for t in files}
     for _ in range(rounds):
         for type_name, path in files.items():

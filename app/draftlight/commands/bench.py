@@ -87,9 +87,9 @@ def run_bench(args: argparse.Namespace) -> int:
     from draftlight.bench.report import write_reports
     from draftlight.bench.runner import (ProgressBar, first_of_each_category, load_questions,
                                   run_benchmark)
-    from draftlight.engine.load_options import LoadOptions
+    from draftlight.engine.core.load_options import LoadOptions
     from draftlight.launch import EngineSpec, open_engine
-    from draftlight.engine.sampling import SamplingParams
+    from draftlight.engine.core.sampling import SamplingParams
 
     if args.repeats < 1:
         raise UserError("--repeats must be at least 1")
@@ -191,7 +191,7 @@ def _server_modes(args, modes, target, draft, options):
     if any(is_llama_server_mode(m) for m in modes):
         binary = server_for_terminal(args.server_binary or load_settings()[0].llama_server)
         # Draft-model types draft with --draft, else with the target itself (as "draft" does)
-        from draftlight.engine.errors import EngineError
+        from draftlight.engine.core.errors import EngineError
         from draftlight.engine.server.rpc import rpc_addresses
         try:
             rpc = rpc_addresses(args.rpc or "")

@@ -67,7 +67,7 @@ def add_chat_parser(commands) -> None:
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    from draftlight.engine.sampling import SamplingParams
+    from draftlight.engine.core.sampling import SamplingParams
     from draftlight.launch import open_engine, spec_for_command_line, with_target
     from draftlight.settings import load_settings
 
@@ -124,7 +124,7 @@ def run_chat(args: argparse.Namespace) -> int:
 
 
 def answer(messages, engine, params, mode, printer, prediction: str | None = None) -> str:
-    from draftlight.engine.events import Done, Notice, TextPiece
+    from draftlight.engine.reply.events import Done, Notice, TextPiece
     printer.messages = messages  # where origins point (an attached file's name and page)
     events = engine.generate(messages, params, mode, prediction=prediction)
     try:
@@ -149,7 +149,7 @@ def measured_meanwhile(engine):
     if not hasattr(engine, "measure_next"):
         yield
         return
-    from draftlight.engine.measuring import MeasurementInterrupted
+    from draftlight.engine.auto.measuring import MeasurementInterrupted
     stop = threading.Event()
 
     def measure() -> None:
@@ -170,7 +170,7 @@ def measured_meanwhile(engine):
 
 
 def interactive(engine, params, mode, printer, start: list[dict[str, str]] | None = None) -> int:
-    from draftlight.engine.errors import EngineError
+    from draftlight.engine.core.errors import EngineError
     print(f"Draftlight chat. /mode {'|'.join(engine.modes)} switches speculation, /retry answers "
           f"the last question again (drafted by the earlier answer), /edit TEXT replaces it, "
           f"/continue writes more of the last answer, /reset starts over, Ctrl-D quits.",

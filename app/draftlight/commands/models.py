@@ -139,7 +139,7 @@ def run_list(args: argparse.Namespace) -> int:
 def _weights_of(path: Path, unreadable: list[str]) -> tuple[str, str]:
     """(weight type, verify label) of a model file, blank where the header does not say or
     the file is missing; for a header that cannot be read, why is added to `unreadable`."""
-    from draftlight.engine.verify_speed import verify_speed
+    from draftlight.engine.auto.verify_speed import verify_speed
     from draftlight.store.gguf_info import weight_type_of
     try:
         quant = weight_type_of(path)
@@ -163,7 +163,7 @@ def _origin(model) -> str:
 
 def _gpu_offload() -> bool:
     try:
-        from draftlight.engine.llama_backend import gpu_offload_supported
+        from draftlight.engine.llama.llama_backend import gpu_offload_supported
         return gpu_offload_supported()
     except ImportError:
         return False
@@ -279,7 +279,7 @@ def _counted(n: int, what: str) -> str:
 
 
 def run_files(args: argparse.Namespace) -> int:
-    from draftlight.engine.verify_speed import verify_speed
+    from draftlight.engine.auto.verify_speed import verify_speed
     from draftlight.store.file_choice import file_options, recommend
     from draftlight.store.hub import HubClient
     files = HubClient(args.endpoint).list_files(args.repo_id)

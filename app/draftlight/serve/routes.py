@@ -22,7 +22,7 @@ from sse_starlette.sse import EventSourceResponse
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 
-from draftlight.engine.events import TextPiece
+from draftlight.engine.reply.events import TextPiece
 from draftlight.store.attachments import attachment_origin
 from draftlight.serve.guard import CORS_HEADERS, CORS_METHODS, Access, GuardMiddleware, access_for
 from draftlight.serve.schema import (MAX_BODY_BYTES, ApiError, ChatRequest, chunk, completion,

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
-from draftlight.engine.events import Stats
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.reply.events import Stats
+from draftlight.engine.core.sampling import SamplingParams
 from draftlight.store.attachments import AttachmentError, attachment_from_bytes, with_attachments
 
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}

@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from draftlight.engine.errors import EngineCrashed, EngineError
-from draftlight.engine.events import Done, Progress, Stats, TextPiece
+from draftlight.engine.core.errors import EngineCrashed, EngineError
+from draftlight.engine.reply.events import Done, Progress, Stats, TextPiece
 from draftlight.serve.schema import ApiError, ChatRequest
 from draftlight.serve.stops import StopFilter
 

@@ -7,7 +7,7 @@ What cannot be read gets one line that says what it is and nothing is read whole
 MAX_BYTES is refused before reading, a binary file (an image, an archive, a program) by its
 first bytes, an encrypted or scanned PDF by what pypdf finds. The text goes to the model as
 text: a chat template's control tokens in it are tokenized as plain text by the engine
-(draftlight.engine.control_text), as any message's are.
+(draftlight.engine.text.control_text), as any message's are.
 """
 
 from __future__ import annotations

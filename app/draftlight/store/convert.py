@@ -304,7 +304,7 @@ def quantize_child(source: str, temp: str, type_name: str, threads: int) -> int:
     send("progress", 0, 0, "verifying")
     model_params = llama_cpp.llama_model_default_params()
     # Loaded only to be checked, never run: no repacked copy of the weights (which takes time,
-    # and is where llama.cpp's AMX kernels come in, engine/cpu_check.py).
+    # and is where llama.cpp's AMX kernels come in, engine/llama/cpu_check.py).
     model_params.use_extra_bufts = False
     model = llama_cpp.llama_model_load_from_file(temp.encode(), model_params)
     if not model:

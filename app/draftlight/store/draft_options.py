@@ -3,7 +3,7 @@
 Three sources, in this order: the curated pairs of models.toml (known to pair), the hub's smaller
 models of the target's family (same tokenizer, guessed from the names), and any small installed
 model of another family, which drafts through the tokens both vocabularies share
-(app/draftlight/engine/cross_vocab.py). Names are only a guess: the engine compares the real vocabularies
+(app/draftlight/engine/step/cross_vocab.py). Names are only a guess: the engine compares the real vocabularies
 when it loads the pair, and refuses one that shares too little.
 """
 

@@ -69,7 +69,7 @@ def recommend(options: list[FileOption], *, n_ctx: int, with_draft: bool = False
     """The largest file whose total need is at most HEADROOM of the free memory; else the
     smallest that still fits; else none, with the reason in one line.
 
-    With `fast` (does this file verify drafts fast here? draftlight.engine.verify_speed), the largest
+    With `fast` (does this file verify drafts fast here? draftlight.engine.auto.verify_speed), the largest
     roomy file that does is preferred: a slow-verify file gains little from any draft."""
     memory = memory or machine.system_memory()
     sized = [o for o in options if o.estimate is not None]

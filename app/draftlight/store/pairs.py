@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from draftlight.store.model_facts import DIGEST_TOKENS, FactsCache
 
-MAX_VOCAB_SIZE_DIFFERENCE = 128  # as draftlight.engine.compat (padding differs between sizes)
+MAX_VOCAB_SIZE_DIFFERENCE = 128  # as draftlight.engine.text.compat (padding differs between sizes)
 # A draft at most this share of the target's size: a larger one costs too much of a target
 # pass per drafted token to pay on a CPU (docs/cross-vocab.md, the cost ratio c).
 MAX_DRAFT_SHARE = 0.3

@@ -27,7 +27,7 @@ import tarfile
 from pathlib import Path
 from typing import Callable
 
-from draftlight.engine.errors import ServerBuildError
+from draftlight.engine.core.errors import ServerBuildError
 from draftlight.engine.server.build_record import RECORD, changed_files, write_record
 from draftlight.engine.server.sdist import PACKAGE, download_sdist
 from draftlight.lifetimes import owned, popen_tied, remove_abandoned

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Iterator
 from urllib.parse import urlsplit
 
-from draftlight.engine.errors import EngineError
+from draftlight.engine.core.errors import EngineError
 
 
 class ServerError(EngineError):

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from draftlight.engine.errors import EngineError
+from draftlight.engine.core.errors import EngineError
 from draftlight.engine.server.rpc import check_rpc_address
 from draftlight.lifetimes import popen_tied
 from draftlight.modes import Mode, ModeError
@@ -66,7 +66,7 @@ class ServerOptions:
     # Other machines' rpc-servers ("host:port"): the model's layers are split over them
     rpc: tuple[str, ...] = ()
     # llama.cpp's repacked weights (its extra buffer types); off (--no-repack) where they crash
-    # this CPU: engine/cpu_check.py's answer for our own build, or a start that died of a signal
+    # this CPU: engine/llama/cpu_check.py's answer for our own build, or a start that died of a signal
     repack: bool = True
     extra: tuple[str, ...] = field(default_factory=tuple)
 
@@ -77,7 +77,7 @@ class ServerOptions:
             raise EngineError(f"llama.cpp speculation: {exc}") from None
         if mode.needs_draft_model and self.draft is None:
             raise EngineError(f"llama.cpp's {self.spec_type} needs a draft model")
-        from draftlight.engine.load_options import default_threads
+        from draftlight.engine.core.load_options import default_threads
         args = ["-m", str(self.target), "-c", str(self.n_ctx),
                 "-t", str(self.threads or default_threads()), "-np", "1", "--no-webui",
                 "-ctk", self.k_type, "-ctv", self.v_type, "-fa", "on",
@@ -147,7 +147,7 @@ class ManagedServer:
                     continue
                 if attempt < 2 and self.options.repack and died_of in _CRASH_SIGNALS:
                     # llama.cpp's AMX kernels (repacked weights) kill it on some CPUs at its
-                    # first batch; without them it runs (engine/cpu_check.py finds the same
+                    # first batch; without them it runs (engine/llama/cpu_check.py finds the same
                     # for the in-process engine)
                     self.options = replace(self.options, repack=False)
                     self.note = NO_REPACK_NOTE.format(signal=signal.Signals(died_of).name)

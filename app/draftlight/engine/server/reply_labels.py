@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from draftlight.engine.events import Stats
+from draftlight.engine.reply.events import Stats
 from draftlight.engine.server.pass_tracker import PassTracker
 from draftlight.engine.server.vllm_metrics import ChunkSteps, SpecMetrics, chunks_as_steps, spec_metrics
 

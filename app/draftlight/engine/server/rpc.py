@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from draftlight.engine.errors import EngineError
+from draftlight.engine.core.errors import EngineError
 
 
 def is_loopback_host(host: str) -> bool:

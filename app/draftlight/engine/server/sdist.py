@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 from typing import Callable
 
-from draftlight.engine.errors import ServerBuildError
+from draftlight.engine.core.errors import ServerBuildError
 
 PACKAGE = "llama-cpp-python"
 PYPI_JSON = f"https://pypi.org/pypi/{PACKAGE}/json"  # the index's page for the package

@@ -20,10 +20,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterator
 
-from draftlight.engine.control_text import neutralized
-from draftlight.engine.errors import EngineError
-from draftlight.engine.events import Done, Event, Notice, Progress, Stats, TextPiece
-from draftlight.engine.sampling import SamplingParams
+from draftlight.engine.text.control_text import neutralized
+from draftlight.engine.core.errors import EngineError
+from draftlight.engine.reply.events import Done, Event, Notice, Progress, Stats, TextPiece
+from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.server.client import (Endpoint, ServerError, post_json, stream_chat,
                                              with_model)
 from draftlight.engine.server.process import (HEALTH_TIMEOUT, ManagedServer, ServerOptions,

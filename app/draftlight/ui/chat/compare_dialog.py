@@ -1,5 +1,5 @@
 """Compare: the same question answered greedily with speculation off and on, side by side, each
-timed over several rounds in alternating order (draftlight.engine.compare), with the median
+timed over several rounds in alternating order (draftlight.engine.reply.compare), with the median
 speedup, the rounds' range and an "inconclusive" when they disagree or the machine is busy."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QGridLayout, QLabel, QTextEdit,
                                QVBoxLayout)
 
-from draftlight.engine.compare import Comparison, SidePiece
-from draftlight.engine.events import Notice
+from draftlight.engine.reply.compare import Comparison, SidePiece
+from draftlight.engine.reply.events import Notice
 from draftlight.ui.engine.loaded import Crashed, Failed
 from draftlight.ui.flash.highlight import run_colour
 from draftlight.modes import mode_label

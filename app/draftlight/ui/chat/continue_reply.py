@@ -1,7 +1,7 @@
 """Continue: the latest reply, stopped or cut at its length limit, written on from its words.
 
 The engine is sent the conversation ending with that reply's text, and goes on from it (a
-conversation ending with the assistant's words is continued: engine/chat_template.py); the
+conversation ending with the assistant's words is continued: engine/text/chat_template.py); the
 KV cache still holds what it wrote, so only the tokens after a change are evaluated again.
 The reply keeps its row in the history, its runs, their origins and its strip; its figures
 become the sum of both parts (Stats.after).

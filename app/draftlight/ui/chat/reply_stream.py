@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from draftlight.engine.events import Done, Notice, Progress, Stats, TextPiece
-from draftlight.engine.origins import Origin
+from draftlight.engine.reply.events import Done, Notice, Progress, Stats, TextPiece
+from draftlight.engine.step.origins import Origin
 from draftlight.store.history import COMPLETE, INTERRUPTED
 from draftlight.store.history_queue import Row
 from draftlight.ui.chat import branches

@@ -1,5 +1,5 @@
 """What the engine's worker does while no request waits (EngineWorker inherits it): the bundled
-model's faster copy made and loaded, then the measurements of draftlight.engine.measuring, one
+model's faster copy made and loaded, then the measurements of draftlight.engine.auto.measuring, one
 step at a time from the event loop, each stopped at its next pass by a request that arrives.
 
 Uses the worker's engine, factory, pending requests (PendingWork), `load_event` signal and
@@ -27,7 +27,7 @@ class BackgroundSteps:
     def _measure_step(self) -> None:
         """One of the engine's pending measurements (seconds on a large model), then the next
         from the event loop; a request that arrives stops it and it runs again after."""
-        from draftlight.engine.measuring import MeasurementInterrupted
+        from draftlight.engine.auto.measuring import MeasurementInterrupted
         self._measure_queued = False
         engine = self.engine
         if (engine is None or self._measuring_failed or self.pending.waiting()

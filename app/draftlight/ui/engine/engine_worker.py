@@ -21,8 +21,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
-from draftlight.engine.errors import EngineCrashed
-from draftlight.engine.events import Done
+from draftlight.engine.core.errors import EngineCrashed
+from draftlight.engine.reply.events import Done
 from draftlight.engine.server.process import HEALTH_TIMEOUT
 from draftlight.engine.server.rpc import placement
 from draftlight.launch import EngineSpec, resolve_context, with_model_files
@@ -68,7 +68,7 @@ class EngineWorker(BackgroundSteps, QObject):
     # Loaded, LoadFailed, DraftChanged, DraftFailed, Measuring
     load_event = Signal(object)
     # request, one of its events: the engine's (TextPiece, Notice, Progress, one per target
-    # pass, then Done), Compare's (SidePiece, Notice, then Comparison: engine/compare.py), or
+    # pass, then Done), Compare's (SidePiece, Notice, then Comparison: engine/reply/compare.py), or
     # how it ended otherwise (loaded.Stopped, Failed, Crashed)
     reply = Signal(int, object)
     served = Signal(object)  # an draftlight.serve.serve_worker.Job from the local server has ended
@@ -280,8 +280,8 @@ class EngineWorker(BackgroundSteps, QObject):
 
     @Slot(int, object, object, str)
     def compare(self, request_id: int, messages: list, params, mode: str) -> None:
-        """Plain and speculative greedy answers to the same messages (draftlight.engine.compare)."""
-        from draftlight.engine.compare import compare
+        """Plain and speculative greedy answers to the same messages (draftlight.engine.reply.compare)."""
+        from draftlight.engine.reply.compare import compare
         self.pending.begin()
         if self.engine is None:
             self.reply.emit(request_id, Failed("no model is loaded"))

@@ -19,14 +19,14 @@ class LlamaEngineFactory:
     """Opens the real engine on llama.cpp."""
 
     def capabilities(self) -> Capabilities:
-        from draftlight.engine.llama_backend import gpu_offload_supported
+        from draftlight.engine.llama.llama_backend import gpu_offload_supported
         from draftlight.modes import IN_PROCESS
         return Capabilities(IN_PROCESS, gpu_offload=gpu_offload_supported())
 
     def default_now(self) -> tuple[str, bool]:
         """(the default target's file now, whether its faster copy is still to be made:
         prepare_default makes it, and the bundled file stands in until then)."""
-        from draftlight.engine.errors import ModelLoadError
+        from draftlight.engine.core.errors import ModelLoadError
         from draftlight.store.default_model import default_now
         from draftlight.user_messages import UserError
         try:
@@ -39,7 +39,7 @@ class LlamaEngineFactory:
     def prepare_default(self, report, should_cancel) -> tuple[str, str | None]:
         """(path of the default target, a note if the shipped file stands in for it), making the
         converted default on first use; `report(done, total, words)` follows the conversion."""
-        from draftlight.engine.errors import ModelLoadError
+        from draftlight.engine.core.errors import ModelLoadError
         from draftlight.store.default_model import DEFAULT_TYPE, prepare_default_model
         from draftlight.user_messages import UserError
         words = f"Making the faster {DEFAULT_TYPE} copy of the bundled model (once)…"
@@ -59,7 +59,7 @@ class LlamaEngineFactory:
 
     def load_engine(self, spec: EngineSpec, *, should_cancel: Callable[[], bool] = lambda: False,
                     on_progress: Callable[[float], None] | None = None):
-        """The engine, in a process of its own (engine/hosted.py: a crash in llama.cpp is a
+        """The engine, in a process of its own (engine/host/hosted.py: a crash in llama.cpp is a
         line in the window, not the end of it); `on_progress(fraction)`: how much of the
         target's weights llama.cpp has loaded."""
         return open_engine(replace(spec, hosted=True), should_cancel=should_cancel,

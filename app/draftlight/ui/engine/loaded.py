@@ -65,7 +65,7 @@ class DraftFailed:
 
 @dataclass(frozen=True)
 class Measuring:
-    """What the worker measures about its models in the background (engine/measuring.py), in
+    """What the worker measures about its models in the background (engine/auto/measuring.py), in
     words; "" once nothing is left, or a request came first."""
 
     words: str
@@ -83,7 +83,7 @@ class Failed:
 
 @dataclass(frozen=True)
 class Crashed:
-    """The engine's process ended mid-request (engine/hosted.py): one line; the next request
+    """The engine's process ended mid-request (engine/host/hosted.py): one line; the next request
     starts it again."""
 
     message: str

@@ -5,8 +5,8 @@ A server engine takes its draft model (Settings) on its command line, so the dra
 off there; a remote server chooses its own model, so the target drop-down is off too.
 
 A draft of another vocabulary drafts through the tokens the two share (cross-vocabulary,
-app/draftlight/engine/cross_vocab.py): such drafts are listed as "cross-vocabulary", from the GGUF headers
-(tokenizer type, vocabulary size, as draftlight.engine.compat compares them); the engine measures the
+app/draftlight/engine/step/cross_vocab.py): such drafts are listed as "cross-vocabulary", from the GGUF headers
+(tokenizer type, vocabulary size, as draftlight.engine.text.compat compares them); the engine measures the
 overlap, and refuses a pair that shares too little, when it loads the draft. A file whose header
 cannot be read is listed but disabled, with the reason. Nothing is read here: the headers
 were read off the GUI thread (ui/chat/model_scan.py), and loading is the worker's.

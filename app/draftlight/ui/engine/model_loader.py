@@ -67,7 +67,7 @@ class ModelLoader(QObject):
         self.engine.load(self.spec)
 
     def restart(self) -> None:
-        """Load the same models again (their process ended: engine/hosted.py)."""
+        """Load the same models again (their process ended: engine/host/hosted.py)."""
         self.about_to_change.emit()
         self.ready = False
         self.steps.restart()

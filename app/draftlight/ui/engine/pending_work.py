@@ -1,6 +1,6 @@
 """Requests handed to the engine's thread that it has not begun yet.
 
-The worker measures its models in the background (draftlight.engine.measuring) only while none
+The worker measures its models in the background (draftlight.engine.auto.measuring) only while none
 waits, and a step under way stops at its next pass when one arrives. Requests come from the GUI
 thread and from the window's local server's thread, hence the lock.
 """

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
-from draftlight.engine.events import Stats
+from draftlight.engine.reply.events import Stats
 
 
 class AutoNoteRow(QWidget):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from draftlight.engine.adaptive import WHY_NOT
+from draftlight.engine.auto.adaptive import WHY_NOT
 from draftlight.ui.flash.reply_figures import ReplyFigures
 
 _WORD = re.compile(r"\s*\S+|\s+")

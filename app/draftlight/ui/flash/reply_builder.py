@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from draftlight.ui.flash.run_origin import RunOrigin
 
 if TYPE_CHECKING:
-    from draftlight.engine.origins import Origin
+    from draftlight.engine.step.origins import Origin
 
 
 class ReplyBuilder:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from draftlight.engine.events import Stats
+from draftlight.engine.reply.events import Stats
 from draftlight.ui.flash.run_origin import RunOrigin
 
 Row = tuple[int, int, int, int]  # a pass: (end in the text, tokens, accepted, drafted)
@@ -30,7 +30,7 @@ class Compared:
 
     @classmethod
     def of(cls, result) -> "Compared":
-        """From a Comparison (engine/compare.py), rounded as it is shown."""
+        """From a Comparison (engine/reply/compare.py), rounded as it is shown."""
         low, high = result.interval
         return cls(result.mode, round(result.speedup, 3), round(low, 3), round(high, 3),
                    len(result.plain_runs) or 1, bool(result.identical),

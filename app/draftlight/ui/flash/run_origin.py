@@ -1,5 +1,5 @@
 """Where one accepted run of a reply came from, as the window keeps it: the engine's Origin of
-its first token (engine/origins.py), placed in the chat (which message, by role and index), told
+its first token (engine/step/origins.py), placed in the chat (which message, by role and index), told
 what drafted it where a Predicted Output did, and merged over the run's tokens (`merge`). No
 Qt here.
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from draftlight.engine.origins import Origin
+    from draftlight.engine.step.origins import Origin
 
 COPIES = ("message", "reply", "prediction")  # kinds with a span of their source
 _JSON_NAMES = {"source": "from"}  # the stored key of a field, where it differs

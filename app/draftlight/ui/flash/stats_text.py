@@ -3,7 +3,7 @@ names of the speculation modes."""
 
 from __future__ import annotations
 
-from draftlight.engine.events import Stats
+from draftlight.engine.reply.events import Stats
 from draftlight.modes import mode_label
 from draftlight.ui.flash.reply_figures import Compared, ReplyFigures
 

@@ -9,7 +9,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel,
                                QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from draftlight.engine.verify_speed import verify_speed
+from draftlight.engine.auto.verify_speed import verify_speed
 from draftlight.store.file_choice import FileOption, Recommendation, file_options, recommend
 from draftlight.store.hub import HubFile
 from draftlight.store.memory import Fit

@@ -11,7 +11,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QInputDialog, QLabel, QMessageBox,
                                QProgressBar, QPushButton, QVBoxLayout, QWidget)
 
-from draftlight.engine.verify_speed import verify_speed
+from draftlight.engine.auto.verify_speed import verify_speed
 from draftlight.store.convert import ConversionCancelled
 from draftlight.store.convert_installed import OFFERED_TYPES, convert_installed
 from draftlight.store.default_model import DEFAULT_NAME

@@ -1,0 +1,229 @@
+"""The engine's host: the process llama.cpp runs in, apart from the app (hosted.py is the
+app's side). A crash in native code (a segfault, an abort, an out-of-memory kill) ends this
+process and only this one: the app says so in one line and starts it again.
+
+    python -P -m draftlight.engine.host.host_child SPEC_JSON
+
+It says {"cpu": {"trying_extra"}} (whether it loads llama.cpp's extra buffer types on trust:
+ExtraOnTrust), loads the models SPEC names (Engine.load), says {"loading": fraction} as the
+weights load, then {"ready": {modes, n_ctx, load_notices}} (or {"failed": error}), and answers
+one request at a time, on this process's main thread, which owns the Llama:
+
+    {"id", "op": "generate", messages, params, mode, prediction} -> {"id", "events"}...,
+                                                               {"id", "events", "end"}
+                             (one line a pass: its pieces and its Progress, together; quick
+                              passes share one, LINE_SECONDS)
+    {"id", "op": "tokenize_chat" | "reserve" | "pending_measurements" | "measure_next"
+           | "attach_draft" | "detach_draft" (their result: the modes now)
+           | "explain_divergence", …}                                 -> {"id", "result"}
+    {"id", "op": "cancel"}   (read at once, on the input's own thread: the request stops at
+                              its next event or pass)
+
+Any request may end in {"id", "error"} instead (wire.error_record). Lines are wire.encode's.
+DRAFTLIGHT_HOST_DEBUG="segfault@N" or "hang@N" makes the first reply crash or hang in native
+code after N pieces ("busy@N": silent but working for 3 s): how the tests reach the paths a
+crash takes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+
+from draftlight.bounded_process import answer_stream
+from draftlight.engine.host import wire
+from draftlight.engine.reply.events import Done, Notice, Progress
+from draftlight.engine.host.host_spec import BATCHED
+
+DEBUG_VARIABLE = "DRAFTLIGHT_HOST_DEBUG"
+# Passes quicker than this share a line: each line wakes the app, and on two cores a wake-up
+# takes a core from llama.cpp mid-pass; the window paints every 33 ms anyway.
+LINE_SECONDS = 0.025
+
+
+class _Output:
+    """The answers' stream, shared by the main thread and the loader's progress callback."""
+
+    def __init__(self) -> None:
+        self._stream = answer_stream()
+        self._lock = threading.Lock()
+
+    def send(self, message: dict) -> None:
+        with self._lock:
+            self._stream.write(wire.encode(message))
+            self._stream.flush()
+
+
+def _read_requests(requests: queue.Queue, cancelled: set) -> None:
+    for line in sys.stdin.buffer:
+        message = wire.decode(line)
+        if message.get("op") == "cancel":
+            cancelled.add(message["id"])
+        else:
+            requests.put(message)
+    requests.put(None)  # the app is gone
+
+
+def _debug_failure(after: str | None):
+    """(what, after how many pieces) from DEBUG_VARIABLE, or None."""
+    if not after or "@" not in after:
+        return None
+    what, count = after.split("@", 1)
+    return ((what, int(count)) if what in ("segfault", "hang", "busy") and count.isdigit()
+            else None)
+
+
+def _fail_natively(what: str) -> None:
+    if what == "segfault":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if what == "busy":  # silent for 3 s, but working (a long prompt's batches)
+        end = time.monotonic() + 3
+        while time.monotonic() < end:
+            pass
+        return
+    libc = ctypes.CDLL(None)
+    while True:  # a native call that never returns (the GIL released, as llama.cpp's are)
+        libc.pause()
+
+
+class ExtraOnTrust:
+    """llama.cpp's extra buffer types, loaded without knowing that they run on this CPU
+    (cpu_check.host_tries_extra), until a request that runs batched passes ends well; then they
+    are kept as running here. Where they crash, this process ends and the app starts the next
+    host without them. DRAFTLIGHT_SIMULATE_AMX_CRASH=1 crashes that request as such a CPU
+    does (SIGILL), on any CPU."""
+
+    def __init__(self, trying: bool) -> None:
+        self.trying = trying
+
+    def before(self, op: str) -> None:
+        from draftlight.engine.llama import cpu_check
+        if self.trying and op in BATCHED and os.environ.get(cpu_check.SIMULATE_VARIABLE):
+            os.kill(os.getpid(), signal.SIGILL)
+
+    def after(self, op: str) -> None:
+        if self.trying and op in BATCHED:
+            from draftlight.engine.llama import cpu_check
+            cpu_check.confirm_extra(cpu_check.cache_file())
+            self.trying = False
+
+
+def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
+                   debug=None, on_trust: ExtraOnTrust = ExtraOnTrust(False)) -> None:
+    while (request := requests.get()) is not None:
+        ident, op = request["id"], request["op"]
+        should_cancel = lambda ident=ident: ident in cancelled  # noqa: E731
+        on_trust.before(op)
+        try:
+            if op == "generate":
+                pieces = 0
+                events = engine.generate(request["messages"], wire.params_from(request["params"]),
+                                         request["mode"], prediction=request.get("prediction"),
+                                         should_stop=should_cancel)
+                # one line a pass (its pieces and its Progress), or for the passes of
+                # LINE_SECONDS together when they are quicker than that
+                batch: list[dict] = []
+                sent = 0.0
+                try:
+                    for event in events:
+                        batch.append(wire.event_record(event))
+                        pieces += 1
+                        if debug is not None and pieces == debug[1]:
+                            out.send({"id": ident, "events": batch})
+                            _fail_natively(debug[0])
+                            batch = []
+                        if (isinstance(event, (Done, Notice)) or should_cancel() or isinstance(
+                                event, Progress) and time.monotonic() - sent >= LINE_SECONDS):
+                            out.send({"id": ident, "events": batch})
+                            batch, sent = [], time.monotonic()
+                        if should_cancel():
+                            break
+                finally:
+                    events.close()
+                on_trust.after(op)
+                out.send({"id": ident, "events": batch, "end": True})
+                continue
+            if op == "tokenize_chat":
+                result = engine.tokenize_chat(request["messages"])
+            elif op == "reserve":
+                result = engine.reserve(wire.params_from(request["params"]))
+            elif op == "pending_measurements":
+                result = list(engine.pending_measurements())
+            elif op == "measure_next":
+                result = engine.measure_next(should_cancel=should_cancel)
+            elif op == "attach_draft":
+                from draftlight.engine.core.load_options import LoadOptions
+                engine.attach_draft_file(request["path"], LoadOptions(**request["options"]),
+                                         should_cancel=should_cancel)
+                result = list(engine.modes)
+            elif op == "detach_draft":
+                engine.detach_draft()
+                result = list(engine.modes)
+            elif op == "explain_divergence":
+                from dataclasses import asdict
+
+                from draftlight.engine.reply.compare import explain_divergence
+                found = explain_divergence(engine, request["messages"], request["a"],
+                                           request["b"])
+                result = asdict(found) if found is not None else None
+            else:
+                raise ValueError(f"unknown request {op!r}")
+            on_trust.after(op)
+            out.send({"id": ident, "result": result})
+        except Exception as exc:  # noqa: BLE001 - said to the app, which raises it again
+            out.send({"id": ident, "error": wire.error_record(exc)})
+        finally:
+            cancelled.discard(ident)
+
+
+def main(argv: list[str]) -> int:
+    import json
+
+    from draftlight.engine.reply.generator import Engine
+    from draftlight.engine.core.load_options import LoadOptions
+    out = _Output()
+    spec = json.loads(argv[0])
+    requests: queue.Queue = queue.Queue()
+    cancelled: set = set()
+    threading.Thread(target=_read_requests, args=(requests, cancelled), daemon=True,
+                     name="requests").start()
+    from draftlight.engine.llama import cpu_check
+    on_trust = ExtraOnTrust(cpu_check.host_tries_extra(
+        cpu_check.cache_file(), spec.get("extra_buffers_crashed", False)))
+    out.send({"cpu": {"trying_extra": on_trust.trying}})
+    try:
+        engine = Engine.load(spec["target"], spec.get("draft"), LoadOptions(**spec["options"]),
+                             LoadOptions(**spec["draft_options"]),
+                             measure_later=spec.get("measure_later", False),
+                             should_cancel=lambda: -1 in cancelled,
+                             on_progress=lambda done: out.send({"loading": done}))
+        if spec.get("time_auto") and not spec.get("measure_later"):
+            engine.prepare_auto(lambda: -1 in cancelled)
+    except Exception as exc:  # noqa: BLE001 - the app says it, in one line
+        out.send({"failed": wire.error_record(exc)})
+        return 0
+    try:
+        out.send({"ready": {"modes": list(engine.modes), "n_ctx": engine.n_ctx,
+                            "load_notices": list(engine.load_notices)}})
+        serve_requests(engine, out, requests, cancelled,
+                       _debug_failure(os.environ.get(DEBUG_VARIABLE)), on_trust)
+    finally:
+        engine.close()
+    return 0
+
+
+def run(argv: list[str]) -> int:
+    """main, then out at once: the thread reading requests may be inside a read of the input,
+    where the interpreter's own shutdown would wait on its lock (a fatal error)."""
+    code = main(argv)
+    sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    run(sys.argv[1:])

@@ -1,0 +1,345 @@
+"""The in-process engine, run in a process of its own (host_child.py): what llama.cpp does
+wrong — a segfault, an abort, an out-of-memory kill, a call that never returns — ends that
+process, never the app. The app gets one line (EngineCrashed) with the reply's text so far
+kept by whoever showed it, and the next request starts the host again.
+
+    engine = HostedEngine(HostSpec(target, draft, options, draft_options))
+    for event in engine.generate(messages, params, "auto"):   # the same events, the same
+        ...                                                    # ChatEngine as Engine's
+
+Requests go one at a time (the host owns its Llama on one thread); each event crosses as
+wire.py's record. `silence_seconds`: the longest the host may say nothing in the middle of a
+request while using no CPU (a reply's passes and a measurement's steps each say something in
+far less; a long prompt's batches say nothing, but keep the CPU busy) before it is taken for
+hung and ended.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, replace
+
+import psutil
+
+from draftlight.bounded_process import ending
+from draftlight.engine.host import wire
+from draftlight.engine.core.errors import EngineCrashed, ModelLoadError
+from draftlight.engine.reply.events import Event, Notice
+from draftlight.engine.host.host_child import DEBUG_VARIABLE
+from draftlight.engine.host.host_lines import HostLines
+from draftlight.engine.host.host_spec import BATCHED, MEANINGS, ExtraBuffersCrashed, HostSpec
+from draftlight.engine.core.load_options import LoadOptions
+from draftlight.engine.core.sampling import SamplingParams
+
+CHILD_COMMAND = "_engine-host"  # hidden `draftlight` command: the frozen app's host
+SILENCE_SECONDS = 300.0
+BUSY_SHARE = 0.05  # a host silent that long but using this share of a core is working
+SILENCE_VARIABLE = "DRAFTLIGHT_HOST_SILENCE"  # seconds, for tests of a hang
+STOP_SECONDS = 5.0  # interrupt(): how long the host has to stop before it is ended
+_POLL_SECONDS = 0.1  # how often a wait looks at should_cancel
+# how a host ends when its kernels crash (return codes: minus the signal)
+KERNEL_CRASHES = tuple(-number for number in (signal.SIGILL, signal.SIGSEGV,
+                                               getattr(signal, "SIGBUS", 0)) if number)
+
+
+class HostedEngine:
+    """A ChatEngine whose Engine lives in the host process (and measure_next, as Engine's)."""
+
+    def __init__(self, spec: HostSpec, *, should_cancel: Callable[[], bool] | None = None,
+                 on_progress: Callable[[float], None] | None = None,
+                 silence_seconds: float | None = None) -> None:
+        self.spec = spec
+        self.silence_seconds = silence_seconds or float(os.environ.get(SILENCE_VARIABLE,
+                                                                        SILENCE_SECONDS))
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()  # one request at a time
+        self._process: subprocess.Popen | None = None
+        self._lines: HostLines | None = None
+        self.modes: tuple[str, ...] = ()
+        self.n_ctx = 0
+        self.load_notices: tuple[str, ...] = ()
+        self.restarts = 0  # hosts started again after a crash
+        self._interrupted = False  # interrupt(): cancel the request under way
+        self._trying_extra = False  # the host tries llama.cpp's extra buffers on trust
+        self._say_notes = False  # the next reply begins with load_notices (a restart's)
+        self._start(should_cancel, on_progress)
+
+    # --- the ChatEngine ---------------------------------------------------------------------
+
+    def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
+                 mode: str = "off", *, prediction: str | None = None) -> Iterator[Event]:
+        """The host's events for this reply; closing the iterator cancels it there.
+
+        Raises:
+            EngineCrashed: the host ended or hung mid-reply (the events so far were given)."""
+        request = {"op": "generate", "messages": messages, "params": wire.params_record(params),
+                   "mode": mode, "prediction": prediction}
+        with self._lock:
+            for attempt in range(2):
+                ident = self._send(request)
+                if self._say_notes:  # started again without the extra buffers: says why
+                    self._say_notes = False
+                    yield from (Notice(note) for note in self.load_notices)
+                given = ended = False
+                try:
+                    while True:
+                        message = self._about(ident)
+                        for record in message.get("events", ()):
+                            given = True
+                            yield wire.event_from(record)
+                        if "end" in message or "error" in message:
+                            ended = True  # the host is done with it, either way
+                            if "error" in message:
+                                raise wire.error_from(message["error"])
+                            self._trying_extra = False  # they ran: the host kept them
+                            return
+                except ExtraBuffersCrashed:
+                    if given or attempt:
+                        raise
+                finally:
+                    if not ended and self._alive():  # closed early: the host stops the reply
+                        self._cancel(ident)
+
+    def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        return self._ask({"op": "tokenize_chat", "messages": messages})
+
+    def reserve(self, params: SamplingParams) -> int:
+        return self._ask({"op": "reserve", "params": wire.params_record(params)})
+
+    def pending_measurements(self) -> tuple[str, ...]:
+        return tuple(self._ask({"op": "pending_measurements"}))
+
+    def measure_next(self, should_cancel: Callable[[], bool] | None = None) -> str:
+        return self._ask({"op": "measure_next"}, should_cancel)
+
+    def measure(self, should_cancel: Callable[[], bool] | None = None) -> None:
+        while self.measure_next(should_cancel):
+            pass
+
+    def attach_draft_file(self, path: str, options: LoadOptions, *,
+                          should_cancel: Callable[[], bool] | None = None) -> None:
+        """Engine.attach_draft on the draft model in `path`, opened in the host (a host
+        started again later loads it too)."""
+        self.modes = tuple(self._ask({"op": "attach_draft", "path": path,
+                                      "options": asdict(options)}, should_cancel))
+        self.spec = replace(self.spec, draft=path, draft_options=options)
+
+    def detach_draft(self) -> None:
+        self.modes = tuple(self._ask({"op": "detach_draft"}))
+        self.spec = replace(self.spec, draft=None)
+
+    def explain_divergence(self, messages: list[dict[str, str]], a: list[int], b: list[int]):
+        """compare.explain_divergence, in the host (it reads the target's logits)."""
+        from draftlight.engine.reply.compare import Divergence
+        found = self._ask({"op": "explain_divergence", "messages": messages, "a": a, "b": b})
+        return Divergence(**found) if found else None
+
+    @property
+    def pid(self) -> int | None:
+        """The host's process id (None between a crash and the next request)."""
+        return self._process.pid if self._alive() else None
+
+    def interrupt(self) -> None:
+        """Thread-safe: the request under way stops at its next pass in the host, even while
+        its thread waits for a long prompt's read."""
+        self._interrupted = True
+
+    def kill(self) -> None:
+        """Thread-safe: end the host at once (a window closing waits for nothing); the
+        request under way ends with EngineCrashed."""
+        process = self._process
+        if process is not None and process.poll() is None:
+            process.kill()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def close(self) -> None:
+        """End the host: its input closes and it frees its models; one that does not end
+        within seconds is killed (a window never waits for llama.cpp)."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        try:
+            process.stdin.close()
+        except OSError:
+            pass
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    # --- the host process -------------------------------------------------------------------
+
+    def _start(self, should_cancel=None, on_progress=None) -> None:
+        try:
+            self._launch(should_cancel, on_progress)
+        except ExtraBuffersCrashed:  # at its load: again without them, at once
+            self.close()
+            self.restarts += 1
+            self._launch(should_cancel, on_progress)
+
+    def _launch(self, should_cancel=None, on_progress=None) -> None:
+        command = ([sys.executable, CHILD_COMMAND] if getattr(sys, "frozen", False)
+                   else [sys.executable, "-P", "-m", "draftlight.engine.host.host_child"])
+        env = dict(os.environ)
+        env.pop(DEBUG_VARIABLE, None)
+        if os.environ.get(DEBUG_VARIABLE):  # taken by the next host only: one started
+            env[DEBUG_VARIABLE] = os.environ.pop(DEBUG_VARIABLE)  # again is clean
+        from draftlight.lifetimes import popen_for_life
+        self._process = popen_for_life([*command, json.dumps(self.spec.record())],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        self._lines = HostLines(self._process.stdout)
+        while True:
+            message = self._next(should_cancel, loading=True)
+            if "cpu" in message:
+                self._trying_extra = bool(message["cpu"].get("trying_extra"))
+            elif "loading" in message and on_progress is not None:
+                on_progress(message["loading"])
+            elif "failed" in message:
+                self.close()
+                raise wire.error_from(message["failed"])
+            elif "ready" in message:
+                ready = message["ready"]
+                self.modes = tuple(ready["modes"])
+                self.n_ctx = ready["n_ctx"]
+                self.load_notices = tuple(ready["load_notices"])
+                return
+
+    def _alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def _send(self, message: dict) -> int:
+        self._interrupted = False  # an interrupt() of an earlier request
+        if not self._alive():  # it crashed before: started again, as the user expects
+            self.close()
+            self.restarts += 1
+            self._start()
+        ident = next(self._ids)
+        try:
+            self._write({"id": ident, **message})
+        except OSError:
+            raise self._crashed() from None
+        return ident
+
+    def _ask(self, message: dict, should_cancel=None):
+        with self._lock:
+            for attempt in range(2):
+                ident = self._send(message)
+                try:
+                    answer = self._about(ident, should_cancel)
+                except ExtraBuffersCrashed:
+                    if attempt:
+                        raise
+                    continue  # asked again of a host without them
+                if "error" in answer:
+                    raise wire.error_from(answer["error"])
+                if message["op"] in BATCHED:
+                    self._trying_extra = False  # they ran: the host kept them
+                return answer["result"]
+
+    def _about(self, ident: int, should_cancel=None) -> dict:
+        """The host's next message about request `ident`."""
+        while True:
+            message = self._next(should_cancel, cancel_id=ident)
+            if message.get("id") == ident:
+                return message
+            # else what an earlier, abandoned request still said
+
+    def _cancel(self, ident: int) -> None:
+        """Stop request `ident` in the host and read what it still says, to its end."""
+        try:
+            self._write({"id": ident, "op": "cancel"})
+            while True:
+                message = self._next()
+                if message.get("id") == ident and ("end" in message or "error" in message
+                                                   or "result" in message):
+                    return
+        except (OSError, EngineCrashed):
+            pass
+
+    def _write(self, message: dict) -> None:
+        self._process.stdin.write(wire.encode(message))
+        self._process.stdin.flush()
+
+    def _next(self, should_cancel: Callable[[], bool] | None = None, *, cancel_id: int = -1,
+              loading: bool = False) -> dict:
+        """The host's next message. Raises EngineCrashed when it ended, or said nothing for
+        `silence_seconds` (it is killed); once `should_cancel` says so, request `cancel_id`
+        (-1: the load) is cancelled in the host, which then ends it as it does."""
+        waited, asked, stop_waited = 0.0, False, 0.0
+        limit = max(self.silence_seconds, 600.0) if loading else self.silence_seconds
+        # The host's CPU time when its silence began: read only once a wait runs long, never
+        # for the lines of a reply that follow each other (this is its hot path).
+        busy_since = None
+        while True:
+            try:
+                message = self._lines.next(_POLL_SECONDS)
+            except queue.Empty:
+                waited += _POLL_SECONDS
+                if busy_since is None:
+                    busy_since = self._cpu_seconds()
+                if waited > limit and self._cpu_seconds() - busy_since > BUSY_SHARE * limit:
+                    # silent but working (a prompt of 30,000 tokens is minutes of batches
+                    # that say nothing): a hung call does not use the CPU
+                    waited, busy_since = 0.0, self._cpu_seconds()
+                if not asked and (self._interrupted or (should_cancel is not None
+                                                        and should_cancel())):
+                    asked, stop_waited = True, 0.0
+                    try:
+                        self._write({"id": cancel_id, "op": "cancel"})
+                    except OSError:
+                        pass
+                elif asked and self._interrupted:
+                    stop_waited += _POLL_SECONDS
+                    if stop_waited > STOP_SECONDS:  # Stop waits for no native call
+                        self._process.kill()
+                        self._process.wait()
+                        raise EngineCrashed(f"the engine did not stop within {STOP_SECONDS:.0f}"
+                                            " s and was ended; the next message starts it "
+                                            "again")
+                if waited > limit:
+                    self._process.kill()
+                    self._process.wait()
+                    raise EngineCrashed(f"the engine stopped answering for {limit:.0f} s and "
+                                        "was ended; the next message starts it again")
+                continue
+            if message is None:
+                raise self._crashed(loading)
+            return message
+
+    def _cpu_seconds(self) -> float:
+        """The CPU time the host has used (its threads together); 0 where it cannot be read."""
+        try:
+            times = psutil.Process(self._process.pid).cpu_times()
+            return times.user + times.system
+        except (psutil.Error, AttributeError):
+            return 0.0
+
+    def _crashed(self, loading: bool = False) -> BaseException:
+        process = self._process
+        code = process.wait() if process is not None else None
+        how = MEANINGS.get(ending(code), ending(code))
+        if self._trying_extra and code in KERNEL_CRASHES:
+            # llama.cpp's extra buffers on trust, and a crash in native code (not a kill: a
+            # closing window, a hang, the memory): they crash this CPU (the AMX kernels of
+            # some builds); every host from now on runs without them
+            self._trying_extra, self._say_notes = False, not loading
+            self.spec = replace(self.spec, extra_buffers_crashed=True)
+            return ExtraBuffersCrashed(f"the engine stopped ({how}) with llama.cpp's extra "
+                                       "buffer types; it starts again without them")
+        if loading:
+            return ModelLoadError(f"llama.cpp could not load the model: its process ended "
+                                  f"({how})")
+        return EngineCrashed(f"the engine stopped ({how}); the conversation is kept, and the "
+                             "next message starts it again")

@@ -1,0 +1,96 @@
+"""The record that crosses between the engine's host process (host_child.py) and the app
+(hosted.py): each event of a reply as one JSON object, typed on both sides.
+
+    line = encode(event)          # TextPiece, Notice, Progress or Done -> a JSON line (bytes)
+    event = decode(json.loads(line)["event"])
+
+Every object carries VERSION; a reader refuses one of another version with one line (the host
+and the app are the same install, so they differ only when an update replaced one while the
+other ran). Stats travel as their fields (Stats.from_dict reads them back, ignoring what it
+does not know); an origin as Origin.record's object.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from draftlight.engine.core.errors import EngineError
+from draftlight.engine.reply.events import Done, Event, Notice, Progress, Stats, TextPiece
+from draftlight.engine.step.origins import Origin
+from draftlight.engine.core.sampling import SamplingParams
+
+VERSION = 1
+
+
+def event_record(event: Event) -> dict:
+    if isinstance(event, TextPiece):
+        return {"type": "piece", "text": event.text, "source": event.source, "step": event.step,
+                "token": event.token,
+                "origin": event.origin.record() if event.origin is not None else None}
+    if isinstance(event, Notice):
+        return {"type": "notice", "message": event.message}
+    if isinstance(event, Progress):
+        return {"type": "progress", "stats": asdict(event.stats),
+                "pass_drafted": event.pass_drafted, "pass_why": event.pass_why}
+    if isinstance(event, Done):
+        return {"type": "done", "text": event.text, "stats": asdict(event.stats)}
+    raise TypeError(f"not an engine event: {event!r}")
+
+
+def event_from(record: dict) -> Event:
+    kind = record["type"]
+    if kind == "piece":
+        return TextPiece(record["text"], record["source"], record["step"], record["token"],
+                         Origin.from_record(record["origin"]))
+    if kind == "notice":
+        return Notice(record["message"])
+    if kind == "progress":
+        return Progress(Stats.from_dict(record["stats"]), record["pass_drafted"],
+                        record["pass_why"])
+    if kind == "done":
+        return Done(record["text"], Stats.from_dict(record["stats"]))
+    raise ValueError(f"unknown event type {kind!r}")
+
+
+def params_record(params: SamplingParams) -> dict:
+    return asdict(params)
+
+
+def params_from(record: dict) -> SamplingParams:
+    return SamplingParams(**record)
+
+
+def encode(message: dict) -> bytes:
+    """One line of the wire: `message` with the version, as ASCII JSON (lone surrogates in a
+    reply's text survive)."""
+    return json.dumps({"v": VERSION, **message}).encode("ascii") + b"\n"
+
+
+def decode(line: bytes) -> dict:
+    message = json.loads(line)
+    if message.get("v") != VERSION:
+        raise EngineError(f"the engine process speaks version {message.get('v')} of the wire, "
+                          f"this app {VERSION}: restart Draftlight")
+    return message
+
+
+def error_record(exc: BaseException) -> dict:
+    """An exception raised in the host, as the app raises it again (hosted.py)."""
+    return {"type": type(exc).__name__, "message": str(exc).splitlines()[0] if str(exc) else
+            type(exc).__name__}
+
+
+def error_from(record: dict) -> BaseException:
+    """The engine's own error classes by name (ContextOverflowError, ChatTemplateError, …);
+    anything else as an EngineError that names it."""
+    from draftlight.engine.core import errors
+    kind = getattr(errors, record["type"], None)
+    if isinstance(kind, type) and issubclass(kind, Exception):
+        return kind(record["message"])
+    if record["type"] == "MeasurementInterrupted":
+        from draftlight.engine.auto.measuring import MeasurementInterrupted
+        return MeasurementInterrupted()
+    if record["type"] == "ValueError":  # a request the engine refused (sampling options)
+        return ValueError(record["message"])
+    return EngineError(f"the engine failed: {record['type']}: {record['message']}")

@@ -1,0 +1,292 @@
+"""A GGUF model on llama.cpp, through llama-cpp-python's low-level wrappers.
+
+We drive `llama_decode` ourselves instead of `Llama.eval`: that asks for logits only for the rows
+being verified (no n_ctx × n_vocab buffer), and rolls the KV cache back with llama_memory_seq_rm.
+Flash attention is on and the KV cache's keys are q8_0 (its values f16) because together they
+make batched and one-at-a-time evaluation give bit-identical logits on llama.cpp's CPU backend
+(see LoadOptions.k_type), which greedy speculation needs to be exactly lossless. A long prompt
+is read at llama.cpp's faster f16 speed in a second context and handed to this cache
+(fast_prefill.py); decoding passes stay exact.
+
+Recurrent and hybrid models (Mamba, LFM2, Qwen3.5, Granite 4, ...) keep one state per sequence
+instead of a key and value per token: how the cache is cut back for them, and made cheap to cut,
+is llama_rollback.py's; the vocabulary's calls are llama_vocab.py's.
+
+Not thread-safe: one thread owns a LlamaBackend for its whole life.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from collections import deque
+from contextlib import ExitStack, closing
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+import llama_cpp
+from llama_cpp import _internals
+
+from draftlight.engine.llama import cpu_check, fast_prefill
+from draftlight.engine.core.errors import ModelLoadError, ReadStopped
+from draftlight.engine.llama.llama_rollback import RecurrentRollback, RollbackCounters, StateCheckpoint
+from draftlight.engine.llama.llama_vocab import LlamaVocabulary
+from draftlight.engine.core.load_options import LoadOptions, default_threads
+from draftlight.store.gguf_info import GGUF_MAGIC
+
+# llama.cpp logs to stderr by default. Keep its recent lines instead: the last error explains a
+# failed load in our one-line message, and the terminal stays clean.
+_recent_log: deque[str] = deque(maxlen=20)
+
+
+@llama_cpp.llama_log_callback
+def _log_to_buffer(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+    if level in (2, 3):  # warnings and errors
+        _recent_log.append(text.decode("utf-8", "replace").strip())
+
+
+llama_cpp.llama_log_set(_log_to_buffer, ctypes.c_void_p(0))
+
+_NO_ABORT = llama_cpp.ggml_abort_callback()  # NULL: no abort callback (llama.cpp's default)
+
+
+def gpu_offload_supported() -> bool:
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+def extra_buffers_usable(path: Path) -> bool:
+    """cpu_check.extra_buffers_usable, trying the bundled model (or this one) once per machine:
+    every in-process load asks it (LlamaBackend here, the bench's llama-cpp-python peer)."""
+    from draftlight import paths
+    return cpu_check.extra_buffers_usable(paths.bundled_model_path() or path,
+                                          cpu_check.cache_file())
+
+
+def check_gguf_file(path: Path) -> None:
+    """Fail early, in plain words, on a missing file or one that is not GGUF."""
+    if not path.exists():
+        raise ModelLoadError(f"model file not found: {path}")
+    if not path.is_file():
+        raise ModelLoadError(f"not a file: {path}")
+    with path.open("rb") as handle:
+        magic = handle.read(4)
+    if magic != GGUF_MAGIC:
+        raise ModelLoadError(f"not a GGUF model file (it does not start with 'GGUF'): {path}")
+
+
+class LlamaBackend(RecurrentRollback, LlamaVocabulary):
+    """One loaded GGUF: model, context, a reusable batch, and the tokens in its KV cache."""
+
+    def __init__(self, path: str | Path, options: LoadOptions = LoadOptions(), *,
+                 should_cancel: Callable[[], bool] | None = None,
+                 on_progress: Callable[[float], None] | None = None) -> None:
+        """`should_cancel` is asked as the weights load; True stops the load (ModelLoadError):
+        a window closing while a large model loads does not wait for it. `on_progress` hears
+        llama.cpp's reports of how much of the weights is loaded (0 to 1)."""
+        self.path = Path(path)
+        check_gguf_file(self.path)
+        self.load_note = ""  # what the user should know about how it was loaded
+        left_out = options.extra_buffers and options.check_cpu and not extra_buffers_usable(
+            self.path)
+        if left_out:
+            options = replace(options, extra_buffers=False)
+        self.options = options
+        self.build = cpu_check.library_build()  # part of the keys of what is measured about it
+        self._stack = ExitStack()
+        _recent_log.clear()
+        try:
+            model_params = llama_cpp.llama_model_default_params()
+            model_params.n_gpu_layers = options.n_gpu_layers
+            model_params.use_extra_bufts = options.extra_buffers
+            if should_cancel is not None or on_progress is not None:
+                def keep_loading(progress: float, _user_data) -> bool:
+                    if on_progress is not None:
+                        on_progress(progress)
+                    return should_cancel is None or not should_cancel()
+
+                # kept on self: llama.cpp holds only the pointer
+                self._keep_loading = llama_cpp.llama_progress_callback(keep_loading)
+                model_params.progress_callback = self._keep_loading
+            self._model = self._stack.enter_context(closing(
+                _internals.LlamaModel(path_model=str(self.path), params=model_params,
+                                      verbose=False)))
+            ctx_params = llama_cpp.llama_context_default_params()
+            ctx_params.n_ctx = options.n_ctx
+            ctx_params.n_batch = options.n_batch
+            ctx_params.n_ubatch = options.n_batch
+            threads = options.n_threads or default_threads()
+            ctx_params.n_threads = threads
+            ctx_params.n_threads_batch = threads
+            ctx_params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
+            ctx_params.no_perf = True
+            # Sliding-window layers (Gemma 2/3, Mistral, ...) keep all n_ctx cells, not a ring of
+            # n_swa + n_batch that overwrites keys leaving the window: cutting the cache back
+            # (truncate: a Regenerate, a new conversation) needs them, and seq_rm does not say
+            # they are gone. It is llama.cpp's default; store/memory.py counts this full size.
+            ctx_params.swa_full = True
+            if options.k_type is not None:
+                ctx_params.type_k = options.k_type
+            if options.v_type is not None:
+                ctx_params.type_v = options.v_type
+            model = self._model.model
+            recurrent = bool(llama_cpp.llama_model_is_recurrent(model)
+                             or llama_cpp.llama_model_is_hybrid(model))
+            if recurrent:  # llama.cpp grants it only to architectures that can roll back
+                ctx_params.n_rs_seq = options.rollback_tokens
+            self._ctx = self._stack.enter_context(closing(
+                _internals.LlamaContext(model=self._model, params=ctx_params, verbose=False)))
+            self._batch = self._stack.enter_context(closing(
+                _internals.LlamaBatch(n_tokens=options.n_batch, embd=0, n_seq_max=1,
+                                      verbose=False)))
+        except (ValueError, RuntimeError, OSError) as exc:
+            self._stack.close()
+            if should_cancel is not None and should_cancel():
+                raise ModelLoadError(f"loading {self.path.name} was cancelled") from exc
+            reason = next((line for line in reversed(_recent_log) if line), str(exc))
+            raise ModelLoadError(f"llama.cpp could not load {self.path.name}: {reason}") from exc
+        self.vocab = self._model.vocab
+        self.n_vocab = self._model.n_vocab()
+        self.n_ctx = self._ctx.n_ctx()
+        self._tokens: list[int] = []
+        # "cut": a KV cache, cut anywhere for free; "native": a recurrent state with llama.cpp's
+        # snapshots of the latest pass; "checkpoint": a recurrent state copied before a pass.
+        self.native_rollback = int(llama_cpp.llama_n_rs_seq(self._ctx.ctx)) if recurrent else 0
+        self.rollback = ("cut" if not recurrent
+                         else "native" if self.native_rollback else "checkpoint")
+        self.rollback_counters = RollbackCounters()
+        self._checkpoint: StateCheckpoint | None = None
+        self._last_pass = 0  # tokens in the latest llama_decode (its snapshots cover them)
+        self._native_pending = False  # a native rollback waits for the next llama_decode
+        self._seconds_per_token = 0.0  # of the latest long batched pass (a prompt's)
+        self._piece_buffer = ctypes.create_string_buffer(256)
+        self._fast_prefill = (fast_prefill.FastPrefill(self._model, options, threads)
+                              if fast_prefill.usable(options, self.rollback) else None)
+        # Set while a prompt is read (Engine._prefill): once it says so, llama.cpp's abort
+        # callback ends the pass between two graph nodes (ReadStopped). Only then: the
+        # callback takes the GIL at every node, which a decoding pass must not pay.
+        self.stop_reading: Callable[[], bool] | None = None
+        self._abort = llama_cpp.ggml_abort_callback(
+            lambda _data: self.stop_reading is not None and bool(self.stop_reading()))
+        if left_out:  # once loaded: a load that fails says only why it failed
+            self.load_note = cpu_check.untold_note(cpu_check.cache_file())
+
+    # --- the Backend protocol -------------------------------------------------------------
+
+    @property
+    def tokens(self) -> list[int]:
+        return list(self._tokens)
+
+    @property
+    def token_view(self) -> Sequence[int]:
+        return self._tokens
+
+    @property
+    def fast_read_tokens(self) -> int:
+        """Prompt tokens read so far at llama.cpp's f16 speed (fast_prefill.py)."""
+        return self._fast_prefill.tokens_read if self._fast_prefill is not None else 0
+
+    def eval(self, tokens: Sequence[int], n_logits: int = 1) -> np.ndarray:
+        if len(self._tokens) + len(tokens) > self.n_ctx:
+            raise RuntimeError("context window is full")
+        started = time.perf_counter()
+        # a plain cache only: a recurrent state cut in the middle of a pass is not rolled back
+        stoppable = n_logits == 0 and self.stop_reading is not None and self.rollback == "cut"
+        if stoppable:
+            llama_cpp.llama_set_abort_callback(self._ctx.ctx, self._abort, None)
+        try:
+            if not (n_logits == 0 and self._read_fast(tokens, stoppable)):
+                rows = self._decode(tokens, n_logits)
+            else:
+                rows = []
+        finally:
+            if stoppable:
+                llama_cpp.llama_set_abort_callback(self._ctx.ctx, _NO_ABORT, None)
+        if len(tokens) >= 64:
+            self._seconds_per_token = (time.perf_counter() - started) / len(tokens)
+        if not rows:
+            return np.empty((0, self.n_vocab), dtype=np.float32)
+        return np.stack(rows)
+
+    def _decode(self, tokens: Sequence[int], n_logits: int) -> list[np.ndarray]:
+        n_batch = self.options.n_batch
+        rows: list[np.ndarray] = []
+        first_with_logits = len(tokens) - n_logits
+        for start in range(0, len(tokens), n_batch):
+            chunk = tokens[start:start + n_batch]
+            batch = self._batch.batch
+            fast_prefill.fill_batch(batch, chunk, len(self._tokens), first_with_logits - start)
+            self._last_pass, self._native_pending = 0, False  # a failed pass leaves none
+            rc = llama_cpp.llama_decode(self._ctx.ctx, batch)
+            if rc == 2:  # aborted (stop_reading): llama.cpp took this batch's cells out
+                raise ReadStopped("the prompt's read was stopped")
+            if rc != 0:
+                raise RuntimeError(f"llama_decode returned {rc}")
+            self._tokens.extend(chunk)
+            self._last_pass = len(chunk)
+            for i in range(max(first_with_logits - start, 0), len(chunk)):
+                pointer = llama_cpp.llama_get_logits_ith(self._ctx.ctx, i)
+                rows.append(np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy())
+        return rows
+
+    def _read_fast(self, tokens: Sequence[int], stoppable: bool = False) -> bool:
+        """A long run of prompt tokens read down llama.cpp's fastest path (fast_prefill.py);
+        False: it is read the ordinary way."""
+        if self._fast_prefill is None or len(tokens) < fast_prefill.MIN_TOKENS:
+            return False
+        try:
+            if not self._fast_prefill.read(self._ctx.ctx, len(self._tokens), tokens,
+                                           abort=self._abort if stoppable else None):
+                return False
+        except fast_prefill.CacheLost:  # start over the ordinary way: slow, but right
+            keep = self._tokens + list(tokens)
+            llama_cpp.llama_memory_clear(self._ctx.memory, True)
+            self._tokens = []
+            self._decode(keep, 0)
+            return True
+        except (ValueError, MemoryError):  # no memory for the second context: this cache's way
+            return False
+        self._tokens.extend(tokens)
+        self._last_pass, self._native_pending = 0, False
+        return True
+
+    # --- lifetime ---------------------------------------------------------------------------
+
+    # --- the cache kept across a restart (kept_prompt.py) ---------------------------------
+
+    def state_bytes(self) -> int:
+        """The size of the cache's state as llama.cpp saves it."""
+        return int(llama_cpp.llama_state_seq_get_size(self._ctx.ctx, 0))
+
+    def save_state(self, path: Path) -> bool:
+        """Write the cache and its tokens to `path` (llama.cpp's state file)."""
+        tokens = (llama_cpp.llama_token * len(self._tokens))(*self._tokens)
+        return llama_cpp.llama_state_seq_save_file(
+            self._ctx.ctx, str(path).encode(), 0, tokens, len(self._tokens)) > 0
+
+    def load_state(self, path: Path) -> list[int]:
+        """Replace the cache by the one saved in `path`; returns its tokens ([]: the file was
+        not taken, and the cache is empty)."""
+        tokens = (llama_cpp.llama_token * self.n_ctx)()
+        count = ctypes.c_size_t(0)
+        read = llama_cpp.llama_state_seq_load_file(self._ctx.ctx, str(path).encode(), 0, tokens,
+                                                   self.n_ctx, ctypes.byref(count))
+        self._last_pass = 0
+        if not read:
+            llama_cpp.llama_memory_seq_rm(self._ctx.memory, 0, 0, -1)
+            self._tokens = []
+            return []
+        self._tokens = list(tokens[:count.value])
+        return list(self._tokens)
+
+    def close(self) -> None:
+        self._stack.close()
+
+    def __enter__(self) -> "LlamaBackend":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+

@@ -1,0 +1,216 @@
+"""What `Engine.generate` yields: pieces of text that say where they came from, then one Done."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from draftlight.engine.step.origins import Origin
+    from draftlight.engine.step.speculative import StepResult
+
+# "unknown": a server that does not say which tokens were drafted (server/reply_labels.py)
+Source = Literal["draft", "target", "unknown"]
+
+
+@dataclass(frozen=True)
+class TextPiece:
+    """Text of one emitted token (may be "" while a UTF-8 character is incomplete).
+
+    source: "draft" = a drafted token the target accepted; "target" = a token the target
+    produced itself (the correction or bonus token of a pass, or plain decoding).
+    step: index of the target pass that produced it; consecutive "draft" pieces with the same
+    step form one accepted run.
+    """
+
+    text: str
+    source: Source
+    step: int
+    token: int = -1  # the token id (-1 for text flushed at the end of a reply)
+    # For "draft" pieces, where the drafted token came from (origins.Origin: a span of a
+    # message, of the reply or of the prediction, the draft model, the template's markup);
+    # None where unknown.
+    origin: Origin | None = None
+
+
+@dataclass
+class Stats:
+    """Figures of one reply. Times are wall-clock seconds."""
+
+    new_tokens: int = 0  # tokens emitted (stop tokens excluded)
+    target_passes: int = 0  # target forward passes after the prompt (one per step)
+    drafted: int = 0  # tokens proposed by the drafter
+    accepted: int = 0  # proposed tokens the target accepted
+    prediction_drafted: int = 0  # of the drafted tokens, those from a Predicted Output
+    prediction_accepted: int = 0  # of those, the ones the target accepted
+    prompt_tokens: int = 0  # tokens in the rendered prompt
+    reused_prompt_tokens: int = 0  # of those, found already in the KV cache
+    prefill_seconds: float = 0.0  # evaluating the new part of the prompt
+    # of those new prompt tokens, the ones read at llama.cpp's f16 speed (fast_prefill.py)
+    prompt_read_fast: int = 0
+    draft_seconds: float = 0.0  # drafter time (draft model passes, n-gram lookups)
+    # auto: what its probes of an idle draft model cost (their drafting, and the extra token
+    # in their passes): the price of exploring
+    probe_seconds: float = 0.0
+    verify_seconds: float = 0.0  # target passes over [last token + draft]
+    seconds: float = 0.0  # whole call, prefill included
+    mode: str = "off"
+    # "cross-vocabulary" when the draft model has another vocabulary and drafts through text
+    draft_kind: str = ""
+    stop_reason: str = ""  # "eos", "max_tokens", "context_full", "cancelled"
+    # Greedy speculation only: the largest change of a logit gap between batched and one-token
+    # evaluation, measured at load (invariance.py). 0 = exactly plain decoding.
+    batch_drift: float | None = None
+    # A recurrent target: what a rejected draft costs it (llama_backend.LlamaBackend.rollback)
+    rollback_note: str = ""
+    # A server engine: what it could not tell (e.g. which tokens were drafted)
+    engine_note: str = ""
+    # Auto has timed a one-token target pass here: plain decoding's speed (0 = not measured)
+    plain_token_seconds: float = 0.0
+    # Auto: its passes that drafted nothing, by why (adaptive.WHY_NOT's keys), and what a pass
+    # over 2 tokens cost in one-token passes as the reply ended (its v(2), 0 = not known)
+    undrafted: dict = field(default_factory=dict)
+    pass_cost_2: float = 0.0
+    # Auto priced its passes by costs.PRIOR: this machine's curve was still being timed
+    untimed: bool = False
+
+    @classmethod
+    def from_dict(cls, figures: dict) -> "Stats":
+        """Stats from to_dict()'s form (as the history stores it); unknown keys are ignored,
+        missing ones keep their defaults."""
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in figures.items() if k in names})
+
+    def after(self, earlier: "Stats") -> "Stats":
+        """These figures as the end of a reply that `earlier` began (Continue): its counts and
+        times add up; the rest (mode, why it stopped, the prompt) is this part's."""
+        summed = ("new_tokens", "target_passes", "drafted", "accepted", "prediction_drafted",
+                  "prediction_accepted", "prefill_seconds", "draft_seconds", "probe_seconds",
+                  "verify_seconds", "seconds")
+        return replace(self, **{name: getattr(earlier, name) + getattr(self, name)
+                                for name in summed})
+
+    def add_step(self, step: StepResult, why_nothing: str = "") -> None:
+        """Count one speculative step: a target pass, what it drafted and kept, and its times
+        (`why_nothing`: auto's reason, where it drafted nothing)."""
+        if why_nothing and not step.drafted:
+            self.undrafted[why_nothing] = self.undrafted.get(why_nothing, 0) + 1
+        self.target_passes += 1
+        self.drafted += step.drafted
+        self.accepted += len(step.accepted)
+        self.draft_seconds += step.draft_seconds
+        self.verify_seconds += step.verify_seconds
+
+    @property
+    def identity_note(self) -> str:
+        """What a reader of a greedy speculative reply must know about its exactness."""
+        if not self.batch_drift:
+            return ""
+        return (f"greedy identity not guaranteed here: max logit difference "
+                f"{self.batch_drift:.2g} between batched and one-token passes")
+
+    @property
+    def auto_note(self) -> str:
+        """Why auto drafted little or nothing in this reply, in measured terms, and what would
+        pay ("" where it drafted enough, or is not auto)."""
+        if self.mode != "auto" or self.target_passes < 4 or self.accepted * 10 >= self.new_tokens:
+            return ""
+        said = ("Auto drafted nothing" if not self.drafted else
+                f"Auto drafted little ({self.accepted} of {self.new_tokens} tokens)")
+        reasons = []
+        if self.pass_cost_2 > 0 and self.undrafted.get("costly"):
+            reasons.append(f"checking 2 tokens costs {self.pass_cost_2:.1f}x one on this "
+                           "machine now")
+        if self.undrafted.get("too-short"):
+            reasons.append("the matches it found were too short to pay")
+        if self.undrafted.get("no-match") or not reasons:
+            reasons.append("nothing in this conversation was worth copying")
+        untimed = (" It is still timing this machine's passes (once, in the background) and "
+                   "until then drafts only copies it is nearly sure of." if self.untimed else "")
+        return (f"{said}: {', and '.join(reasons)}.{untimed} Attach the file you are asking "
+                "about, or try N-gram.")
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.accepted / self.drafted if self.drafted else 0.0
+
+    @property
+    def mean_accepted_length(self) -> float:
+        """Tokens made per target pass (1.0 for plain decoding): accepted drafts + 1. The end
+        token counts: its pass made it, though the reply does not show it (without it a plain
+        reply of 14 tokens read "0.93 tokens/pass")."""
+        made = self.new_tokens + (self.stop_reason == "eos")
+        return made / self.target_passes if self.target_passes else 0.0
+
+    @property
+    def decode_seconds(self) -> float:
+        return max(self.seconds - self.prefill_seconds, 0.0)
+
+    @property
+    def other_seconds(self) -> float:
+        """Sampling, detokenizing and bookkeeping: the part of decoding that is neither."""
+        return max(self.decode_seconds - self.draft_seconds - self.verify_seconds, 0.0)
+
+    @property
+    def tokens_per_second(self) -> float:
+        """New tokens over decoding time (prefill excluded, so modes compare fairly)."""
+        return self.new_tokens / self.decode_seconds if self.decode_seconds > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        for name in ("acceptance_rate", "mean_accepted_length", "tokens_per_second",
+                     "other_seconds", "decode_seconds", "identity_note", "auto_note"):
+            out[name] = getattr(self, name)
+        return out
+
+    def summary(self) -> str:
+        """One line for terminals and footers."""
+        line = (f"{self.new_tokens} tokens, {self.tokens_per_second:.1f} tok/s, "
+                f"{self.target_passes} target passes")
+        if self.drafted:
+            line += (f", accepted {self.accepted}/{self.drafted} "
+                     f"({100 * self.acceptance_rate:.0f}%), "
+                     f"{self.mean_accepted_length:.2f} tokens/pass")
+        if self.prediction_drafted:
+            line += (f", {self.prediction_accepted}/{self.prediction_drafted} drafted by the "
+                     f"prediction")
+        fast = f" ({self.prompt_read_fast} tokens fast)" if self.prompt_read_fast else ""
+        line += (f" | {self.seconds:.2f} s: prefill {self.prefill_seconds:.2f}{fast}, "
+                 f"draft {self.draft_seconds:.2f}, verify {self.verify_seconds:.2f}, "
+                 f"other {self.other_seconds:.2f} [{self.mode}"
+                 f"{', ' + self.draft_kind if self.draft_kind else ''}]")
+        if self.identity_note:
+            line += f" | {self.identity_note}"
+        if self.rollback_note:
+            line += f" | {self.rollback_note}"
+        if self.engine_note:
+            line += f" | {self.engine_note}"
+        return line
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should be told (e.g. old turns dropped to fit the context)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Running statistics, after every target pass (for live displays)."""
+
+    stats: Stats
+    # Tokens drafted since the previous Progress, all in pass stats.target_passes - 1 (the
+    # acceptance strip's cells): counted once, where the pass happened.
+    pass_drafted: int = 0
+    # Auto, where that pass drafted nothing: why (a key of adaptive.WHY_NOT)
+    pass_why: str = ""
+
+
+@dataclass(frozen=True)
+class Done:
+    text: str
+    stats: Stats = field(default_factory=Stats)
+
+
+Event = TextPiece | Notice | Progress | Done

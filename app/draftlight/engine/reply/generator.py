@@ -1,0 +1,471 @@
+"""The engine: a target model, an optional draft model, and `generate()`.
+
+    engine = Engine.load(target_path, draft_path=None)
+    for event in engine.generate(messages, SamplingParams(), mode="ngram"):
+        ...  # TextPiece(text, source, step) ... then Done(text, stats)
+
+Modes: "off" (plain decoding), "draft" (the draft model guesses), "ngram" (prompt lookup over
+the conversation), "auto" (drafts only as much as pays on this machine, with n-gram lookup and
+the draft model if one is loaded: see adaptive.py). The mode may change between two calls;
+nothing is reloaded, and each call reuses the KV cache for the part of the conversation that is
+unchanged.
+
+Engine depends only on the LanguageModel protocol (backend.py): llama.cpp is imported by
+Engine.load alone, so tests drive generate() on a scripted model (tests/support/fake_backend.py).
+"""
+
+from __future__ import annotations
+
+import codecs
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Generator, Iterator
+
+import numpy as np
+
+from draftlight.engine.auto.adaptive import AdaptiveDrafter, Candidate
+from draftlight.engine.core.backend import LanguageModel, sync_cache
+from draftlight.engine.reply.cancellable import cancellable
+from draftlight.engine.text.chat_template import ChatTemplate
+from draftlight.engine.text.control_text import ControlText
+from draftlight.engine.text.compat import Compatibility, check_compatible
+from draftlight.engine.step.cross_vocab import CrossVocabDrafter
+from draftlight.engine.auto.costs import PRIOR, BatchCosts, cached_costs, known_costs
+from draftlight.engine.step.drafters import Drafter, ModelDrafter, NgramDrafter, word_fold
+from draftlight.engine.core.errors import EngineError, ReadStopped
+from draftlight.engine.step.origins import OriginFinder, kept_messages
+from draftlight.engine.reply.events import Done, Event, Notice, Progress, Stats, TextPiece
+from draftlight.engine.auto.invariance import BatchDrift, cached_drift, known_drift
+from draftlight.engine.llama.kept_prompt import KeptPrompt
+from draftlight.engine.llama.kept_prompt import keep as keep_prompt
+from draftlight.engine.auto.learnt_counts import restore_learnt, save_learnt
+from draftlight.engine.auto.measuring import (DRAFT_SPEED, GREEDY_CHECK, PASS_COSTS, PROBE_ROOM,
+                                         MeasurementInterrupted, probe_view)
+from draftlight.engine.step.prediction import PredictionDrafter
+from draftlight.engine.text.prompt import answered_start, fit_prompt
+from draftlight.engine.reply.reply_steps import (emit, learn, up_to_the_end, window_full_notice,
+                                           with_prediction)
+from draftlight.engine.reply.rollback_notes import rereading_notice, rollback_note
+from draftlight.engine.core.sampling import SamplingParams
+from draftlight.engine.step.speculative import speculative_step
+from draftlight.modes import IN_PROCESS
+
+if TYPE_CHECKING:
+    from draftlight.engine.core.load_options import LoadOptions
+
+# (model, probe tokens, "target" | "draft") -> (v(k) curve, one-token seconds)
+CostSource = Callable[[LanguageModel, list[int], str], tuple[BatchCosts, float]]
+# (model, probe tokens) -> how far batched logits stray from one-token ones (invariance.py)
+DriftSource = Callable[[LanguageModel, list[int]], BatchDrift]
+
+MODES: tuple[str, ...] = IN_PROCESS  # draftlight.modes owns what a mode is
+# Text used to time the models for auto mode's cost curve.
+PROBE_TEXT = ("Speculative decoding lets a small draft guess several tokens that a large model "
+              "then checks in a single pass; accepted guesses stream out at once. ")
+
+
+@dataclass(frozen=True)
+class SpeculationConfig:
+    draft_tokens: int = 4  # tokens a draft model guesses per step
+    ngram_tokens: int = 8  # tokens an n-gram match may propose per step
+    ngram_max: int = 3  # longest suffix looked up
+    ngram_min: int = 2  # shortest suffix looked up
+    auto_max_tokens: int = 16  # longest draft auto mode considers
+    # Predicted Outputs: tokens a match in the client's prediction may propose per step, until
+    # the cost curve is known (then the timed length with the best k / v(k): prediction_tokens)
+    prediction_tokens: int = 8
+
+
+class Engine:
+    """Owns the models; use it from one thread only, and close() it."""
+
+    def __init__(self, target: LanguageModel, draft: LanguageModel | None = None,
+                 config: SpeculationConfig = SpeculationConfig(), *,
+                 cost_source: CostSource = cached_costs,
+                 drift_source: DriftSource = cached_drift, measure_later: bool = False) -> None:
+        """`measure_later`: what is not in the cache yet is measured by measure_next(), one
+        step at a time, and not before the first reply (measuring.py); else it is measured
+        here (the drift) and at auto's first use (the costs)."""
+        self.target = target
+        self.config = config
+        self.cost_source = cost_source  # how auto mode learns what a k-token pass costs
+        self.drift_source = drift_source
+        self.measure_later = measure_later
+        meta = target.metadata()
+        self.template = ChatTemplate(meta.get("tokenizer.chat_template"),
+                                     bos_token=target.token_text(target.bos),
+                                     eos_token=target.token_text(target.eos))
+        self.control_text = ControlText(target)  # messages stay text (control_text.py)
+        self.ngram = NgramDrafter(config.ngram_max, config.ngram_min, fold=word_fold(target.piece))
+        self.kept_prompt = KeptPrompt(target)  # the cache kept when the last engine closed
+        self.draft: LanguageModel | None = None
+        # ModelDrafter (same vocabulary) or CrossVocabDrafter (another one: drafts through text)
+        self.model_drafter: ModelDrafter | CrossVocabDrafter | None = None
+        self.compatibility: Compatibility | None = None  # how the draft drafts, with its note
+        self.costs: BatchCosts | None = None  # measured on first use of auto mode, or later
+        self._retime_costs = False  # the cached curve was timed on a busier machine
+        self.draft_cost = 0.0  # draft token time / target token time
+        self._draft_seconds: float | None = None  # one drafted token, once timed
+        self._auto: AdaptiveDrafter | None = None
+        # Whether greedy speculation is exactly plain decoding here (invariance.py), cached per
+        # model file and settings; None until measured. Checked at load or in the background,
+        # not at the first speculative reply: the probe would empty the conversation's cache.
+        self.drift: BatchDrift | None = (known_drift(target) if measure_later
+                                         else drift_source(target, self._probe_tokens()))
+        if draft is not None:
+            self.attach_draft(draft)
+
+    @classmethod
+    def load(cls, target_path: str | Path, draft_path: str | Path | None = None,
+             options: LoadOptions | None = None,
+             draft_options: LoadOptions | None = None, *,
+             should_cancel: Callable[[], bool] | None = None,
+             measure_later: bool = False,
+             on_progress: Callable[[float], None] | None = None) -> "Engine":
+        """Load GGUF files on llama.cpp; `should_cancel` returning True stops a load;
+        `on_progress` hears how much of the target's weights is loaded (0 to 1)."""
+        from draftlight.engine.text.chat_template import renderer
+        from draftlight.engine.llama.llama_backend import LlamaBackend
+        from draftlight.engine.core.load_options import LoadOptions
+        options = options or LoadOptions()
+        renderer().start()  # the template's process starts while the weights load
+        target = LlamaBackend(target_path, options, should_cancel=should_cancel,
+                              on_progress=on_progress)
+        try:
+            engine = cls(target, measure_later=measure_later)
+            if draft_path is not None:
+                engine.attach_draft_file(draft_path, draft_options or options,
+                                         should_cancel=should_cancel)
+        except BaseException:
+            target.close()
+            raise
+        return engine
+
+    def attach_draft_file(self, path: str | Path, options: LoadOptions, *,
+                          should_cancel: Callable[[], bool] | None = None) -> None:
+        """attach_draft on the GGUF file `path`, loaded on llama.cpp (HostedEngine's too)."""
+        from draftlight.engine.llama.llama_backend import LlamaBackend
+        self.attach_draft(LlamaBackend(path, options, should_cancel=should_cancel),
+                          should_cancel=should_cancel)
+
+    def attach_draft(self, draft: LanguageModel, *,
+                     should_cancel: Callable[[], bool] | None = None) -> None:
+        """Use `draft` as the draft model, after checking its vocabulary. Closes it if refused.
+        A draft of another vocabulary drafts through text (cross_vocab.py); `compatibility`
+        says which. If auto mode was ready it is made ready again now, timing the new draft
+        while it loads rather than at the first message (`should_cancel`: prepare_auto's)."""
+        try:
+            compatibility = check_compatible(self.target, draft)
+        except EngineError:
+            draft.close()
+            raise
+        auto_was_ready = self._auto is not None
+        self.detach_draft()
+        self.draft = draft
+        self.compatibility = compatibility
+        if compatibility.same_vocabulary:
+            self.model_drafter = ModelDrafter(draft, self.target.n_vocab, n_ctx=draft.n_ctx)
+        else:
+            self.model_drafter = CrossVocabDrafter(draft, self.target, compatibility.vocab_map)
+        if auto_was_ready:
+            self.prepare_auto(should_cancel)
+
+    def detach_draft(self) -> None:
+        """Close the draft model; auto mode is rebuilt for the next one (what it learnt about
+        n-gram lookup is saved first and restored by prepare_auto)."""
+        self.save_learnt()
+        if self.draft is not None:
+            self.draft.close()
+        self.draft = None
+        self.model_drafter = None
+        self.compatibility = None
+        self._draft_seconds = None
+        self._auto = None
+
+    def prepare_auto(self, should_cancel: Callable[[], bool] | None = None) -> AdaptiveDrafter:
+        """Build auto mode's drafter on the cost curve: cached, else timed now (`should_cancel`
+        returning True stops the timing: ModelLoadError; it runs while a model loads, and a
+        window that closes then does not wait for it) or, with `measure_later`, costs.PRIOR
+        until measure_next() has timed it (a draft model joins once it is timed too)."""
+        if self._auto is not None:
+            return self._auto
+        self._read_cached()
+        if not self.measure_later:
+            if self.costs is None or self._retime_costs:
+                self.costs, _ = self.cost_source(cancellable(self.target, should_cancel),
+                                                 self._probe_tokens(), "target")
+                self._retime_costs = False
+            if self.draft is not None and self._draft_seconds is None:
+                self._time_draft(cancellable(self.draft, should_cancel))
+        candidates = [Candidate(self.ngram, 0.0, self.config.auto_max_tokens)]
+        # start from what n-gram lookup achieved on this model last time
+        restore_learnt(self.target, candidates[0].model)
+        if self.draft is not None and self._draft_seconds is not None and self.costs:
+            self.draft_cost = self._draft_seconds / self.costs.token_seconds
+            cost = self.draft_cost
+            if isinstance(self.model_drafter, CrossVocabDrafter):
+                # It drafts one draft token more than it proposes (the last may be cut short):
+                # at the usual length that is (γ + 1) / γ draft passes per proposed token.
+                cost *= 1.0 + 1.0 / self.config.draft_tokens
+            candidates.append(Candidate(self.model_drafter, cost,
+                                        self.config.draft_tokens * 2))
+        self._auto = AdaptiveDrafter(self.costs or PRIOR, candidates)
+        return self._auto
+
+    def _read_cached(self) -> None:
+        """Take what the cache knows of the models' costs (a model's first use, or after another
+        process measured it)."""
+        if self.costs is None:
+            self.costs, self._retime_costs = known_costs(self.target, "target")
+        if self.draft is not None and self._draft_seconds is None:
+            known, _ = known_costs(self.draft, "draft")
+            self._draft_seconds = known.token_seconds if known is not None else None
+
+    def _time_draft(self, draft: LanguageModel) -> None:
+        # The draft is timed on its own tokens (another vocabulary's ids would be others).
+        _, self._draft_seconds = self.cost_source(
+            draft, draft.tokenize(PROBE_TEXT * 8, add_bos=False), "draft")
+
+    # --- measuring in the background (measuring.py) ----------------------------------------
+
+    def pending_measurements(self) -> tuple[str, ...]:
+        """What measure_next() would measure, first first (measuring.GREEDY_CHECK, ...)."""
+        self._read_cached()
+        steps = [GREEDY_CHECK] if self.drift is None else []
+        if self.costs is None or self._retime_costs:
+            steps.append(PASS_COSTS)
+        if self.draft is not None and self._draft_seconds is None:
+            steps.append(DRAFT_SPEED)
+        return tuple(steps)
+
+    def measure_next(self, should_cancel: Callable[[], bool] | None = None) -> str:
+        """Measure the first pending step and return its name ("" if none was pending); True
+        from `should_cancel` stops it before its next pass (MeasurementInterrupted; nothing
+        kept). The conversation's tokens stay cached (measuring.probe_view). After a timing,
+        auto is rebuilt on it at its next use, keeping what it learnt."""
+        pending = self.pending_measurements()
+        if not pending:
+            return ""
+        step = pending[0]
+        model = self.draft if step == DRAFT_SPEED else self.target
+        view = probe_view(model, PROBE_ROOM)
+        timed = cancellable(view, should_cancel, MeasurementInterrupted)
+        try:
+            if step == GREEDY_CHECK:
+                self.drift = self.drift_source(timed, self._probe_tokens())
+            elif step == PASS_COSTS:
+                self.costs, _ = self.cost_source(timed, self._probe_tokens(), "target")
+                self._retime_costs = False
+            else:
+                self._time_draft(timed)
+        finally:
+            view.truncate(0)
+        if step != GREEDY_CHECK:  # auto is rebuilt on the new prices, keeping what it learnt
+            self.save_learnt()
+            self._auto = None
+        return step
+
+    def measure(self, should_cancel: Callable[[], bool] | None = None) -> None:
+        """Everything measure_next() would measure, now."""
+        while self.measure_next(should_cancel):
+            pass
+
+    def _probe_tokens(self) -> list[int]:
+        return self.target.tokenize(PROBE_TEXT * 8, add_bos=False)
+
+    def save_learnt(self) -> None:
+        """Keep auto's n-gram acceptance counts for the next session on this target."""
+        if self._auto is None:
+            return
+        for candidate in self._auto.candidates:
+            if candidate.drafter is self.ngram:
+                save_learnt(self.target, candidate.model)
+
+    def close(self) -> None:
+        self.detach_draft()  # keeps what auto learnt
+        keep_prompt(self.target)  # for the next engine on this model (kept_prompt.py)
+        self.target.close()
+
+    # --- prompt --------------------------------------------------------------------------
+
+    def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        return self.control_text.prompt_tokens(self.template, messages)
+
+    def fit_prompt(self, messages: list[dict[str, str]], reserve: int
+                   ) -> tuple[list[int], int]:
+        """(tokens, oldest messages dropped) of a conversation that leaves `reserve` tokens."""
+        return fit_prompt(self.tokenize_chat, messages, reserve, self.target.n_ctx)
+
+    # --- generation ----------------------------------------------------------------------
+
+    @property
+    def n_ctx(self) -> int:
+        """The target's context window in tokens."""
+        return self.target.n_ctx
+
+    @property
+    def load_notices(self) -> tuple[str, ...]:
+        """What the user should know about how the target was loaded (without repacked weights
+        where they crash this CPU; no chat template of its own)."""
+        from draftlight.engine.text.chat_template import FALLBACK_NOTICE
+        notices = [self.target.load_note] if getattr(self.target, "load_note", "") else []
+        if self.template.is_fallback:
+            path = getattr(self.target, "path", None)
+            notices.append(FALLBACK_NOTICE.format(name=path.name if path else "the model"))
+        return tuple(notices)
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The modes generate() takes now (draft mode needs a draft model)."""
+        return tuple(m for m in MODES if m != "draft" or self.model_drafter is not None)
+
+    def drafter_for(self, mode: str) -> Drafter | None:
+        if mode == "off":
+            return None
+        if mode == "ngram":
+            return self.ngram
+        if mode == "auto":
+            return self.prepare_auto()
+        if mode == "draft":
+            if self.model_drafter is None:
+                raise EngineError("draft mode needs a draft model; load one or use n-gram mode")
+            return self.model_drafter
+        raise EngineError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+
+    def draft_length(self, mode: str) -> int:
+        return {"off": 0, "draft": self.config.draft_tokens, "ngram": self.config.ngram_tokens,
+                "auto": self.config.auto_max_tokens}[mode]
+
+    def prediction_tokens(self) -> int:
+        """Draft length for a Predicted Output. Its matches are usually right to the end, so the
+        length is the one a fully accepted draft pays most at, γ = argmax k/v(k) − 1 over the
+        timed batch sizes, once auto mode has timed them (before that, the configured length)."""
+        if self.costs is None:
+            return self.config.prediction_tokens
+        sizes = [k for k in self.costs.v if 2 <= k <= self.config.auto_max_tokens + 1]
+        if not sizes:
+            return self.config.prediction_tokens
+        return max(sizes, key=lambda k: k / self.costs.v[k]) - 1
+
+    def reserve(self, params: SamplingParams) -> int:
+        """Tokens of context kept free for the reply (older turns are dropped to keep them)."""
+        return min(params.max_tokens, max(self.target.n_ctx // 4, 1))
+
+    def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
+                 mode: str = "ngram", *, prediction: str | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> Iterator[Event]:
+        """Reply to `messages`. `prediction` (Predicted Outputs) is text the reply is expected
+        to resemble: it drafts first, in any mode (prediction.py). `should_stop` is asked
+        while the prompt is read, within llama.cpp's passes (a long prompt is minutes of
+        them; between tokens, closing the iterator stops the reply): once true, the reply
+        ends there, cancelled, and the cache keeps what was read."""
+        params.validate()
+        started = time.perf_counter()
+        target = self.target
+        rng = np.random.default_rng(params.seed)
+        drafter = self.drafter_for(mode)
+        if isinstance(drafter, AdaptiveDrafter):
+            drafter.new_reply()
+        stats = self._new_stats(mode, params, drafter, bool(prediction))
+        try:
+            prompt, dropped = yield from self._prefill(messages, params, stats, should_stop)
+        except ReadStopped:
+            stats.stop_reason = "cancelled"
+            stats.seconds = stats.prefill_seconds = time.perf_counter() - started
+            yield Done("", stats)
+            return
+        stats.prefill_seconds = time.perf_counter() - started
+        if mode in ("ngram", "auto"):  # where n-gram matches lie: only its drafts ask
+            kept = [messages[i] for i in kept_messages(messages, dropped)]
+            self.ngram.regions = (answered_start(self.tokenize_chat, kept, prompt), len(prompt))
+        last = prompt[-1]
+        prediction_tokens = target.tokenize(prediction, add_bos=False) if prediction else []
+        path = getattr(self.draft, "path", None)  # origins name a draft model by its file
+        origins = OriginFinder(target.piece, messages, kept_messages(messages, dropped), prompt,
+                               prediction_tokens, Path(path).stem if path else "the draft model")
+        drafter, draft_length, predicted = with_prediction(
+            drafter, self.draft_length(mode), prediction_tokens, len(prompt),
+            ngram=self.ngram, own_length=self.prediction_tokens)
+        learner = drafter if isinstance(drafter, (AdaptiveDrafter, PredictionDrafter)) else None
+
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        text: list[str] = []
+        stats.stop_reason = "max_tokens"
+        told_window_full = False  # the draft's context is full: said once per reply
+        try:
+            while stats.new_tokens < params.max_tokens:
+                room = target.n_ctx - len(target.tokens) - 1
+                if room <= 0:
+                    stats.stop_reason = "context_full"
+                    break
+                budget = params.max_tokens - stats.new_tokens - 1  # the step adds one token itself
+                gamma = max(0, min(draft_length, budget, room - 1))
+                step = up_to_the_end(speculative_step(target, drafter, last, gamma, params, rng),
+                                     target)
+                why = getattr(drafter, "why_nothing", "") if not step.drafted else ""
+                stats.add_step(step, why)
+                learn(step, learner, predicted, stats)
+                if step.left_out and not told_window_full:
+                    told_window_full = True
+                    yield Notice(window_full_notice(self.draft.n_ctx))
+                finished = yield from emit(step, target, decoder, origins, text, stats, params)
+                last = step.token
+                stats.seconds = time.perf_counter() - started
+                if why and isinstance(drafter, AdaptiveDrafter):
+                    stats.pass_cost_2 = drafter.costs(2)  # v(2) as it is now
+                yield Progress(replace(stats, undrafted=dict(stats.undrafted)),
+                               pass_drafted=step.drafted, pass_why=why)
+                if finished:
+                    break
+        except GeneratorExit:
+            stats.stop_reason = "cancelled"
+            raise
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            text.append(tail)
+            yield TextPiece(tail, "target", stats.target_passes - 1)
+        stats.seconds = time.perf_counter() - started
+        yield Done("".join(text), stats)
+
+    # --- the reply's setup, for generate() (its steps' helpers are in reply_steps.py) -----
+
+    def _new_stats(self, mode: str, params: SamplingParams, drafter: Drafter | None,
+                   predicted: bool) -> Stats:
+        stats = Stats(mode=mode, plain_token_seconds=getattr(self.costs, "token_seconds", 0.0)
+                      if self.costs is not None else 0.0)
+        if mode in ("draft", "auto") and self.compatibility and not self.compatibility.same_vocabulary:
+            stats.draft_kind = self.compatibility.label
+        if drafter is not None and params.greedy and self.drift is not None:  # None: not yet
+            stats.batch_drift = self.drift.gap_change
+        if drafter is not None or predicted:
+            stats.rollback_note = rollback_note(self.target)
+        stats.untimed = mode == "auto" and self.costs is None  # auto priced by costs.PRIOR
+        return stats
+
+    def _prefill(self, messages, params: SamplingParams, stats: Stats,
+                 should_stop: Callable[[], bool] | None = None
+                 ) -> Generator[Event, None, tuple[list[int], int]]:
+        """Fit the conversation to the context and bring the cache to it; yields the notices
+        and returns (prompt tokens, oldest messages dropped). The cache holds the prompt minus
+        its last token: each step starts from that token."""
+        prompt, dropped = self.fit_prompt(messages, self.reserve(params))
+        if dropped:
+            yield Notice(f"The {dropped} oldest message(s) were left out so the conversation "
+                         f"fits the {self.target.n_ctx:,}-token context.")
+        stats.prompt_tokens = len(prompt)
+        self.kept_prompt.restore(prompt[:-1])  # sync_cache cuts it back to what is shared
+        rereading = rereading_notice(self.target, prompt[:-1])
+        if rereading:
+            yield Notice(rereading)
+        read_fast = getattr(self.target, "fast_read_tokens", 0)
+        stoppable = should_stop is not None and hasattr(self.target, "stop_reading")
+        if stoppable:
+            self.target.stop_reading = should_stop
+        try:
+            stats.reused_prompt_tokens = sync_cache(self.target, prompt[:-1])
+        finally:
+            if stoppable:
+                self.target.stop_reading = None
+        stats.prompt_read_fast = getattr(self.target, "fast_read_tokens", 0) - read_fast
+        return prompt, dropped
