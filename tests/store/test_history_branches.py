@@ -9,7 +9,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from draftlight.store.history import INTERRUPTED, SCHEMA_VERSION, History
+from draftlight.store.history import INTERRUPTED, History
+from draftlight.store.history_schema import SCHEMA_VERSION
 
 OLD = Path(__file__).parent / "data" / "history-v2.sqlite3"
 

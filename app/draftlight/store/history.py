@@ -8,16 +8,14 @@ with "passes", one per target pass, and "origins", one per run: where its drafte
 from) and reads it back with from_record; older replies lack some and show them as not known.
 
 A reply is saved as "interrupted" when it starts and marked "complete" when it finishes, so a
-crash leaves it marked interrupted. A database that cannot be read is never overwritten: it is
-checked before anything is written to it (even before WAL mode is switched on, which rewrites
-its header), opened read-only (or not at all) and `problem` says why; `start_fresh()` moves it
-aside (never deletes it) and creates a new one when the user asks for that. The window checks
-in the background (`check_in_background`: SQLite's quick_check reads the whole file, 0.6-0.8 s
-for a year of use): the history is read at once, and its first write waits for the answer.
-
-Every sqlite error comes out as a HistoryError with one line; HistoryUnavailable when the store
-may answer later (locked by another Draftlight, disk full, I/O). A write waits for another
-process's lock only `busy_timeout` seconds: the GUI thread does the writing.
+crash leaves it marked interrupted. The file itself is history_file.py's: a database that cannot
+be read is never overwritten (checked before anything is written to it, opened read-only with
+`problem` saying why, moved aside by `start_fresh()` when the user asks); the window checks it in
+the background (`check_in_background`: SQLite's quick_check reads the whole file, 0.6-0.8 s for a
+year of use), the history read at once and its first write waiting for the answer. Every sqlite
+error comes out as a HistoryError with one line; HistoryUnavailable when the store may answer
+later (locked by another Draftlight, disk full, I/O). A write waits for another process's lock
+only `busy_timeout` seconds: the GUI thread does the writing.
 
 A conversation is a tree: each message names the one it answers or follows (parent_id), and
 siblings are branches (a regenerated reply beside the one it replaced, an edited question beside
@@ -31,44 +29,20 @@ the matching rows, not every message; version 1 files get the index when first o
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from draftlight import paths
-from draftlight.store.history_check import IntegrityCheck
-from draftlight.store.history_schema import SCHEMA_VERSION, migrate
+from draftlight.store.history_file import (  # noqa: F401 - the errors are the history's words
+    HistoryError, HistoryFile, HistoryUnavailable, sqlite_errors)
 
 FILE_NAME = "history.sqlite3"
 SHOWN = object()  # add_message's default parent: the conversation's last message shown
 BUSY_TIMEOUT = 0.25  # seconds a write waits for another process's lock before giving up
 SHORTEST_TEXT_SEARCH = 3  # a trigram index cannot match less: shorter searches look at titles
 COMPLETE, INTERRUPTED = "complete", "interrupted"
-
-class HistoryError(Exception):
-    """The history cannot be written (it is read-only or unavailable); one line for the UI."""
-
-
-class HistoryUnavailable(HistoryError):
-    """The store did not answer (locked by another process, disk full, I/O error): the same
-    write may succeed later."""
-
-
-@contextmanager
-def _sqlite_errors(doing: str = "saved") -> Iterator[None]:
-    """sqlite3's exceptions as HistoryError, one line each that says what failed: the history
-    could not be `doing` ("saved", or "read" for a read)."""
-    try:
-        yield
-    except sqlite3.OperationalError as exc:
-        raise HistoryUnavailable(f"history could not be {doing} ({_line(exc)})") from exc
-    except sqlite3.Error as exc:
-        raise HistoryError(f"history could not be used ({_line(exc)})") from exc
-
 
 # A title is never longer: a longer search can only be in a message (SQLite refuses LIKE
 # patterns over 50,000 bytes, and a 100,000-character search failed as if it were a write)
@@ -79,10 +53,6 @@ def searchable(text: str) -> bool:
     """Whether `text` can be searched for at all: SQLite's text functions stop at a NUL, so a
     search holding one would match everything; it matches nothing instead."""
     return "\x00" not in text
-
-
-def _line(exc: BaseException) -> str:
-    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 @dataclass
@@ -110,156 +80,18 @@ def history_path() -> Path:
     return paths.data_dir() / FILE_NAME
 
 
-class History:
-    """One connection, used from one thread (the GUI's). `problem` is None when all is well
-    (while a background check runs: as far as is known yet, see `settle`)."""
+class History(HistoryFile):
+    """The conversations and their messages, on one connection used from one thread (the
+    GUI's). Opening the file, its check and its writes are HistoryFile's (history_file.py);
+    `problem` is None when all is well (while a background check runs: as far as is known yet,
+    see `settle`)."""
 
     def __init__(self, path: str | Path | None = None, *,
                  busy_timeout: float = BUSY_TIMEOUT, check_in_background: bool = False) -> None:
-        if path is None:
-            path = history_path()
-        self.path = None if str(path) == ":memory:" else Path(path)  # None: in memory
-        self.busy_timeout = busy_timeout
-        self.problem: str | None = None
-        self.read_only = False
-        self._db: sqlite3.Connection | None = None
         self._branched_for: sqlite3.Connection | None = None  # the connection _branched asked
         self._has_branches = False
-        self._background = check_in_background
-        self._check: IntegrityCheck | None = None  # running in the background
-        self._open()
-
-    # --- opening ---------------------------------------------------------------------------
-
-    def _open(self) -> None:
-        if self.path is None:
-            self._db = self._connect(":memory:")
-            self._create()
-            return
-        db = None
-        try:
-            _create_private(self.path)
-            db = self._connect(str(self.path))
-            # Checked before the first write: switching to WAL rewrites the header.
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                db.close()
-                self._open_read_only(f"{self.path.name} was written by a newer Draftlight")
-                return
-            self._db = db
-            if self._background and version == SCHEMA_VERSION:  # no migration to write first
-                self._check = IntegrityCheck(self.path, self.busy_timeout)
-                return
-            check = db.execute("PRAGMA quick_check").fetchone()[0]
-            self._checked(None if check == "ok" else f"{self.path.name} is damaged ({check})")
-        except sqlite3.DatabaseError as exc:
-            self._unusable(db, exc)
-
-    def _unusable(self, db: sqlite3.Connection | None, exc: sqlite3.DatabaseError) -> None:
-        if db is not None:
-            db.close()
-        self._db = None
-        self._open_read_only(f"{self.path.name} cannot be used ({exc})")
-
-    def _checked(self, damage: str | None) -> None:
-        """The check's answer: WAL and writes when the file is sound, read-only if not."""
-        if damage is not None:
-            self._db.close()
-            self._db = None
-            self._open_read_only(damage)
-            return
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._create()
-
-    def check_answered(self) -> bool:
-        """Whether `settle()` would return at once (no check runs, or it has answered)."""
-        return self._check is None or self._check.answered
-
-    def settle(self) -> str | None:
-        """Wait for the background check, if one runs, and act on its answer: the file
-        becomes writable, or read-only with `problem` saying why. Returns `problem`."""
-        check, self._check = self._check, None
-        if check is not None:
-            try:
-                self._checked(check.wait())
-            except sqlite3.DatabaseError as exc:
-                self._unusable(self._db, exc)
-        return self.problem
-
-    def _connect(self, target: str, read_only: bool = False) -> sqlite3.Connection:
-        if read_only:
-            db = sqlite3.connect(f"{Path(target).as_uri()}?mode=ro", uri=True,
-                                 timeout=self.busy_timeout)
-        else:
-            db = sqlite3.connect(target, timeout=self.busy_timeout)
-        db.execute("PRAGMA foreign_keys=ON")
-        return db
-
-    def _open_read_only(self, reason: str) -> None:
-        self.read_only = True
-        self.problem = (f"History is read-only: {reason}. It was left untouched; "
-                        f"start a new history to keep chatting with history saved.")
-        try:
-            db = self._connect(str(self.path), read_only=True)
-            db.execute("SELECT count(*) FROM conversations").fetchone()
-            db.execute("SELECT count(*) FROM messages").fetchone()
-            self._db = db
-        except sqlite3.DatabaseError:
-            self._db = None  # unreadable: show an empty list
-
-    def _create(self) -> None:
-        """The tables of a new file, or what an older file lacks (history_schema.py)."""
-        migrate(self._db)
-
-    def start_fresh(self) -> Path | None:
-        """Move an unusable file aside (history.sqlite3.corrupt-…) and create a new history.
-
-        Returns where the old file went (None if there was none)."""
-        self.close()
-        moved = None
-        if self.path is not None and self.path.exists():
-            moved = self.path.with_name(
-                f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-            os.replace(self.path, moved)
-            for suffix in ("-wal", "-shm"):
-                side = self.path.with_name(self.path.name + suffix)
-                if side.exists():
-                    os.replace(side, moved.with_name(moved.name + suffix))
-        self.problem, self.read_only = None, False
-        self._open()
-        return moved
-
-    def set_busy_timeout(self, seconds: float) -> None:
-        """How long a write waits for another process's lock from now on."""
-        self.busy_timeout = seconds
-        if self._db is not None:
-            self._db.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
-
-    def close(self) -> None:
-        if self._check is not None:  # its connection is closed before the file is let go
-            self._check.wait()
-            self._check = None
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
-    def _writable(self) -> sqlite3.Connection:
-        self.settle()  # nothing is written before the file is known to be sound
-        if self._db is None or self.read_only:
-            raise HistoryError(self.problem or "history is closed")
-        return self._db
-
-    @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
-        """One transaction; HistoryError (HistoryUnavailable: try again later) if it fails."""
-        db = self._writable()
-        with _sqlite_errors(), db:
-            yield db
-
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        """Many writes as one, on the history's own connection and schema (a made-up year of
-        use for `draftlight bench scale`); HistoryError if it fails."""
-        return self._writing()
+        super().__init__(history_path() if path is None else path, busy_timeout=busy_timeout,
+                         check_in_background=check_in_background)
 
     # --- conversations ---------------------------------------------------------------------
 
@@ -294,18 +126,18 @@ class History:
                         "(SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?))")
                 args += ('"' + search.replace('"', '""') + '"',)
         sql += " ORDER BY updated DESC, id DESC"
-        with _sqlite_errors("read"):
+        with sqlite_errors("read"):
             return [Conversation(*row) for row in self._db.execute(sql, args)]
 
     def _indexed(self) -> bool:
-        with _sqlite_errors("read"):
+        with sqlite_errors("read"):
             return self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts'"
                                     ).fetchone() is not None
 
     def conversation(self, conversation_id: int) -> Conversation | None:
         if self._db is None:
             return None
-        with _sqlite_errors("read"):
+        with sqlite_errors("read"):
             row = self._db.execute("SELECT id, title, created, updated FROM conversations "
                                    "WHERE id = ?", (conversation_id,)).fetchone()
         return Conversation(*row) if row else None
@@ -363,7 +195,7 @@ class History:
         """Whether the file keeps branches (version 3; an older one opened read-only does not),
         asked once per connection: the chat asks it for every message it shows."""
         if self._branched_for is not self._db:
-            with _sqlite_errors():
+            with sqlite_errors():
                 self._has_branches = any(row[1] == "parent_id" for row in
                                          self._db.execute("PRAGMA table_info(messages)"))
             self._branched_for = self._db
@@ -374,7 +206,7 @@ class History:
         first: the branches at that point."""
         if self._db is None or not self._branched():
             return [message_id]
-        with _sqlite_errors():
+        with sqlite_errors():
             rows = self._db.execute(
                 "SELECT id FROM messages WHERE conversation_id = (SELECT conversation_id FROM "
                 "messages WHERE id = ?1) AND parent_id IS (SELECT parent_id FROM messages "
@@ -407,7 +239,7 @@ class History:
         if self._db is None:
             return [], None
         branches = self._branched()  # an older file opened read-only is one list
-        with _sqlite_errors():
+        with sqlite_errors():
             rows = self._db.execute(
                 "SELECT id, conversation_id, role, text, provenance, stats, status, mode, "
                 f"{'parent_id' if branches else 'NULL'} FROM messages WHERE "
@@ -420,15 +252,6 @@ class History:
         shown = leaf[0] if leaf and leaf[0] in ids else (rows[-1][0] if rows else None)
         return [Message(id_, conv, role, text, _runs(prov), _stats(stats), status, mode, parent)
                 for id_, conv, role, text, prov, stats, status, mode, parent in rows], shown
-
-
-def _create_private(path: Path) -> None:
-    """A new history file is the user's alone (0600, as settings.toml is); SQLite gives its
-    -wal and -shm files the same mode. An empty file is an empty database."""
-    try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except OSError:  # it exists (or cannot be made: sqlite3 says so next, in its words)
-        pass
 
 
 def _json(value) -> str | None:
