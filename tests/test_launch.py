@@ -51,6 +51,15 @@ def test_every_bad_option_is_one_sentence_that_names_it(spec, words):
         spec.validate()
 
 
+def test_serves_own_api_key_is_not_the_engines():
+    """`draftlight serve --api-key K`: K guards serve; only `--engine URL --api-key K` (chat,
+    bench) sends a key to a server."""
+    served = EngineSpec.from_arguments(arguments(api_key="clients-key"), Settings())
+    assert served.server_api_key == "" and served.engine == "local"
+    remote = EngineSpec.from_arguments(arguments(engine="http://h:1/v1", api_key="k"), Settings())
+    assert remote.server_api_key == "k"
+
+
 def test_an_unknown_engine_is_refused_when_the_spec_is_made():
     with pytest.raises(SpecError, match="engine must be one of local, llama-server, remote"):
         EngineSpec(engine="elsewhere")

@@ -97,7 +97,10 @@ class EngineSpec:
                    mode="remote" if url else str(mode),
                    llama_server=getattr(args, "server_binary", None) or settings.llama_server,
                    spec_type=mode.spec_type_argument if engine == EngineKind.LLAMA_SERVER else "none",
-                   server_url=url, server_api_key=getattr(args, "api_key", None) or "",
+                   # --api-key is the remote server's only with --engine URL (serve's own
+                   # --api-key is what its clients present: never sent on)
+                   server_url=url,
+                   server_api_key=(getattr(args, "api_key", None) or "") if url else "",
                    server_model=getattr(args, "model", None) or "", rpc_servers=rpc,
                    time_auto=mode.kind == "auto")
 
