@@ -25,45 +25,41 @@ def kept_files():
     return sorted((paths.cache_dir() / kept_prompt.FOLDER).glob("*"))
 
 
-def test_a_long_conversation_is_not_read_again_after_a_restart(bundled_model):
-    first = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
+def answer_and_close(bundled_model, messages, mode="off"):
+    """One engine's greedy answer to `messages` (its cache kept when it closes)."""
+    engine = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
     try:
-        _, _, done = run(first, conversation("What did the keeper write down?"), "off")
-        read_before = done.stats.prompt_tokens
+        return run(engine, messages, mode)
     finally:
-        first.close()
+        engine.close()
+
+
+def kept_state():
+    return next(f for f in kept_files() if f.suffix == kept_prompt.STATE)
+
+
+def test_a_long_conversation_is_not_read_again_after_a_restart(bundled_model):
+    _, _, done = answer_and_close(bundled_model, conversation("What did the keeper write down?"))
+    read_before = done.stats.prompt_tokens
     assert read_before > kept_prompt.MIN_TOKENS
     assert [f.suffix for f in kept_files()] == [".state", ".tokens"]
 
     later = conversation("Which cape was it?")
-    second = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
-    try:
-        kept_tokens, _, kept_done = run(second, later, "auto")
-    finally:
-        second.close()
+    kept_tokens, _, kept_done = answer_and_close(bundled_model, later, "auto")
     # everything before the new question came from the file
     assert kept_done.stats.reused_prompt_tokens >= read_before - 24, kept_done.stats
 
     for f in kept_files():
         f.unlink()
-    fresh = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
-    try:
-        fresh_tokens, _, fresh_done = run(fresh, later, "off")
-    finally:
-        fresh.close()
+    fresh_tokens, _, fresh_done = answer_and_close(bundled_model, later)
     assert fresh_done.stats.reused_prompt_tokens == 0
     assert kept_tokens == fresh_tokens  # the kept cache answers as a fresh read does
 
 
 def test_the_kept_file_is_bounded_and_another_conversation_ignores_it(bundled_model, monkeypatch):
     monkeypatch.setattr(kept_prompt, "MAX_BYTES", 5 * 2**20)  # about 300 tokens
-    engine = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
-    try:
-        run(engine, conversation("What did the keeper write down?"), "off")
-    finally:
-        engine.close()
-    state = next(f for f in kept_files() if f.suffix == ".state")
-    assert state.stat().st_size <= kept_prompt.MAX_BYTES  # its first tokens only
+    answer_and_close(bundled_model, conversation("What did the keeper write down?"))
+    assert kept_state().stat().st_size <= kept_prompt.MAX_BYTES  # its first tokens only
     engine = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
     try:
         other = [{"role": "user", "content": "Name three rivers in Europe."}]
@@ -76,16 +72,8 @@ def test_the_kept_file_is_bounded_and_another_conversation_ignores_it(bundled_mo
 
 
 def test_a_damaged_kept_file_is_read_past(bundled_model):
-    engine = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
-    try:
-        run(engine, conversation("What did the keeper write down?"), "off")
-    finally:
-        engine.close()
-    state = next(f for f in kept_files() if f.suffix == ".state")
+    answer_and_close(bundled_model, conversation("What did the keeper write down?"))
+    state = kept_state()
     state.write_bytes(state.read_bytes()[:1000])  # cut short
-    engine = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
-    try:
-        tokens, _, done = run(engine, conversation("Which cape was it?"), "off")
-        assert done.stats.reused_prompt_tokens == 0 and tokens
-    finally:
-        engine.close()
+    tokens, _, done = answer_and_close(bundled_model, conversation("Which cape was it?"))
+    assert done.stats.reused_prompt_tokens == 0 and tokens

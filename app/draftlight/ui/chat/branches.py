@@ -118,4 +118,4 @@ def open_at(session, conversation_id: int, message_id: int) -> None:
     session.open_conversation(conversation_id)
     view = session.chat.view_of(message_id)  # built if it is among the earlier messages
     if view is not None:
-        session.chat.ensureWidgetVisible(view)
+        session.chat.scroll_to(view)

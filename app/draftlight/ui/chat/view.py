@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from draftlight.ui.chat.earlier import EarlierMessage, page_start
@@ -104,16 +104,16 @@ class ChatView(QScrollArea):
         self.earlier = earlier
         self._update_earlier_button()
 
-    def show_earlier(self, down_to: int | None = None) -> None:
+    def show_earlier(self, down_to: int | None = None, hold: bool = True) -> None:
         """Build a page of the earlier messages (or all of them down to conversation index
-        `down_to`), the view staying where it was on screen."""
+        `down_to`); `hold`: the view stays where it was on screen (else the caller scrolls)."""
         if not self.earlier:
             return
         start = page_start([m.text for m in self.earlier]) if down_to is None else \
             max(0, min(down_to, len(self.earlier)))
         built, self.earlier = self.earlier[start:], self.earlier[:start]
         bar = self.verticalScrollBar()
-        self._anchor = bar.maximum() - bar.value()
+        self._anchor = bar.maximum() - bar.value() if hold else None
         first = self._layout.indexOf(self.earlier_button) + 1
         views = []
         for i, message in enumerate(built):
@@ -123,7 +123,8 @@ class ChatView(QScrollArea):
             views.append(view)
         self.messages[:0] = views
         self._update_earlier_button()
-        QTimer.singleShot(ANCHOR_MS, self._let_go)
+        if hold:
+            QTimer.singleShot(ANCHOR_MS, self._let_go)
         self.earlier_shown.emit()
 
     def _let_go(self) -> None:
@@ -141,9 +142,21 @@ class ChatView(QScrollArea):
     def view_at(self, at: int) -> MessageView | None:
         """The view of the conversation's message `at`, built if it was not yet."""
         if at < len(self.earlier):
-            self.show_earlier(down_to=at)
+            self.show_earlier(down_to=at, hold=False)
+            self._lay_out_now()  # the caller scrolls to it next
         at -= len(self.earlier)
         return self.messages[at] if 0 <= at < len(self.messages) else None
+
+    def scroll_to(self, view: MessageView) -> None:
+        """Bring `view` on screen, laid out first (a conversation just opened is not yet), and
+        stay there: no longer following the newest text."""
+        self._lay_out_now()
+        self.ensureWidgetVisible(view)
+
+    def _lay_out_now(self) -> None:
+        self._follow = False  # what is built above is not a reason to jump to the bottom
+        for _ in range(3):  # the views' layouts, then their fitted heights, then the column's
+            QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
 
     def _message_at(self, at: int):
         """The view or the earlier message at conversation index `at` (both have role, text)."""
