@@ -23,6 +23,7 @@ from draftlight.store.convert import conversion_target, converting_path
 from tests.support.hub_server import FakeHub, synthetic_gguf
 from tests.support.leftovers import descendants
 from tests.support.real_window import cost_cache_file  # noqa: F401
+from draftlight.modes import OFF
 
 pytestmark = pytest.mark.slow
 
@@ -73,7 +74,7 @@ def test_sigkill_during_a_reply_keeps_every_completed_message(cost_cache_file):
     before.add_message(old, "user", "What is 2 + 2?")
     before.add_message(old, "assistant", "4", runs=[[0, 1, 1]], stats={"new_tokens": 1})
     before.close()
-    save_settings(Settings(max_tokens=4000, mode="off"))
+    save_settings(Settings(max_tokens=4000, mode=OFF))
 
     app = start_app("--prompt", "Write a very long story about a lighthouse keeper.")
     # The reply's text is checkpointed every 2 s: kill once some of it is on disk.
@@ -92,7 +93,7 @@ def test_sigkill_during_a_reply_keeps_every_completed_message(cost_cache_file):
     history.close()
 
     # Started again, the app works and the history is as it was, plus the new exchange.
-    save_settings(Settings(max_tokens=4, mode="off"))
+    save_settings(Settings(max_tokens=4, mode=OFF))
     app = start_app("--prompt", "Say hi.")
     wait_for(lambda: rows("SELECT id FROM messages WHERE role = 'assistant' AND "
                           "status = 'complete' AND conversation_id > ?", crashed.id), app)

@@ -14,32 +14,34 @@ import pytest
 from draftlight.engine.server.client import Endpoint, ServerError, with_model
 from draftlight.launch import EngineSpec, SpecError
 from draftlight.settings import Settings
+from draftlight.modes import AUTO, DRAFT, NGRAM, REMOTE, Mode
 
 
 def arguments(**given) -> argparse.Namespace:
-    fields = dict(mode="auto", target=None, draft=None, ctx=None, engine=None, api_key=None,
+    fields = dict(mode=AUTO, target=None, draft=None, ctx=None, engine=None, api_key=None,
                   model=None, rpc=None, server_binary=None)
     return argparse.Namespace(**(fields | given))
 
 
 def test_a_llama_mode_or_a_split_runs_on_llama_server():
-    chain = EngineSpec.from_arguments(arguments(mode="llama:ngram-simple+ngram-mod"), Settings())
+    chain_mode = Mode.parse("llama:ngram-simple+ngram-mod")
+    chain = EngineSpec.from_arguments(arguments(mode=chain_mode), Settings())
     assert (chain.engine, chain.spec_type, chain.mode) == \
-        ("llama-server", "ngram-simple,ngram-mod", "llama:ngram-simple+ngram-mod")
-    split = EngineSpec.from_arguments(arguments(mode="draft", draft="d.gguf", rpc="h:1"),
+        ("llama-server", "ngram-simple,ngram-mod", chain_mode)
+    split = EngineSpec.from_arguments(arguments(mode=DRAFT, draft="d.gguf", rpc="h:1"),
                                       Settings())
     assert (split.engine, split.spec_type, split.rpc_servers) == \
         ("llama-server", "draft-simple", "h:1")
-    local = EngineSpec.from_arguments(arguments(mode="ngram", ctx=1024), Settings(n_threads=3))
+    local = EngineSpec.from_arguments(arguments(mode=NGRAM, ctx=1024), Settings(n_threads=3))
     assert (local.engine, local.n_ctx, local.n_threads, local.time_auto) == \
         ("local", 1024, 3, False)
     remote = EngineSpec.from_arguments(arguments(engine="http://h:1/v1", model="m"), Settings())
-    assert (remote.engine, remote.mode, remote.server_model) == ("remote", "remote", "m")
+    assert (remote.engine, remote.mode, remote.server_model) == ("remote", REMOTE, "m")
 
 
 @pytest.mark.parametrize("spec, words", [
     (EngineSpec(n_ctx=100), "--ctx"),
-    (EngineSpec(mode="draft"), "--draft"),
+    (EngineSpec(mode=DRAFT), "--draft"),
     (EngineSpec(engine="llama-server", spec_type="draft-simple"), "--draft"),
     (EngineSpec(engine="llama-server", spec_type="ngram-mod,bogus"), "bogus"),
     (EngineSpec(engine="llama-server", rpc_servers="nohost"), "HOST:PORT"),
@@ -49,6 +51,29 @@ def test_a_llama_mode_or_a_split_runs_on_llama_server():
 def test_every_bad_option_is_one_sentence_that_names_it(spec, words):
     with pytest.raises(SpecError, match=words):
         spec.validate()
+
+
+@pytest.mark.parametrize("field, value, flag", [
+    ("n_ctx", 100, "--ctx"), ("n_threads", -2, "threads"),
+    ("target_gpu_layers", -5, "the target's GPU layers"),
+    ("draft_gpu_layers", -5, "the draft's GPU layers"),
+    ("rpc_servers", "nohost", "HOST:PORT"), ("spec_type", "ngram-mod,bogus", "bogus"),
+])
+def test_settings_and_a_spec_refuse_a_value_by_one_rule(field, value, flag):
+    """settings.RULES: the same value is refused by Settings.check and EngineSpec.validate,
+    each naming the option as its reader knows it (the field; the command line's flag)."""
+    with pytest.raises(ValueError) as in_settings:
+        Settings(**{field: value}).check()
+    with pytest.raises(SpecError) as in_spec:
+        EngineSpec(engine="llama-server", **{field: value}).validate()
+    assert field in str(in_settings.value) or flag in str(in_settings.value)
+    assert flag in str(in_spec.value)
+    Settings(**{field: Settings.__dataclass_fields__[field].default}).check()  # the default: fine
+
+
+def test_a_spec_is_given_a_mode_not_its_text():
+    with pytest.raises(TypeError, match="Mode"):
+        EngineSpec(mode="ngram")
 
 
 def test_serves_own_api_key_is_not_the_engines():
@@ -66,9 +91,9 @@ def test_an_unknown_engine_is_refused_when_the_spec_is_made():
 
 
 def test_good_specs_pass():
-    for spec in (EngineSpec(), EngineSpec(mode="draft", draft_path="d.gguf"),
+    for spec in (EngineSpec(), EngineSpec(mode=DRAFT, draft_path="d.gguf"),
                  EngineSpec(engine="llama-server", spec_type="draft-mtp,ngram-mod"),
-                 EngineSpec(engine="remote", mode="remote", server_url="http://h:1")):
+                 EngineSpec(engine="remote", mode=REMOTE, server_url="http://h:1")):
         spec.validate()
 
 
@@ -77,7 +102,7 @@ def test_the_window_spec_keeps_the_settings():
                         server_url=" http://h:1 ", server_model="big")
     spec = EngineSpec.from_settings(settings)
     assert (spec.target_path, spec.draft_path, spec.server_url, spec.server_model, spec.mode) \
-        == ("t.gguf", "d.gguf", "http://h:1", "big", "remote")
+        == ("t.gguf", "d.gguf", "http://h:1", "big", REMOTE)
     assert not spec.same_target(EngineSpec.from_settings(
         Settings(engine="remote", server_url="http://h:1", server_model="small")))
 

@@ -7,7 +7,8 @@ import tomllib
 import pytest
 
 from draftlight import paths
-from draftlight.settings import Settings, load_settings, save_settings, settings_path
+from draftlight.settings import Settings, from_dict, load_settings, save_settings, settings_path, to_dict
+from draftlight.modes import AUTO, OFF
 
 
 def test_missing_file_gives_defaults_without_message():
@@ -19,7 +20,7 @@ def test_round_trip_keeps_every_field_and_omits_none():
     original = Settings(target_path="/m/t.gguf", draft_path=None, n_ctx=2048, n_threads=3,
                         target_gpu_layers=-1, draft_gpu_layers=4, temperature=0.7, top_k=40,
                         top_p=0.9, min_p=0.05, seed=None, max_tokens=99,
-                        system_prompt="Be brief.\nÉtienne 😀", mode="off",
+                        system_prompt="Be brief.\nÉtienne 😀", mode=OFF,
                         show_highlights=False)
     save_settings(original)
     path = settings_path()
@@ -78,7 +79,9 @@ def test_integers_are_accepted_for_floats_and_unknown_keys_ignored():
     assert settings.temperature == 1.0 and isinstance(settings.temperature, float)
 
 
-def test_effective_mode_defaults_to_auto():
-    assert Settings().effective_mode() == "auto"
-    assert Settings(draft_path="/d.gguf").effective_mode() == "auto"
-    assert Settings(draft_path="/d.gguf", mode="off").effective_mode() == "off"
+def test_the_mode_defaults_to_auto_and_is_read_as_a_mode():
+    assert Settings().mode == AUTO and Settings(draft_path="/d.gguf").mode == AUTO
+    assert from_dict({"mode": ""}).mode == AUTO  # older files wrote "" for auto
+    assert from_dict({"mode": "off"}).mode == OFF and to_dict(Settings(mode=OFF))["mode"] == "off"
+    with pytest.raises(ValueError, match="choose"):
+        from_dict({"mode": "fast"})

@@ -13,6 +13,7 @@ from draftlight.engine.reply.events import Done, Notice
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
+from draftlight.modes import NGRAM
 
 pytestmark = pytest.mark.slow
 TURNS = 50  # 200 took 4.5 min on 2 cores; 40 turns after the warm-up still show a leak of 0.3 MB a turn
@@ -48,7 +49,7 @@ def test_50_turns_keep_memory_threads_and_files_flat(bundled_model):
                 base = (rss_bytes(), threading.active_count(), open_fds())
             messages.append({"role": "user", "content": f"Turn {turn}: name a colour."})
             done = None
-            for event in engine.generate(messages, params, "ngram"):
+            for event in engine.generate(messages, params, NGRAM):
                 if isinstance(event, Done):
                     done = event
                 elif isinstance(event, Notice):

@@ -13,12 +13,12 @@ the in-process engine is opened: starting a llama-server never loads it here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Callable
 
-from draftlight.modes import Mode, ModeError
-from draftlight.settings import Settings
+from draftlight.modes import AUTO, REMOTE, Mode, ModeError
+from draftlight.settings import Settings, broken_rule
 from draftlight.engine_kind import EngineKind
 
 Report = Callable[[str, int], None]  # (what is happening, percent or -1)
@@ -26,6 +26,33 @@ Report = Callable[[str, int], None]  # (what is happening, percent or -1)
 
 class SpecError(ValueError):
     """An option that cannot work, in one sentence that names it."""
+
+
+# Options as a command line's reader knows them, where settings.RULES' words name them
+COMMAND_LINE_NAMES = {"n_ctx": "--ctx (the context window)", "n_threads": "threads",
+                      "target_gpu_layers": "the target's GPU layers",
+                      "draft_gpu_layers": "the draft's GPU layers"}
+
+
+@dataclass(frozen=True)
+class EngineArguments:
+    """What a command line says about the engine: argparse's namespace read once, by these
+    names (a command without one of the options leaves its default here)."""
+    mode: Mode = AUTO  # --mode: argparse's type (modes.mode_argument) made it a Mode
+    target: str | Path | None = None
+    draft: str | Path | None = None
+    ctx: int | None = None
+    engine: str = ""  # --engine URL
+    api_key: str = ""
+    model: str = ""
+    rpc: str = ""
+    server_binary: str = ""
+
+    @classmethod
+    def read(cls, args) -> "EngineArguments":
+        given = vars(args)
+        return cls(**{f.name: given[f.name] for f in fields(cls)
+                      if given.get(f.name) is not None})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +67,7 @@ class EngineSpec:
     target_gpu_layers: int = 0
     draft_gpu_layers: int = 0
     engine: EngineKind = EngineKind.LOCAL
-    mode: str = "auto"  # the first mode replies use (the command line's --mode)
+    mode: Mode = AUTO  # the first mode replies use (the command line's --mode)
     llama_server: str = ""  # the llama-server binary; "" = find it (the window: else build it)
     spec_type: str = "ngram-mod"  # the --spec-type llama-server starts with (a comma list chains)
     server_url: str = ""  # the remote engine's address
@@ -60,6 +87,8 @@ class EngineSpec:
             object.__setattr__(self, "engine", EngineKind.parse(self.engine))
         except ValueError as exc:
             raise SpecError(str(exc)) from None
+        if not isinstance(self.mode, Mode):  # parsed where it came in (modes.py)
+            raise TypeError(f"EngineSpec.mode is a Mode, not {self.mode!r}")
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "EngineSpec":
@@ -69,7 +98,7 @@ class EngineSpec:
                    n_ctx=settings.n_ctx, n_threads=settings.n_threads,
                    target_gpu_layers=settings.target_gpu_layers,
                    draft_gpu_layers=settings.draft_gpu_layers, engine=settings.engine,
-                   mode="remote" if settings.engine == EngineKind.REMOTE else "auto",
+                   mode=REMOTE if settings.engine == EngineKind.REMOTE else AUTO,
                    llama_server=settings.llama_server,
                    spec_type=settings.spec_type, server_url=settings.server_url.strip(),
                    server_api_key=settings.server_api_key,
@@ -78,51 +107,41 @@ class EngineSpec:
 
     @classmethod
     def from_arguments(cls, args, settings: Settings) -> "EngineSpec":
-        """A command line's engine (`args` from argparse: mode, target, draft, ctx and, where the
-        command has them, engine, api_key, model, rpc, server_binary). A llama:… mode, or --rpc
-        (a split runs on llama-server only), picks llama-server; --engine URL a remote server."""
-        mode = Mode.parse(getattr(args, "mode", None) or "auto")
-        rpc = (getattr(args, "rpc", None) or "").strip()
-        url = (getattr(args, "engine", None) or "").strip()
+        """A command line's engine (`args` from argparse, read by EngineArguments). A llama:…
+        mode, or --rpc (a split runs on llama-server only), picks llama-server; --engine URL a
+        remote server."""
+        given = EngineArguments.read(args)
+        mode, rpc, url = given.mode, given.rpc.strip(), given.engine.strip()
         engine = EngineKind.REMOTE if url else EngineKind.LLAMA_SERVER \
             if rpc or mode.runs_on_llama_server else EngineKind.LOCAL
         if engine == EngineKind.LLAMA_SERVER:
             mode = mode.on_llama_server()
-        target = getattr(args, "target", None)
-        draft = getattr(args, "draft", None)
-        return cls(target_path=str(target) if target else "",
-                   draft_path=str(draft) if draft else None,
-                   n_ctx=getattr(args, "ctx", None) or settings.n_ctx,
-                   n_threads=settings.n_threads, engine=engine,
-                   mode="remote" if url else str(mode),
-                   llama_server=getattr(args, "server_binary", None) or settings.llama_server,
+        return cls(target_path=str(given.target or ""),
+                   draft_path=str(given.draft) if given.draft else None,
+                   n_ctx=given.ctx or settings.n_ctx, n_threads=settings.n_threads,
+                   engine=engine, mode=REMOTE if url else mode,
+                   llama_server=given.server_binary or settings.llama_server,
                    spec_type=mode.spec_type_argument if engine == EngineKind.LLAMA_SERVER else "none",
                    # --api-key is the remote server's only with --engine URL (serve's own
                    # --api-key is what its clients present: never sent on)
-                   server_url=url,
-                   server_api_key=(getattr(args, "api_key", None) or "") if url else "",
-                   server_model=getattr(args, "model", None) or "", rpc_servers=rpc,
-                   time_auto=mode.kind == "auto")
+                   server_url=url, server_api_key=given.api_key if url else "",
+                   server_model=given.model, rpc_servers=rpc, time_auto=mode == AUTO)
 
     def validate(self) -> None:
-        """Raises SpecError, naming the option, for the first choice that cannot work."""
+        """Raises SpecError, naming the option, for the first choice that cannot work: the
+        rules Settings has too (settings.RULES), then those only a spec has."""
         from draftlight.engine.core.errors import EngineError
         from draftlight.engine.server.client import check_url
-        from draftlight.engine.server.rpc import rpc_addresses
-        if self.n_ctx != 0 and self.n_ctx < 256:
-            raise SpecError("--ctx (the context window) must be at least 256 tokens")
-        if self.n_threads < 0:
-            raise SpecError("threads must be 0 (automatic) or more")
-        try:
-            mode = Mode.parse(self.mode)
-            if self.engine == EngineKind.REMOTE:
+        problem = broken_rule(self, COMMAND_LINE_NAMES)
+        if problem:
+            raise SpecError(problem)
+        if self.engine == EngineKind.REMOTE:
+            try:
                 check_url(self.server_url)
-                return
-            rpc_addresses(self.rpc_servers)
-            if self.engine == EngineKind.LLAMA_SERVER:
-                mode = Mode.llama(self.spec_type)
-        except (EngineError, ModeError) as exc:
-            raise SpecError(str(exc)) from None
+            except EngineError as exc:
+                raise SpecError(str(exc)) from None
+            return
+        mode = Mode.llama(self.spec_type) if self.engine == EngineKind.LLAMA_SERVER else self.mode
         if mode.needs_draft_model and not self.draft_path:
             raise SpecError(f"--mode {mode} needs --draft PATH (a draft model)")
 
@@ -303,7 +322,7 @@ def spec_for_command_line(args, settings: Settings) -> EngineSpec:
         spec.validate()
     except (SpecError, ModeError) as exc:
         raise UserError(str(exc)) from None
-    if spec.engine == EngineKind.LLAMA_SERVER and spec.mode != getattr(args, "mode", spec.mode):
+    if spec.engine == EngineKind.LLAMA_SERVER and spec.mode != EngineArguments.read(args).mode:
         note(f"--rpc runs on llama-server: mode {spec.mode}")
     return spec
 

@@ -1,8 +1,10 @@
 """What a speculation mode is, in one place: how it is written, which engine runs it, whether it
 needs a draft model, and what the window calls it. A leaf: it imports nothing of the app.
 
-Modes travel as their text (Settings, the history, `generate(mode=…)`, the command line); code
-that needs to know anything about one parses it here and reads attributes, never the string.
+A mode travels as a `Mode` value: text is parsed once where it comes in (settings.toml, the
+command line, a serve request, the history, the host's pipe) and written back with `str(mode)`;
+everything between compares values (`mode == NGRAM`) and reads attributes. Comparing a Mode with
+text raises TypeError, so a string that slipped through is found, not silently unequal.
 
     auto, off, draft, ngram        the in-process engine's own (Draftlight's drafters)
     llama:TYPE                     llama.cpp's llama-server, started with --spec-type TYPE
@@ -16,8 +18,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-IN_PROCESS = ("auto", "off", "draft", "ngram")
-REMOTE = "remote"
+_IN_PROCESS = ("auto", "off", "draft", "ngram")  # the kinds Draftlight's engine runs
+_REMOTE = "remote"
 # llama.cpp's --spec-type names (common/arg.cpp in the vendored sources); it takes a comma list.
 SPEC_TYPES = ("none", "draft-simple", "draft-eagle3", "draft-mtp", "draft-dflash", "draft-dspark",
               "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
@@ -54,7 +56,7 @@ _PREFIX = LLAMA + ":"
 _CHAIN = "+"
 
 _LABELS = {"off": "Off", "draft": "Draft model", "ngram": "N-gram", "auto": "Auto",
-           REMOTE: "The server's own", "none": "Off (llama-server)",
+           _REMOTE: "The server's own", "none": "Off (llama-server)",
            "draft-mtp": "MTP (built into the model)"}
 
 
@@ -64,14 +66,14 @@ class ModeError(ValueError):
 
 @dataclass(frozen=True)
 class Mode:
-    kind: str  # one of IN_PROCESS, LLAMA or REMOTE
+    kind: str  # one of _IN_PROCESS, LLAMA or _REMOTE
     spec_types: tuple[str, ...] = ()  # llama-server's types, in the order it tries them
 
     @classmethod
     def parse(cls, text: str) -> "Mode":
         """Raises ModeError for anything but the forms in this module's docstring."""
         text = text.strip()
-        if text in IN_PROCESS or text == REMOTE:
+        if text in _IN_PROCESS or text == _REMOTE:
             return cls(text)
         if text.startswith(_PREFIX):
             types = tuple(t.strip() for t in text[len(_PREFIX):].split(_CHAIN))
@@ -83,7 +85,7 @@ class Mode:
                 raise ModeError(f"{text!r}: {', '.join(map(repr, unknown))} is not a llama.cpp "
                                 f"speculation type; choose from {', '.join(SPEC_TYPES)}")
             raise ModeError(f"{text!r}: a chain names each type once, and never 'none'")
-        raise ModeError(f"{text!r}: choose {', '.join(IN_PROCESS)}, {_PREFIX}TYPE or "
+        raise ModeError(f"{text!r}: choose {', '.join(_IN_PROCESS)}, {_PREFIX}TYPE or "
                         f"{_PREFIX}TYPE{_CHAIN}TYPE (TYPE one of {', '.join(SPEC_TYPES)})")
 
     @classmethod
@@ -97,9 +99,19 @@ class Mode:
     def __str__(self) -> str:
         return _PREFIX + _CHAIN.join(self.spec_types) if self.kind == LLAMA else self.kind
 
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            raise TypeError(f"mode {self} compared with the text {other!r}: parse it first")
+        if not isinstance(other, Mode):
+            return NotImplemented
+        return (self.kind, self.spec_types) == (other.kind, other.spec_types)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.spec_types))
+
     @property
     def runs_in_process(self) -> bool:
-        return self.kind in IN_PROCESS
+        return self.kind in _IN_PROCESS
 
     @property
     def runs_on_llama_server(self) -> bool:
@@ -143,34 +155,22 @@ class Mode:
         return Mode(LLAMA, ({"off": "none", "draft": "draft-simple"}.get(self.kind,
                                                                          "ngram-simple"),))
 
-
-def llama_mode(spec_types: str) -> str:
-    """The mode text for llama-server's --spec-type value: "ngram-mod" -> "llama:ngram-mod"."""
-    return str(Mode.llama(spec_types))
-
-
-def spec_type_argument(mode: str) -> str:
-    """llama-server's --spec-type value for the mode text `mode` (ModeError if it runs
-    elsewhere)."""
-    return Mode.parse(mode).spec_type_argument
+    @property
+    def help(self) -> str:
+        """The mode in a sentence (the toolbar's tooltip); a chain: each type's in turn."""
+        if self.kind == LLAMA:
+            return " Then: ".join(SPEC_TYPE_HELP.get(t, t) for t in self.spec_types)
+        return _HELP[self.kind]
 
 
-def is_llama_server_mode(mode: str) -> bool:
-    try:
-        return Mode.parse(mode).runs_on_llama_server
-    except ModeError:
-        return False
-
-
-def needs_draft_model(mode: str) -> bool:
-    try:
-        return Mode.parse(mode).needs_draft_model
-    except ModeError:
-        return False
+# The modes as values: Draftlight's own, in the order the window lists them, and the remote
+# server's one
+AUTO, OFF, DRAFT, NGRAM = IN_PROCESS = tuple(Mode(kind) for kind in _IN_PROCESS)
+REMOTE = Mode(_REMOTE)
 
 
 # Each mode in one sentence, where the window lists them (the toolbar's Speculation box)
-MODE_HELP = {
+_HELP = {
     "auto": "Drafts only as much as pays on this machine now, from the conversation (n-gram) or "
             "the draft model, and says under a reply why it drafted little.",
     "off": "No drafting: the target writes one token per pass (plain decoding, to compare with).",
@@ -178,29 +178,17 @@ MODE_HELP = {
              "all at once.",
     "ngram": "Copies what followed the same words earlier in the conversation or an attached "
              "file: free to guess, fast on summaries, quotes and code edits.",
-    REMOTE: "The server decides how it drafts; Draftlight shows what it sends back.",
+    _REMOTE: "The server decides how it drafts; Draftlight shows what it sends back.",
 }
 
 
-def mode_help(mode: str) -> str:
-    """The sentence that explains `mode` ("" for text that is no mode)."""
-    if mode in MODE_HELP:
-        return MODE_HELP[mode]
+def mode_label(text: str) -> str:
+    """What the window calls the mode written `text` (a reply's record, from the history): text
+    that is no mode (an older record's) is shown as it is."""
     try:
-        parsed = Mode.parse(mode)
+        return Mode.parse(text).label
     except ModeError:
-        return ""
-    if parsed.kind == LLAMA:
-        return " Then: ".join(SPEC_TYPE_HELP.get(t, t) for t in parsed.spec_types)
-    return ""
-
-
-def mode_label(mode: str) -> str:
-    """A mode as the window names it; text that is no mode is shown as it is."""
-    try:
-        return Mode.parse(mode).label
-    except ModeError:
-        return mode.replace("_", " ").capitalize() if mode else ""
+        return text.replace("_", " ").capitalize() if text else ""
 
 
 def spec_types_argument(value: str) -> str:
@@ -211,12 +199,12 @@ def spec_types_argument(value: str) -> str:
     return Mode.llama(value).spec_type_argument
 
 
-def mode_argument(value: str) -> str:
+def mode_argument(value: str) -> Mode:
     """argparse type of `--mode` (chat, serve): a mode, written the canonical way."""
     try:
         mode = Mode.parse(value)
     except ModeError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-    if mode.kind == REMOTE:
+    if mode == REMOTE:
         raise argparse.ArgumentTypeError("'remote' is --engine URL's only mode; give --engine")
-    return str(mode)
+    return mode

@@ -13,11 +13,13 @@ import tempfile
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Callable
 
 import tomli_w
 
 from draftlight import paths
 from draftlight.engine_kind import EngineKind
+from draftlight.modes import AUTO, Mode
 
 FILE_NAME = "settings.toml"
 
@@ -37,7 +39,7 @@ class Settings:
     seed: int | None = None  # None = a new random seed each reply
     max_tokens: int = 512  # new tokens per reply at most
     system_prompt: str = ""
-    mode: str = ""  # speculation mode; "" = auto (drafts only when it pays)
+    mode: Mode = AUTO  # speculation mode (settings.toml's text; "" there is auto)
     show_highlights: bool = True  # colour accepted draft runs
     flash_drafts: bool = True  # accepted runs arrive in a bright colour that fades to their tint
     palette: str = "default"  # highlight colours: "default", "colourblind" or "contrast"
@@ -63,37 +65,25 @@ class Settings:
     # Folders of GGUF files to list besides other apps' (one per line; `models add-folder`)
     model_folders: str = ""
 
-    def __post_init__(self) -> None:
-        self.engine = EngineKind.parse(self.engine)  # text from settings.toml, parsed once
+    def __post_init__(self) -> None:  # text from settings.toml, parsed once (a ValueError)
+        self.engine = EngineKind.parse(self.engine)
+        if isinstance(self.mode, str):
+            self.mode = Mode.parse(self.mode) if self.mode.strip() else AUTO
 
     def added_model_folders(self) -> list[Path]:
         """model_folders as paths (`draftlight models add-folder`)."""
         return [Path(line.strip()).expanduser() for line in self.model_folders.splitlines()
                 if line.strip()]
 
-    def effective_mode(self) -> str:
-        return self.mode or "auto"
-
     def check(self) -> None:
         """Raise ValueError, in plain words, if a value is out of range."""
-        if self.n_ctx != 0 and self.n_ctx < 256:
-            raise ValueError("n_ctx must be 0 (automatic: what fits) or at least 256")
-        if self.n_threads < 0:
-            raise ValueError("n_threads must be >= 0")
-        if self.target_gpu_layers < -1 or self.draft_gpu_layers < -1:
-            raise ValueError("GPU layers must be >= -1")
+        problem = broken_rule(self, {})
+        if problem:
+            raise ValueError(problem)
         if not 0 <= self.serve_port <= 65535:
             raise ValueError("the server port must be between 0 and 65535")
         if self.serve_api_key != "".join(self.serve_api_key.split()):
             raise ValueError("the server's API key must not contain spaces")
-        from draftlight.engine.core.errors import EngineError
-        from draftlight.engine.server.rpc import rpc_addresses
-        from draftlight.modes import ModeError, spec_types_argument
-        try:
-            rpc_addresses(self.rpc_servers)
-            spec_types_argument(self.spec_type)
-        except (EngineError, ModeError) as exc:
-            raise ValueError(str(exc)) from None
         if self.palette not in ("default", "colourblind", "contrast"):
             raise ValueError("palette must be default, colourblind or contrast")
         self.sampling_params().validate()
@@ -104,6 +94,55 @@ class Settings:
                               min_p=self.min_p, seed=self.seed, max_tokens=self.max_tokens)
 
 
+def _rpc_problem(value: str) -> str | None:
+    from draftlight.engine.core.errors import EngineError
+    from draftlight.engine.server.rpc import rpc_addresses
+    try:
+        rpc_addresses(value)
+    except EngineError as exc:
+        return str(exc)
+    return None
+
+
+def _spec_type_problem(value: str) -> str | None:
+    from draftlight.modes import ModeError, spec_types_argument
+    try:
+        spec_types_argument(value)
+    except ModeError as exc:
+        return str(exc)
+    return None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One option's rule, the same for Settings.check and EngineSpec.validate (launch.py),
+    which both have the field: `problem` says what is wrong with a value ("{name}" stands for
+    the option as the reader knows it), None when it is fine."""
+    field: str
+    problem: Callable[[object], str | None]
+
+
+RULES = (
+    Rule("n_ctx", lambda v: None if v == 0 or v >= 256 else
+         "{name} must be 0 (automatic: what fits) or at least 256 tokens"),
+    Rule("n_threads", lambda v: None if v >= 0 else "{name} must be 0 (automatic) or more"),
+    Rule("target_gpu_layers", lambda v: None if v >= -1 else "{name} must be -1 (all) or more"),
+    Rule("draft_gpu_layers", lambda v: None if v >= -1 else "{name} must be -1 (all) or more"),
+    Rule("rpc_servers", _rpc_problem),
+    Rule("spec_type", _spec_type_problem),
+)
+
+
+def broken_rule(options, names: dict[str, str]) -> str | None:
+    """The first of RULES that `options` (Settings or an EngineSpec) breaks, in words: the
+    option named by `names` (a command line's flag), else by its field; None if none."""
+    for rule in RULES:
+        problem = rule.problem(getattr(options, rule.field))
+        if problem:
+            return problem.replace("{name}", names.get(rule.field, rule.field))
+    return None
+
+
 def settings_path() -> Path:
     return paths.config_dir() / FILE_NAME
 
@@ -111,7 +150,7 @@ def settings_path() -> Path:
 def _types_of(name: str) -> tuple[type, ...]:
     """Accepted TOML value types for a field (ints are fine where floats are expected)."""
     default = Settings.__dataclass_fields__[name].default
-    if name in ("target_path", "draft_path", "engine"):  # engine: parsed by Settings itself
+    if name in ("target_path", "draft_path", "engine", "mode"):  # engine, mode: Settings parses
         return (str,)
     if name == "seed":
         return (int,)
@@ -143,7 +182,8 @@ def from_dict(data: dict) -> Settings:
 
 def to_dict(settings: Settings) -> dict:
     # tomli_w cannot write None: a missing key means "default", which for these fields is None.
-    return {k: v for k, v in dataclasses.asdict(settings).items() if v is not None}
+    values = dataclasses.asdict(settings) | {"mode": str(settings.mode)}
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def load_settings(path: Path | None = None) -> tuple[Settings, str | None]:

@@ -180,8 +180,8 @@ class ScriptedEngine:
 
     def generate(self, messages, params, mode):
         from draftlight.engine.reply.events import Done, Stats, TextPiece
-        self.calls.append(mode)
-        tokens = self.answers.get((mode, messages[-1]["content"]), PLAIN_ANSWER)
+        self.calls.append(str(mode))  # the modes' text: what the assertions read
+        tokens = self.answers.get((str(mode), messages[-1]["content"]), PLAIN_ANSWER)
         for token in tokens:
             yield TextPiece(f"w{token}", "target", 0, token)
         yield Done("".join(f"w{t}" for t in tokens),

@@ -12,6 +12,7 @@ from draftlight.bench.recorded_words import load_words
 from draftlight.bench.recorded_answers import load_records
 from draftlight.bench.replay import CURVES, curve, replay, summarise
 from draftlight.engine.step.drafters import NgramDrafter
+from draftlight.modes import OFF
 
 RECORDED = Path(__file__).parents[2] / "app" / "draftlight" / "bench" / "recorded"
 BUNDLED = RECORDED / "smollm2-135m-q8_0.jsonl.gz"
@@ -104,12 +105,12 @@ def test_record_writes_what_plain_decoding_says_and_later_turns_follow_it(bundle
     try:
         messages = [{"role": "user", "content": question["turns"][0]}]
         assert first["prompt"] == engine.tokenize_chat(messages)
-        tokens, _, done = run(engine, messages, "off", params)
+        tokens, _, done = run(engine, messages, OFF, params)
         assert first["answer"] == tokens
         messages += [{"role": "assistant", "content": done.text},
                      {"role": "user", "content": question["turns"][1]}]
         assert second["prompt"] == engine.tokenize_chat(messages)
-        assert second["answer"] == run(engine, messages, "off", params)[0]
+        assert second["answer"] == run(engine, messages, OFF, params)[0]
         # Beside the answers, each token's word, as the engine's n-gram lookup folds it
         fold = load_words(out)
         for token in first["prompt"] + first["answer"]:

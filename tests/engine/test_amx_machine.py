@@ -15,6 +15,7 @@ import pytest
 
 from draftlight.engine.llama import cpu_check
 from draftlight.engine.server.process import ManagedServer, ServerOptions
+from draftlight.modes import OFF, Mode
 
 
 def chat(*args: str) -> subprocess.CompletedProcess:
@@ -55,18 +56,18 @@ def test_our_llama_server_starts_without_repacked_weights_and_answers_as_plain_d
     messages = [{"role": "user", "content": "Repeat: the cat sat on the mat, the cat sat."}]
     params = SamplingParams(temperature=0.0, max_tokens=24)
     spec = EngineSpec(target_path=str(bundled_model), n_ctx=1024, engine="llama-server",
-                      mode="llama:ngram-mod", llama_server=str(llama_server_binary))
+                      mode=Mode.parse("llama:ngram-mod"), llama_server=str(llama_server_binary))
     engine = open_engine(spec)
     try:
         assert engine.options.repack is False and "--no-repack" in engine.log[0]
         assert any("AMX" in line for line in engine.load_notices)
-        served = list(engine.generate(messages, params, "llama:ngram-mod"))[-1].text
+        served = list(engine.generate(messages, params, Mode.parse("llama:ngram-mod")))[-1].text
     finally:
         engine.close()
-    local = open_engine(EngineSpec(target_path=str(bundled_model), n_ctx=1024, mode="off"))
+    local = open_engine(EngineSpec(target_path=str(bundled_model), n_ctx=1024, mode=OFF))
     try:
         assert local.load_notices == ()  # said once on this machine, by the server's start
-        plain = list(local.generate(messages, params, "off"))[-1].text
+        plain = list(local.generate(messages, params, OFF))[-1].text
     finally:
         local.close()
     assert served == plain

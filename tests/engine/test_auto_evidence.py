@@ -16,6 +16,7 @@ from draftlight.engine.core.sampling import SamplingParams
 from tests.support.fake_backend import FakeWordChatModel
 from tests.support.cpu_curve import CURVE, cpu_costs
 from tests.support.fake_engine import run
+from draftlight.modes import AUTO, NGRAM, OFF
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=200)
 DEMO = "Repeat after me: the United States of America declared independence in 1776."
@@ -59,14 +60,14 @@ def reply(engine, text, mode):
 def test_after_a_session_of_failed_drafts_auto_drafts_a_copy_of_the_message_at_once():
     engine = Engine(model(), cost_source=cpu_costs)
     for question in list(FREE) * 3:  # the pessimistic corner: guesses fail, reply after reply
-        done = reply(engine, question, "auto")
+        done = reply(engine, question, AUTO)
         assert done.stats.accepted <= done.stats.drafted // 2
     learnt = next(c.model for c in engine.prepare_auto().candidates)
     assert learnt.p(2, "message") < 0.3  # it learnt that short matches in the message fail
 
-    steps = passes(engine, "auto")
-    ngram = passes(Engine(model(), cost_source=cpu_costs), "ngram")
-    plain = cost(passes(Engine(model(), cost_source=cpu_costs), "off"))
+    steps = passes(engine, AUTO)
+    ngram = passes(Engine(model(), cost_source=cpu_costs), NGRAM)
+    plain = cost(passes(Engine(model(), cost_source=cpu_costs), OFF))
     # From "The United States" on, n-gram lookup copies the message: auto drafts at the step
     # n-gram mode first does, because "The" and the message's " the" are one word, so the match
     # is 3 words long where 2-word ones failed all session (drafters.word_fold), and its reply
@@ -102,7 +103,7 @@ def cost(steps: list[int]) -> float:
 def test_greedy_text_is_the_same_in_every_mode_after_the_session():
     engine = Engine(model(), cost_source=cpu_costs)
     for question in FREE:
-        texts = {mode: reply(engine, question, mode).text for mode in ("auto", "ngram", "off")}
+        texts = {mode: reply(engine, question, mode).text for mode in (AUTO, NGRAM, OFF)}
         assert set(texts.values()) == {FREE[question]}
 
 

@@ -14,6 +14,7 @@ from draftlight.engine.reply.generator import Engine
 from draftlight.engine.core.sampling import SamplingParams
 from tests.support.fake_backend import FakeChatModel, busy_costs
 from tests.support.fake_engine import run
+from draftlight.modes import AUTO, NGRAM, OFF
 
 CPU_LIKE = BatchCosts({1: 1.0, 2: 1.6, 3: 2.1, 4: 2.7, 5: 3.2, 8: 4.3, 16: 8.6}, 0.015)
 BUSY, _ = busy_costs(None, None, "target")
@@ -53,7 +54,7 @@ def test_a_reply_auto_drafted_nothing_in_says_why_with_the_measured_cost():
     messages = [{"role": "user", "content": "Say the motto."},
                 {"role": "assistant", "content": answer.decode()},
                 {"role": "user", "content": "Again, please."}]  # copyable, were it not so dear
-    _, done = run(engine, messages, SamplingParams(temperature=0.0, max_tokens=30), "auto")
+    _, done = run(engine, messages, SamplingParams(temperature=0.0, max_tokens=30), AUTO)
     stats = done.stats
     assert stats.drafted == 0 and stats.undrafted == {"costly": stats.target_passes}
     assert stats.pass_cost_2 == BUSY(2)
@@ -61,24 +62,24 @@ def test_a_reply_auto_drafted_nothing_in_says_why_with_the_measured_cost():
                                       "on this machine now")
     assert "try N-gram" in stats.auto_note
     assert stats.to_dict()["auto_note"] == stats.auto_note
-    _, ngram = run(engine, messages, SamplingParams(temperature=0.0, max_tokens=30), "ngram")
+    _, ngram = run(engine, messages, SamplingParams(temperature=0.0, max_tokens=30), NGRAM)
     assert ngram.text == done.text and ngram.stats.auto_note == ""  # n-gram mode: no note
 
 
 def test_the_note_names_each_reason_and_is_silent_where_auto_drafted_enough():
-    quiet = Stats(mode="auto", new_tokens=40, target_passes=40, undrafted={"no-match": 40})
+    quiet = Stats(mode=AUTO, new_tokens=40, target_passes=40, undrafted={"no-match": 40})
     assert quiet.auto_note == ("Auto drafted nothing: nothing in this conversation was worth "
                                "copying. Attach the file you are asking about, or try N-gram.")
-    short = Stats(mode="auto", new_tokens=40, target_passes=38, drafted=3, accepted=2,
+    short = Stats(mode=AUTO, new_tokens=40, target_passes=38, drafted=3, accepted=2,
                   undrafted={"too-short": 30, "no-match": 5})
     assert short.auto_note.startswith("Auto drafted little (2 of 40 tokens): the matches it "
                                       "found were too short to pay, and nothing")
-    before_timing = Stats(mode="auto", new_tokens=40, target_passes=40, untimed=True,
+    before_timing = Stats(mode=AUTO, new_tokens=40, target_passes=40, untimed=True,
                           undrafted={"too-short": 40})
     assert before_timing.auto_note == (
         "Auto drafted nothing: the matches it found were too short to pay. It is still timing "
         "this machine's passes (once, in the background) and until then drafts only copies it "
         "is nearly sure of. Attach the file you are asking about, or try N-gram.")
-    enough = Stats(mode="auto", new_tokens=40, target_passes=20, drafted=25, accepted=20)
+    enough = Stats(mode=AUTO, new_tokens=40, target_passes=20, drafted=25, accepted=20)
     assert enough.auto_note == ""
-    assert Stats(mode="off", new_tokens=40, target_passes=40).auto_note == ""
+    assert Stats(mode=OFF, new_tokens=40, target_passes=40).auto_note == ""

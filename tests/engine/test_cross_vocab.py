@@ -19,6 +19,7 @@ from draftlight.engine.text.vocab_map import build_vocab_map, map_cache_path, sa
 from tests.support.chi_square import CHI2_CRITICAL_P001
 from tests.support.fake_backend import WORDS, FakeChatModel, FakeWordChatModel, scripted_costs
 from tests.support.fake_engine import run as run_engine
+from draftlight.modes import AUTO, DRAFT, OFF
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=200)
 # The target's words, where it has any: "é" whole, and other merges than the draft's
@@ -38,7 +39,7 @@ def wandering_reply(conversation: bytes) -> bytes:
     return reply_for(conversation)[:30] + b" and something else entirely, " + MOTTO.encode()
 
 
-def run(engine, messages, params=GREEDY, mode="draft"):
+def run(engine, messages, params=GREEDY, mode=DRAFT):
     return run_engine(engine, messages, params, mode)
 
 
@@ -58,8 +59,8 @@ def test_greedy_output_is_token_identical_to_plain_decoding(pair, draft_reply):
     for question in ("Hello there", "Ünïcödé ✓ 🙂 text", "café, s'il vous plaît", "ab ab ab"):
         messages = [{"role": "user", "content": question}]
         plain = run(Engine(make_target(reply_for), cost_source=scripted_costs), messages,
-                    mode="off")
-        for mode in ("draft", "auto"):
+                    mode=OFF)
+        for mode in (DRAFT, AUTO):
             engine = Engine(make_target(reply_for), make_draft(draft_reply),
                             cost_source=scripted_costs)
             assert not engine.compatibility.same_vocabulary
@@ -68,7 +69,7 @@ def test_greedy_output_is_token_identical_to_plain_decoding(pair, draft_reply):
             assert done.text == plain[1].text and "\ufffd" not in done.text
             assert done.stats.accepted > 0, (mode, question)
             assert done.stats.draft_kind == "cross-vocabulary"
-            assert "[draft, cross-vocabulary]" in done.stats.summary() or mode == "auto"
+            assert "[draft, cross-vocabulary]" in done.stats.summary() or mode == AUTO
 
 
 def test_a_character_split_across_draft_tokens_is_proposed_whole():
@@ -210,7 +211,7 @@ def test_a_damaged_mapping_costs_acceptance_not_correctness():
     wrong, the target rejects it, and the reply is still plain decoding's, token for token."""
     messages = [{"role": "user", "content": "Hello there"}]
     plain = run(Engine(FakeChatModel(reply_for), cost_source=scripted_costs), messages,
-                mode="off")[1]
+                mode=OFF)[1]
     engine = Engine(FakeChatModel(reply_for), FakeWordChatModel(reply_for, WORDS),
                     cost_source=scripted_costs)
     good = run(engine, messages)[1]

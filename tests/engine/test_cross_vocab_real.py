@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from draftlight.engine.reply.events import Done, TextPiece
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
 from tests.support.real_engine import PROMPTS as ENGINE_PROMPTS, assert_identical_but_for_near_ties
+from draftlight.modes import DRAFT, OFF
+from tests.support.replies import reply as run_reply
 
 # One thread per model: on a loaded 2-core machine two 2-thread pools fight over the cores.
 OPTIONS = LoadOptions(n_ctx=1024, n_threads=1)
@@ -26,13 +27,8 @@ QWEN_PROMPTS = [PROMPTS[i] for i in (0, 3, 6, 7, 9, 10)]
 
 
 def run(engine, messages, mode):
-    tokens, done = [], None
-    for event in engine.generate(messages, GREEDY, mode):
-        if isinstance(event, TextPiece) and event.token >= 0:
-            tokens.append(event.token)
-        elif isinstance(event, Done):
-            done = event
-    return tokens, done
+    answer = run_reply(engine, messages, GREEDY, mode)
+    return answer.tokens, answer.done
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +51,8 @@ def test_greedy_cross_vocabulary_drafting_is_plain_decoding(gemma_drafts_for_smo
     accepted = drafted = 0
     for prompt in PROMPTS:
         messages = [{"role": "user", "content": prompt}]
-        plain, _ = run(engine, messages, "off")
-        fast, done = run(engine, messages, "draft")
+        plain, _ = run(engine, messages, OFF)
+        fast, done = run(engine, messages, DRAFT)
         assert fast == plain, prompt
         assert done.stats.draft_kind == "cross-vocabulary"
         accepted += done.stats.accepted
@@ -76,7 +72,7 @@ def assert_drafts_were_accepted(dones) -> None:
 @pytest.mark.slow
 def test_smollm2_drafting_for_gemma_differs_only_at_near_ties(bundled_model, gemma_model):
     dones = assert_identical_but_for_near_ties(gemma_model, PROMPTS, 24, 0.5,
-                                               draft_path=bundled_model, modes=("draft",),
+                                               draft_path=bundled_model, modes=(DRAFT,),
                                                options=OPTIONS)
     assert_drafts_were_accepted(dones)
 
@@ -85,7 +81,7 @@ def test_smollm2_drafting_for_gemma_differs_only_at_near_ties(bundled_model, gem
 def test_smollm2_drafting_for_qwen_1_5b_differs_only_at_near_ties(bundled_model, qwen_1_5b):
     """The pair that matters most: the tiny drafter shipped with the app, for a target users run."""
     dones = assert_identical_but_for_near_ties(qwen_1_5b, QWEN_PROMPTS, 24, 0.5,
-                                               draft_path=bundled_model, modes=("draft",),
+                                               draft_path=bundled_model, modes=(DRAFT,),
                                                options=OPTIONS)
     assert_drafts_were_accepted(dones)
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import pytest
 
 from draftlight.engine.step.drafters import DRAFT_HEADROOM, draft_window
-from draftlight.engine.reply.events import Done, Notice, TextPiece
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.core.sampling import SamplingParams
 from tests.support.fake_backend import WORDS, FakeChatModel, FakeWordChatModel, scripted_costs
+from draftlight.modes import AUTO, DRAFT, OFF
+from tests.support.replies import reply as run_reply
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=600)
 MOTTO = b"The quick brown fox jumps over the lazy dog. "
@@ -29,15 +30,8 @@ def answer(conversation: bytes) -> bytes:
 
 
 def run(engine, messages, mode):
-    pieces, notices, done = [], [], None
-    for event in engine.generate(messages, GREEDY, mode):
-        if isinstance(event, TextPiece):
-            pieces.append(event.token)
-        elif isinstance(event, Notice):
-            notices.append(event.message)
-        elif isinstance(event, Done):
-            done = event
-    return pieces, notices, done
+    answer = run_reply(engine, messages, GREEDY, mode)
+    return [p.token for p in answer.pieces], answer.notices, answer.done
 
 
 def test_the_window_is_the_context_while_it_fits_then_its_first_and_latest_tokens():
@@ -67,11 +61,11 @@ PAIRS = {
 
 
 @pytest.mark.parametrize("pair", PAIRS)
-@pytest.mark.parametrize("mode", ["draft", "auto"])
+@pytest.mark.parametrize("mode", [DRAFT, AUTO], ids=str)
 def test_a_full_draft_window_leaves_the_reply_unchanged_and_says_so_once(pair, mode):
     make_target, make_draft = PAIRS[pair]
     messages = [{"role": "user", "content": QUESTION}]
-    plain, _, _ = run(Engine(make_target(), cost_source=scripted_costs), messages, "off")
+    plain, _, _ = run(Engine(make_target(), cost_source=scripted_costs), messages, OFF)
     engine = Engine(make_target(), make_draft(), cost_source=scripted_costs)
     tokens, notices, done = run(engine, messages, mode)
     assert tokens == plain
@@ -92,6 +86,6 @@ def test_a_draft_that_fits_says_nothing():
     messages = [{"role": "user", "content": QUESTION}]
     engine = Engine(FakeChatModel(answer, n_ctx=2048), FakeChatModel(answer, n_ctx=2048),
                     cost_source=scripted_costs)
-    _, notices, done = run(engine, messages, "draft")
+    _, notices, done = run(engine, messages, DRAFT)
     assert not notices and done.stats.acceptance_rate == 1.0
     assert len(engine.draft.tokens) > 512  # the conversation above, in full

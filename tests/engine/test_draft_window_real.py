@@ -15,12 +15,13 @@ import subprocess
 import sys
 
 from draftlight.engine.auto.costs import BatchCosts
-from draftlight.engine.reply.events import Done, Notice, TextPiece
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.llama.llama_backend import LlamaBackend
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
 from draftlight.settings import Settings, save_settings
+from tests.support.replies import reply as run_reply
+from draftlight.modes import AUTO, DRAFT, OFF
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=48)
 # One thread per model: on a loaded 2-core machine two threads wait on each other
@@ -43,19 +44,12 @@ CHINESE = ("请逐字重复下面这段文字：春天来了，山上的雪慢�
 
 
 def run(engine, messages, mode):
-    tokens, notices, done = [], [], None
-    for event in engine.generate(messages, GREEDY, mode):
-        if isinstance(event, TextPiece) and event.token >= 0:
-            tokens.append(event.token)
-        elif isinstance(event, Notice):
-            notices.append(event.message)
-        elif isinstance(event, Done):
-            done = event
-    return tokens, notices, done
+    answer = run_reply(engine, messages, GREEDY, mode)
+    return answer.tokens, answer.notices, answer.done
 
 
 def assert_plain_decoding_with_one_notice(engine, modes):
-    plain, notices, _ = run(engine, MESSAGES, "off")
+    plain, notices, _ = run(engine, MESSAGES, OFF)
     assert not notices
     draft = engine.draft
     assert len(engine.tokenize_chat(MESSAGES)) < TARGET.n_ctx
@@ -82,7 +76,7 @@ def test_a_same_vocabulary_draft_with_a_smaller_context_drafts_on(bundled_model,
     engine = Engine(target, LlamaBackend(bundled_model, SMALL_DRAFT),
                     cost_source=cheap_draft_costs)
     try:
-        assert_plain_decoding_with_one_notice(engine, ("draft", "auto"))
+        assert_plain_decoding_with_one_notice(engine, (DRAFT, AUTO))
     finally:
         engine.close()
 
@@ -92,7 +86,7 @@ def test_a_draft_of_another_vocabulary_with_a_smaller_context_drafts_on(bundled_
     engine = Engine.load(bundled_model, gemma_model, TARGET, SMALL_DRAFT)
     try:
         assert not engine.compatibility.same_vocabulary
-        assert_plain_decoding_with_one_notice(engine, ("draft",))
+        assert_plain_decoding_with_one_notice(engine, (DRAFT,))
     finally:
         engine.close()
 

@@ -10,6 +10,7 @@ from draftlight.engine.reply.generator import Engine, SpeculationConfig
 from draftlight.engine.core.sampling import SamplingParams
 from tests.support.fake_backend import FakeChatModel, scripted_costs
 from tests.support.fake_engine import run
+from draftlight.modes import AUTO, DRAFT, NGRAM, OFF
 
 MOTTO = b"The quick brown fox jumps over the lazy dog, and then it rests."
 
@@ -63,7 +64,7 @@ def test_max_tokens_is_never_exceeded_inside_an_accepted_run():
     assert any(p.source == "draft" for p in pieces)  # it speculated on the way
 
 
-@pytest.mark.parametrize("mode", ["off", "ngram", "auto"])
+@pytest.mark.parametrize("mode", [OFF, NGRAM, AUTO], ids=str)
 def test_a_full_context_stops_the_reply_cleanly(mode):
     long_answer = (MOTTO + b" ") * 8
     engine = engine_for(lambda conversation: long_answer, n_ctx=160)
@@ -95,11 +96,11 @@ def test_switching_modes_between_turns_reuses_the_cache_and_changes_nothing():
 
     engine = engine_for(reply)
     first = [{"role": "user", "content": "Say the motto."}]
-    _, done1 = run(engine, first, mode="off")
+    _, done1 = run(engine, first, mode=OFF)
     second = first + [{"role": "assistant", "content": done1.text},
                       {"role": "user", "content": "Twice."}]
     evaluated = engine.target.evaluated
-    _, done2 = run(engine, second, mode="ngram")
+    _, done2 = run(engine, second, mode=NGRAM)
     prompt2 = done2.stats.prompt_tokens
     # Turn 1's prompt and reply were in the cache: only the new turn's tokens were evaluated
     # for the prompt, then about one token per emitted one (drafts rejected cost a little).
@@ -108,7 +109,7 @@ def test_switching_modes_between_turns_reuses_the_cache_and_changes_nothing():
                                                    + 3 * done2.stats.new_tokens)
     assert done2.stats.accepted > 0
     fresh = engine_for(reply)
-    _, plain = run(fresh, second, mode="off")
+    _, plain = run(fresh, second, mode=OFF)
     assert done2.text == plain.text == (MOTTO + b" Again: " + MOTTO).decode()
 
 
@@ -124,7 +125,7 @@ def test_greedy_output_is_the_same_in_every_mode():
                      "Ünïcödé ✓ 🙂 text"):
         messages = [{"role": "user", "content": question}]
         texts = {}
-        for mode in ("off", "ngram", "draft", "auto"):
+        for mode in (OFF, NGRAM, DRAFT, AUTO):
             engine = engine_for(reply, draft_reply)
             texts[mode] = run(engine, messages, mode=mode)[1].text
         assert len(set(texts.values())) == 1, texts
@@ -142,7 +143,7 @@ def test_a_seed_makes_a_sampled_reply_reproducible():
         pieces, _ = run(engine, ask_again(MOTTO.decode()), replace(params, seed=seed), mode)
         return tuple(piece.token for piece in pieces)
 
-    for mode in ("off", "ngram", "draft", "auto"):
+    for mode in (OFF, NGRAM, DRAFT, AUTO):
         assert sampled(7, mode) == sampled(7, mode)
         assert len({sampled(seed, mode) for seed in range(7, 13)}) > 1, mode
 
@@ -158,7 +159,7 @@ def test_draft_mode_without_a_draft_model_is_a_clear_error():
     from draftlight.engine.core.errors import EngineError
     engine = engine_for(lambda c: MOTTO)
     with pytest.raises(EngineError, match="draft mode needs a draft model"):
-        run(engine, [{"role": "user", "content": "hi"}], mode="draft")
+        run(engine, [{"role": "user", "content": "hi"}], mode=DRAFT)
 
 
 def test_auto_measures_its_costs_inside_a_small_context():
@@ -171,7 +172,7 @@ def test_auto_measures_its_costs_inside_a_small_context():
     assert curve.v[1] == 1.0 and token_seconds(model, probe) > 0
     engine = Engine(model, cost_source=lambda m, p, role: (measure(m, p), token_seconds(m, p)))
     _, done = run(engine, [{"role": "user", "content": "hi"}],
-                  SamplingParams(temperature=0.0, max_tokens=8), "auto")
+                  SamplingParams(temperature=0.0, max_tokens=8), AUTO)
     assert done.text == MOTTO[:8].decode()
 
 
@@ -212,14 +213,14 @@ def test_a_reply_where_batched_logits_differ_says_identity_is_not_guaranteed():
     model = dict(batch_drift=0.3, rival_every=3, rival_gap=0.05)
     answer = MOTTO + b" " + MOTTO
     texts, stats = {}, {}
-    for mode in ("off", "ngram"):
+    for mode in (OFF, NGRAM):
         engine = Engine(FakeChatModel(lambda c: answer, **model), cost_source=scripted_costs)
         _, done = run(engine, ask_again(MOTTO.decode()), mode=mode)
         texts[mode], stats[mode] = done.text, done.stats
-    assert texts["ngram"] != texts["off"]  # the drift really changes this reply
-    assert "greedy identity not guaranteed here" in stats["ngram"].summary()
-    assert stats["ngram"].to_dict()["identity_note"] == stats["ngram"].identity_note
-    assert stats["off"].identity_note == "" and stats["off"].batch_drift is None
+    assert texts[NGRAM] != texts[OFF]  # the drift really changes this reply
+    assert "greedy identity not guaranteed here" in stats[NGRAM].summary()
+    assert stats[NGRAM].to_dict()["identity_note"] == stats[NGRAM].identity_note
+    assert stats[OFF].identity_note == "" and stats[OFF].batch_drift is None
 
 
 def test_the_scripted_model_is_the_same_model_in_every_process():

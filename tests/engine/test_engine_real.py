@@ -14,6 +14,7 @@ from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
 from tests.support.cpu_curve import cpu_costs
 from tests.support.real_engine import PROMPTS, run
+from draftlight.modes import AUTO, DRAFT, NGRAM, OFF
 
 OPTIONS = LoadOptions(n_ctx=2048)
 
@@ -26,12 +27,12 @@ def engine(bundled_model, module_home):
     engine.close()
 
 
-@pytest.mark.parametrize("mode", ["ngram", "draft", "auto"])
+@pytest.mark.parametrize("mode", [NGRAM, DRAFT, AUTO], ids=str)
 def test_greedy_speculation_matches_plain_decoding(engine, mode):
     differences = []
     for prompt in PROMPTS:
         messages = [{"role": "user", "content": prompt}]
-        plain, _, plain_done = run(engine, messages, "off")
+        plain, _, plain_done = run(engine, messages, OFF)
         fast, _, fast_done = run(engine, messages, mode)
         if fast != plain:
             # Never hide a divergence: report where it is and how close the logits were.
@@ -44,7 +45,7 @@ def test_greedy_speculation_matches_plain_decoding(engine, mode):
 
 def test_self_draft_is_accepted_almost_always(engine):
     messages = [{"role": "user", "content": PROMPTS[2]}]
-    _, sources, done = run(engine, messages, "draft")
+    _, sources, done = run(engine, messages, DRAFT)
     stats = done.stats
     assert stats.drafted > 20
     assert stats.acceptance_rate >= 0.99, stats.summary()
@@ -55,17 +56,17 @@ def test_self_draft_is_accepted_almost_always(engine):
 def test_mode_switches_between_turns_without_reloading(engine):
     conversation = [{"role": "user", "content": "Name a fruit that is yellow."}]
     outputs = {}
-    for mode in ["ngram", "off", "draft"]:
+    for mode in [NGRAM, OFF, DRAFT]:
         tokens, _, done = run(engine, conversation, mode)
         outputs[mode] = tokens
         assert done.stats.mode == mode
-    assert outputs["ngram"] == outputs["off"] == outputs["draft"]
+    assert outputs[NGRAM] == outputs[OFF] == outputs[DRAFT]
     # A second turn reuses the cached prefix of the conversation.
     conversation += [{"role": "assistant", "content": done.text},
                      {"role": "user", "content": "And a red one?"}]
-    second, _, done2 = run(engine, conversation, "ngram")
+    second, _, done2 = run(engine, conversation, NGRAM)
     assert done2.stats.reused_prompt_tokens > done.stats.prompt_tokens // 2
-    plain_second, _, _ = run(engine, conversation, "off")
+    plain_second, _, _ = run(engine, conversation, OFF)
     assert second == plain_second
 
 
@@ -110,8 +111,8 @@ def test_batched_and_single_token_logits_are_identical(bundled_model):
 def test_sampled_run_is_reproducible_with_a_seed(engine):
     messages = [{"role": "user", "content": "Tell me a short story about a robot."}]
     params = SamplingParams(temperature=0.9, top_p=0.95, seed=42, max_tokens=32)
-    a, _, _ = run(engine, messages, "draft", params)
-    b, _, _ = run(engine, messages, "draft", params)
+    a, _, _ = run(engine, messages, DRAFT, params)
+    b, _, _ = run(engine, messages, DRAFT, params)
     assert a == b and len(a) > 5
 
 
@@ -156,7 +157,7 @@ def test_compare_runs_both_sides_and_explains_the_result(engine):
     from draftlight.engine.reply.compare import Comparison, SidePiece, compare
     messages = [{"role": "user", "content": PROMPTS[3]}]
     events = list(compare(engine, messages, SamplingParams(temperature=0.7, max_tokens=32),
-                          "ngram"))
+                          NGRAM))
     result = events[-1]
     assert isinstance(result, Comparison)
     sides = {e.side for e in events[:-1] if isinstance(e, SidePiece)}
@@ -177,7 +178,7 @@ def test_a_conversation_longer_than_the_context_drops_its_oldest_turns(bundled_m
             conversation += [{"role": "user", "content": f"Note {i}: {filler}"},
                              {"role": "assistant", "content": "Noted."}]
         conversation.append({"role": "user", "content": "Say OK."})
-        events = list(engine.generate(conversation, SamplingParams(max_tokens=8), "ngram"))
+        events = list(engine.generate(conversation, SamplingParams(max_tokens=8), NGRAM))
         notices = [e for e in events if isinstance(e, Notice)]
         assert notices and "oldest" in notices[0].message
         assert isinstance(events[-1], Done) and events[-1].stats.prompt_tokens <= 512 - 8
@@ -191,7 +192,7 @@ def test_auto_starts_a_new_session_from_what_it_learnt_on_this_model(bundled_mod
     first = Engine.load(bundled_model, None, OPTIONS)
     first.cost_source = cpu_costs  # not this machine's timing (failed once when busy)
     try:
-        run(first, copy, "auto")
+        run(first, copy, AUTO)
         learnt = first.prepare_auto().candidates[0].model
         trials = sum(sum(counts.trials) for counts in learnt.places.values())
         assert trials > 5
@@ -255,7 +256,7 @@ def test_a_draft_load_stops_when_asked(engine, bundled_model):
     assert engine.draft is draft
 
 
-@pytest.mark.parametrize("mode", ["off", "ngram"])
+@pytest.mark.parametrize("mode", [OFF, NGRAM], ids=str)
 def test_a_reply_continued_from_its_words_is_the_reply_written_at_once(engine, mode):
     """Continue (issue 40, part 3): a conversation ending with the assistant's words goes on
     from them; greedy, 24 tokens then 24 more are the 48 written at once, and the prompt that

@@ -11,6 +11,7 @@ from draftlight.engine.reply.generator import Engine
 from draftlight.engine.llama.llama_backend import LlamaBackend
 from draftlight.engine.core.load_options import LoadOptions
 from tests.support.real_engine import run
+from draftlight.modes import AUTO, NGRAM, OFF
 
 OPTIONS = LoadOptions(n_ctx=4096)
 ARTICLE = " ".join(
@@ -150,19 +151,19 @@ def engine(bundled_model, module_home):
     engine.close()
 
 
-@pytest.mark.parametrize("mode", ["ngram", "auto"])
+@pytest.mark.parametrize("mode", [NGRAM, AUTO], ids=str)
 def test_greedy_speculation_on_long_prompts_matches_plain_decoding(engine, mode):
     """Two turns, each bringing a long passage: both prompts are read fast, in every mode
     the same way, so the replies are token for token those of plain decoding."""
     first = [{"role": "user", "content": ARTICLE + "\nCopy the first three shipments."}]
-    plain, _, plain_done = run(engine, first, "off")
+    plain, _, plain_done = run(engine, first, OFF)
     fast, _, _ = run(engine, first, mode)
     assert fast == plain
     assert engine.target._fast_prefill.reads >= 2
     second = first + [{"role": "assistant", "content": plain_done.text},
                       {"role": "user", "content": ARTICLE.replace("tin", "copper")
                        + "\nNow list the shipments bound for Genoa."}]
-    plain, _, second_done = run(engine, second, "off")
+    plain, _, second_done = run(engine, second, OFF)
     assert second_done.stats.prompt_read_fast > 500  # the new passage; the figures say so
     assert "tokens fast)" in second_done.stats.summary()
     fast, _, _ = run(engine, second, mode)

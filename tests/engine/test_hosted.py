@@ -21,6 +21,8 @@ from draftlight.engine.host.hosted import HostedEngine, HostSpec
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.auto.measuring import MeasurementInterrupted
 from draftlight.engine.core.sampling import SamplingParams
+from draftlight.modes import DRAFT, NGRAM, OFF
+from tests.support.replies import reply as run_reply
 
 QUESTION = [{"role": "user", "content": "Name three colours and say why the sky is blue."}]
 OPTIONS = LoadOptions(n_ctx=1024)
@@ -32,9 +34,9 @@ def hosted(model, monkeypatch=None, debug: str = "", **kwargs) -> HostedEngine:
     return HostedEngine(HostSpec(str(model), options=OPTIONS, measure_later=True), **kwargs)
 
 
-def reply(engine, mode="ngram", max_tokens=40) -> tuple[list, Done]:
-    events = list(engine.generate(QUESTION, SamplingParams(max_tokens=max_tokens), mode))
-    return events, events[-1]
+def reply(engine, mode=NGRAM, max_tokens=40) -> tuple[list, Done]:
+    answer = run_reply(engine, QUESTION, SamplingParams(max_tokens=max_tokens), mode)
+    return list(answer.events), answer.done
 
 
 def test_the_host_replies_exactly_as_the_engine_in_this_process(bundled_model):
@@ -45,7 +47,7 @@ def test_the_host_replies_exactly_as_the_engine_in_this_process(bundled_model):
         local.close()
     engine = hosted(bundled_model)
     try:
-        assert "ngram" in engine.modes and engine.n_ctx == 1024
+        assert NGRAM in engine.modes and engine.n_ctx == 1024
         assert len(engine.tokenize_chat(QUESTION)) == expected.stats.prompt_tokens
         events, done = reply(engine)
     finally:
@@ -67,11 +69,11 @@ def test_a_crash_or_hang_mid_reply_is_one_line_and_the_next_request_restarts(
     try:
         seen = []
         with pytest.raises(EngineCrashed) as caught:
-            for event in engine.generate(QUESTION, SamplingParams(max_tokens=40), "off"):
+            for event in engine.generate(QUESTION, SamplingParams(max_tokens=40), OFF):
                 seen.append(event)
         assert says in str(caught.value) and "\n" not in str(caught.value)
         assert sum(isinstance(e, TextPiece) for e in seen) >= 2  # the text so far was given
-        _, done = reply(engine, "off", 8)  # started again, without the failure
+        _, done = reply(engine, OFF, 8)  # started again, without the failure
         assert engine.restarts == 1 and done.text and done.stats.stop_reason in ("eos", "max_tokens")
     finally:
         engine.close()
@@ -80,12 +82,12 @@ def test_a_crash_or_hang_mid_reply_is_one_line_and_the_next_request_restarts(
 def test_closing_a_reply_early_stops_it_in_the_host(bundled_model):
     engine = hosted(bundled_model)
     try:
-        events = engine.generate(QUESTION, SamplingParams(max_tokens=200), "off")
+        events = engine.generate(QUESTION, SamplingParams(max_tokens=200), OFF)
         for count, event in enumerate(events):
             if count == 4:
                 break
         events.close()
-        _, done = reply(engine, "off", 6)
+        _, done = reply(engine, OFF, 6)
         assert done.text and engine.restarts == 0
         assert engine.pending_measurements()  # measured later: nothing yet
         with pytest.raises(MeasurementInterrupted):
@@ -161,8 +163,8 @@ def test_an_engine_error_in_a_reply_crosses_as_itself_and_the_next_reply_is_answ
     try:
         with pytest.raises(ContextOverflowError, match="does not fit the 256-token context"):
             list(engine.generate([{"role": "user", "content": "word " * 2000}],
-                                 SamplingParams(max_tokens=8), "off"))
-        _, done = reply(engine, "off", 4)
+                                 SamplingParams(max_tokens=8), OFF))
+        _, done = reply(engine, OFF, 4)
         assert done.text and engine.restarts == 0
     finally:
         engine.close()
@@ -172,7 +174,7 @@ def test_a_host_silent_but_working_is_not_taken_for_hung(bundled_model, monkeypa
     """Silent for 3 s against a 1 s limit, but busy (as a long prompt's batches are)."""
     engine = hosted(bundled_model, monkeypatch, "busy@3", silence_seconds=1)
     try:
-        _, done = reply(engine, "off", 12)
+        _, done = reply(engine, OFF, 12)
         assert done.text and engine.restarts == 0
     finally:
         engine.close()
@@ -201,12 +203,12 @@ def test_a_draft_attached_in_the_host_drafts_and_divergence_is_read_there(bundle
     engine = hosted(bundled_model)
     local = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
     try:
-        assert "draft" not in engine.modes
+        assert DRAFT not in engine.modes
         engine.attach_draft_file(str(draft), OPTIONS)
-        assert "draft" in engine.modes
-        _, done = reply(engine, "draft")
+        assert DRAFT in engine.modes
+        _, done = reply(engine, DRAFT)
         assert done.stats.drafted > 0 and done.stats.accepted == done.stats.drafted  # itself
-        a = reply(local, "off")[1]
+        a = reply(local, OFF)[1]
         tokens = local.tokenize_chat(QUESTION)
         plain = [t for t in local.target.tokenize(a.text, add_bos=False)][:6]
         other = plain[:3] + [plain[3] + 1] + plain[4:]
@@ -214,9 +216,9 @@ def test_a_draft_attached_in_the_host_drafts_and_divergence_is_read_there(bundle
             local, QUESTION, plain, other)
         assert engine.explain_divergence(QUESTION, plain, plain[:4]) is None
         engine.kill()  # started again at the next request, with its draft
-        assert reply(engine, "draft")[1].stats.drafted > 0 and engine.restarts == 1
+        assert reply(engine, DRAFT)[1].stats.drafted > 0 and engine.restarts == 1
         engine.detach_draft()
-        assert engine.spec.draft is None and "draft" not in engine.modes
+        assert engine.spec.draft is None and DRAFT not in engine.modes
     finally:
         engine.close()
         local.close()
@@ -249,18 +251,18 @@ def test_a_cpu_whose_extra_buffers_crash_is_found_by_the_hosts_first_crash(
     try:
         assert engine.pending_measurements()
         assert engine.measure_next() and engine.restarts == 1  # asked again, answered
-        events, done = reply(engine, "off", 8)  # the next reply says why, first
+        events, done = reply(engine, OFF, 8)  # the next reply says why, first
         assert done.text and engine.restarts == 1 and isinstance(events[0], Notice)
         assert "AMX kernels crash on this CPU" in events[0].message
         assert engine.load_notices == (events[0].message,)
-        assert not any(isinstance(e, Notice) for e in reply(engine, "off", 8)[0])  # once
+        assert not any(isinstance(e, Notice) for e in reply(engine, OFF, 8)[0])  # once
     finally:
         engine.close()
     kept = json.loads(Path(os.environ[cpu_check.FILE_VARIABLE]).read_text())
     assert "plain" in kept.values()
     again = hosted(bundled_model)
     try:
-        events, done = reply(again, "off", 8)
+        events, done = reply(again, OFF, 8)
         assert done.text and again.restarts == 0 and again.load_notices == ()
     finally:
         again.close()
@@ -271,7 +273,7 @@ def test_a_reply_that_finds_the_crash_is_answered_with_the_note_first(simulated_
     from draftlight.engine.reply.events import Notice
     engine = hosted(bundled_model)
     try:
-        events, done = reply(engine, "off", 8)
+        events, done = reply(engine, OFF, 8)
         notes = [e.message for e in events if isinstance(e, Notice)]
         assert len(notes) == 1 and "AMX kernels crash on this CPU" in notes[0]
         assert isinstance(events[0], Notice) and done.text and engine.restarts == 1

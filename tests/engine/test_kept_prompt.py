@@ -8,7 +8,9 @@ from draftlight import paths
 from draftlight.engine.llama import kept_prompt
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.core.load_options import LoadOptions
-from tests.support.real_engine import run
+from draftlight.engine.reply.compare import explain_divergence
+from tests.support.real_engine import NEAR_TIE, run
+from draftlight.modes import AUTO, OFF
 
 OPTIONS = LoadOptions(n_ctx=2048)
 ARTICLE = " ".join(f"Paragraph {i}: the lighthouse keeper wrote down the tide, the wind and "
@@ -25,7 +27,7 @@ def kept_files():
     return sorted((paths.cache_dir() / kept_prompt.FOLDER).glob("*"))
 
 
-def answer_and_close(bundled_model, messages, mode="off"):
+def answer_and_close(bundled_model, messages, mode=OFF):
     """One engine's greedy answer to `messages` (its cache kept when it closes)."""
     engine = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
     try:
@@ -45,7 +47,7 @@ def test_a_long_conversation_is_not_read_again_after_a_restart(bundled_model):
     assert [f.suffix for f in kept_files()] == [".state", ".tokens"]
 
     later = conversation("Which cape was it?")
-    kept_tokens, _, kept_done = answer_and_close(bundled_model, later, "auto")
+    kept_tokens, _, kept_done = answer_and_close(bundled_model, later, AUTO)
     # everything before the new question came from the file
     assert kept_done.stats.reused_prompt_tokens >= read_before - 24, kept_done.stats
 
@@ -53,7 +55,15 @@ def test_a_long_conversation_is_not_read_again_after_a_restart(bundled_model):
         f.unlink()
     fresh_tokens, _, fresh_done = answer_and_close(bundled_model, later)
     assert fresh_done.stats.reused_prompt_tokens == 0
-    assert kept_tokens == fresh_tokens  # the kept cache answers as a fresh read does
+    if kept_tokens != fresh_tokens:  # the kept cache answers as a fresh read does, but where
+        # the fresh read takes llama.cpp's fast prefill (fast_prefill.py: other kernels, so
+        # other roundings on some CPUs, e.g. AVX-512 Xeons) a near tie may fall the other way
+        engine = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
+        try:
+            divergence = explain_divergence(engine, later, fresh_tokens, kept_tokens)
+        finally:
+            engine.close()
+        assert divergence is not None and abs(divergence.logit_gap) <= NEAR_TIE, divergence
 
 
 def test_the_kept_file_is_bounded_and_another_conversation_ignores_it(bundled_model, monkeypatch):
@@ -63,9 +73,9 @@ def test_the_kept_file_is_bounded_and_another_conversation_ignores_it(bundled_mo
     engine = Engine.load(bundled_model, None, OPTIONS, measure_later=True)
     try:
         other = [{"role": "user", "content": "Name three rivers in Europe."}]
-        _, _, done = run(engine, other, "off")
+        _, _, done = run(engine, other, OFF)
         assert done.stats.reused_prompt_tokens == 0
-        _, _, done = run(engine, conversation("Which cape was it?"), "off")
+        _, _, done = run(engine, conversation("Which cape was it?"), OFF)
         assert done.stats.reused_prompt_tokens >= kept_prompt.MIN_TOKENS  # the first tokens
     finally:
         engine.close()

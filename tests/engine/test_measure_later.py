@@ -13,6 +13,7 @@ from draftlight.engine.auto.measuring import (DRAFT_SPEED, GREEDY_CHECK, PASS_CO
                                          MeasurementInterrupted)
 from tests.support.fake_backend import FakeChatModel, scripted_costs
 from tests.support.fake_engine import run
+from draftlight.modes import AUTO
 
 MOTTO = b"The quick brown fox jumps over the lazy dog, and then it rests."
 QUESTION = [{"role": "user", "content": "Say the motto."}]
@@ -41,7 +42,7 @@ def later_engine(counted: Counted, draft=None) -> Engine:
 def test_a_model_answers_before_anything_is_measured_and_auto_uses_the_prior():
     counted = Counted()
     engine = later_engine(counted)
-    _, done = run(engine, QUESTION, mode="auto")
+    _, done = run(engine, QUESTION, mode=AUTO)
     assert done.text == MOTTO.decode()
     assert counted.calls == []  # nothing measured on the way to the reply
     assert engine.pending_measurements() == (GREEDY_CHECK, PASS_COSTS)
@@ -53,7 +54,7 @@ def test_a_model_answers_before_anything_is_measured_and_auto_uses_the_prior():
 def test_measuring_after_a_reply_keeps_the_conversation_cached():
     counted = Counted()
     engine = later_engine(counted)
-    run(engine, QUESTION, mode="auto")
+    run(engine, QUESTION, mode=AUTO)
     cached = engine.target.tokens
     assert engine.measure_next() == GREEDY_CHECK
     assert engine.target.tokens == cached
@@ -64,7 +65,7 @@ def test_measuring_after_a_reply_keeps_the_conversation_cached():
     # the next turn reads only what is new
     again = QUESTION + [{"role": "assistant", "content": MOTTO.decode()},
                         {"role": "user", "content": "Again."}]
-    _, done = run(engine, again, mode="auto")
+    _, done = run(engine, again, mode=AUTO)
     assert done.stats.reused_prompt_tokens >= len(cached) - 1
     assert done.stats.batch_drift == 0.0 and not done.stats.untimed
 
@@ -72,7 +73,7 @@ def test_measuring_after_a_reply_keeps_the_conversation_cached():
 def test_a_request_that_arrives_stops_a_measurement_which_runs_again_later():
     counted = Counted()
     engine = later_engine(counted)
-    run(engine, QUESTION, mode="auto")
+    run(engine, QUESTION, mode=AUTO)
     cached = engine.target.tokens
     passes = []
     with pytest.raises(MeasurementInterrupted):
@@ -88,10 +89,10 @@ def test_a_small_window_is_emptied_for_the_probe_and_answers_again_after():
     counted = Counted()
     engine = Engine(FakeChatModel(lambda c: MOTTO, n_ctx=480), cost_source=counted.costs,
                     drift_source=counted.drift, measure_later=True)
-    run(engine, QUESTION, mode="auto")
+    run(engine, QUESTION, mode=AUTO)
     engine.measure()  # no room after the conversation: measured from an empty cache
     assert engine.target.tokens == [] and engine.pending_measurements() == ()
-    _, done = run(engine, QUESTION, mode="auto")
+    _, done = run(engine, QUESTION, mode=AUTO)
     assert done.text == MOTTO.decode()
 
 
@@ -116,5 +117,5 @@ def test_without_measure_later_everything_is_measured_before_the_first_reply():
     engine = Engine(FakeChatModel(lambda c: MOTTO), cost_source=counted.costs,
                     drift_source=counted.drift)
     assert counted.calls == ["drift"]
-    run(engine, QUESTION, mode="auto")
+    run(engine, QUESTION, mode=AUTO)
     assert counted.calls == ["drift", "target"] and engine.pending_measurements() == ()

@@ -13,6 +13,7 @@ from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.step.origins import Origin, OriginFinder, kept_messages
 from draftlight.engine.core.sampling import SamplingParams
 from tests.support.fake_backend import FakeChatModel, FakeWordChatModel, scripted_costs
+from draftlight.modes import DRAFT, NGRAM, OFF
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=400)
 DOCUMENT = ("The committee approved the budget for the new library on Tuesday. Construction "
@@ -28,7 +29,7 @@ OWN = "Twelve quiet rooms, built by spring, open by autumn."  # only the reply s
 REPLY = f"{SECOND} In short: {OWN} Again: {OWN}"
 
 
-def pieces(engine, messages, mode="ngram", **options):
+def pieces(engine, messages, mode=NGRAM, **options):
     return [e for e in engine.generate(messages, GREEDY, mode, **options)
             if isinstance(e, TextPiece)]
 
@@ -80,7 +81,7 @@ def test_messages_left_out_of_the_context_keep_their_indices():
 def test_a_prediction_draft_points_into_the_prediction():
     engine = Engine(FakeChatModel(lambda prompt: REPLY.encode()), cost_source=scripted_costs)
     messages = [{"role": "user", "content": "Say it."}]
-    found = pieces(engine, messages, "off", prediction=REPLY)
+    found = pieces(engine, messages, OFF, prediction=REPLY)
     kinds = check_spans(found, messages, prediction=REPLY)
     assert kinds.count("prediction") > len(REPLY) // 2
 
@@ -91,7 +92,7 @@ def test_a_draft_model_names_itself_and_its_belief_in_each_token():
     engine.draft = FakeChatModel(lambda prompt: REPLY.encode())
     engine.draft.path = "/models/tiny-draft.Q8_0.gguf"
     engine.model_drafter = ModelDrafter(engine.draft, target.n_vocab)
-    found = pieces(engine, [{"role": "user", "content": "Say it."}], "draft")
+    found = pieces(engine, [{"role": "user", "content": "Say it."}], DRAFT)
     drafted = [p.origin for p in found if p.source == "draft"]
     assert len(drafted) > len(REPLY) // 2
     assert {o.kind for o in drafted} == {"model"}
@@ -127,7 +128,7 @@ def test_on_the_real_model_a_repeated_phrase_is_copied_from_the_users_message(bu
     phrase = "the United States of America declared independence in 1776"
     messages = [{"role": "user", "content": f"Repeat after me: {phrase}."}]
     found = [e for e in bundled_engine.generate(
-        messages, SamplingParams(temperature=0.0, max_tokens=40), "ngram")
+        messages, SamplingParams(temperature=0.0, max_tokens=40), NGRAM)
         if isinstance(e, TextPiece)]
     kinds = check_spans(found, messages)
     assert kinds.count("message") >= 4, "".join(p.text for p in found)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from draftlight.engine.step.drafters import Draft
-from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.reply.events import Done
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.llama.llama_backend import LlamaBackend
 from draftlight.engine.core.load_options import LoadOptions
@@ -19,6 +19,8 @@ from draftlight.engine.core.sampling import SamplingParams, to_probs
 from draftlight.engine.step.speculative import speculative_step
 from tests.support.chi_square import chi_square_sf, pearson
 from tests.support.synthetic_models import cached_model
+from draftlight.modes import AUTO, DRAFT, NGRAM, OFF
+from tests.support.replies import reply as run_reply
 
 OPTIONS = LoadOptions(n_ctx=2048, n_threads=1)
 GREEDY = SamplingParams(temperature=0.0, max_tokens=40)
@@ -41,13 +43,8 @@ def load(files, arch, seed=0, options=OPTIONS) -> LlamaBackend:
 
 
 def reply(engine, prompt, mode, params=GREEDY) -> tuple[list[int], Done]:
-    tokens, done = [], None
-    for event in engine.generate([{"role": "user", "content": prompt}], params, mode):
-        if isinstance(event, TextPiece) and event.token >= 0:
-            tokens.append(event.token)
-        elif isinstance(event, Done):
-            done = event
-    return tokens, done
+    answer = run_reply(engine, [{"role": "user", "content": prompt}], params, mode)
+    return answer.tokens, answer.done
 
 
 @pytest.mark.parametrize("arch", list(ROLLBACK))
@@ -106,12 +103,12 @@ def test_greedy_speculation_is_plain_decoding_in_every_mode(files, arch):
     try:
         differences, rollbacks_before = [], rollbacks(target)
         for prompt in PROMPTS:
-            plain, _ = reply(engine, prompt, "off")
-            for mode in ("ngram", "draft", "auto"):
+            plain, _ = reply(engine, prompt, OFF)
+            for mode in (NGRAM, DRAFT, AUTO):
                 fast, done = reply(engine, prompt, mode)
                 if fast != plain:
                     differences.append((prompt, mode, plain, fast))
-                if mode == "draft":
+                if mode == DRAFT:
                     assert done.stats.drafted > done.stats.accepted  # it did reject drafts
         assert not differences
         if arch != "qwen3moe":
@@ -129,10 +126,10 @@ def rollbacks(model: LlamaBackend) -> int:
 def test_the_footer_says_what_a_rejected_draft_costs(files):
     engine = Engine(load(files, "mamba"))
     try:
-        _, done = reply(engine, PROMPTS[0], "ngram")
+        _, done = reply(engine, PROMPTS[0], NGRAM)
         assert done.stats.rollback_note == "recurrent: rejected drafts cost a re-decode"
         assert "recurrent: rejected drafts cost a re-decode" in done.stats.summary()
-        _, plain = reply(engine, PROMPTS[0], "off")
+        _, plain = reply(engine, PROMPTS[0], OFF)
         assert plain.stats.rollback_note == ""  # nothing drafted, nothing to roll back
     finally:
         engine.close()

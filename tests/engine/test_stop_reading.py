@@ -17,6 +17,7 @@ from draftlight.engine.host.hosted import HostedEngine, HostSpec
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
 from tests.support.real_engine import run
+from draftlight.modes import OFF
 
 OPTIONS = LoadOptions(n_ctx=2048, n_batch=128)  # small batches: several in a short prompt
 ARTICLE = " ".join(
@@ -30,7 +31,7 @@ PARAMS = SamplingParams(temperature=0.0, max_tokens=12)
 def test_a_stopped_read_ends_inside_a_pass_and_the_next_reply_is_unchanged(bundled_model, fast):
     engine = Engine.load(bundled_model, None, replace(OPTIONS, fast_prefill=fast))
     try:
-        plain, _, first = run(engine, LONG, "off", PARAMS)
+        plain, _, first = run(engine, LONG, OFF, PARAMS)
         prompt = first.stats.prompt_tokens
         batch_seconds = first.stats.prefill_seconds * OPTIONS.n_batch / prompt
         assert prompt > 3 * OPTIONS.n_batch  # several batches: a stop between them is no proof
@@ -43,13 +44,13 @@ def test_a_stopped_read_ends_inside_a_pass_and_the_next_reply_is_unchanged(bundl
                 asked[0] = now + 1.5 * batch_seconds
             return now >= asked[0]
 
-        events = list(engine.generate(LONG, PARAMS, "off", should_stop=should_stop))
+        events = list(engine.generate(LONG, PARAMS, OFF, should_stop=should_stop))
         took = time.perf_counter() - asked[0]
         done = events[-1]
         assert isinstance(done, Done) and done.stats.stop_reason == "cancelled" and not done.text
         assert took < batch_seconds / 3, (took, batch_seconds)  # not the batch's end
         assert len(engine.target.tokens) < prompt - 1
-        again, _, _ = run(engine, LONG, "off", PARAMS)
+        again, _, _ = run(engine, LONG, OFF, PARAMS)
         assert again == plain
         assert engine.target.stop_reading is None  # decoding passes pay no callback
     finally:
@@ -63,11 +64,11 @@ def test_stop_during_a_long_read_in_the_host_ends_it_without_a_restart(bundled_m
         pid = engine.pid
         threading.Timer(0.3, engine.interrupt).start()  # the read takes seconds here
         started = time.perf_counter()
-        events = list(engine.generate(LONG, PARAMS, "off"))
+        events = list(engine.generate(LONG, PARAMS, OFF))
         assert time.perf_counter() - started < 2.0
         assert isinstance(events[-1], Done) and events[-1].stats.stop_reason == "cancelled"
         assert engine.pid == pid and engine.restarts == 0  # nothing was ended
-        *_, done = engine.generate(LONG, PARAMS, "off")
+        *_, done = engine.generate(LONG, PARAMS, OFF)
         assert done.text and done.stats.stop_reason in ("eos", "max_tokens")
     finally:
         engine.close()

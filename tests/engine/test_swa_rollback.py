@@ -24,10 +24,11 @@ from __future__ import annotations
 import numpy as np
 
 from draftlight.engine.core.backend import sync_cache
-from draftlight.engine.reply.events import Done, TextPiece
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
+from tests.support.replies import reply as run_reply
+from draftlight.modes import NGRAM, OFF
 
 # One thread: on a loaded 2-core machine two threads wait on each other (10x slower here)
 OPTIONS = LoadOptions(n_ctx=2048, n_batch=256, n_threads=1)
@@ -40,14 +41,7 @@ OTHER = [{"role": "user", "content": "Write a story about a cat."}]  # shares th
 
 
 def reply(engine, messages, params, mode) -> list[int]:
-    tokens, done = [], None
-    for event in engine.generate(messages, params, mode):
-        if isinstance(event, TextPiece) and event.token >= 0:
-            tokens.append(event.token)
-        elif isinstance(event, Done):
-            done = event
-    assert done is not None
-    return tokens
+    return run_reply(engine, messages, params, mode).tokens
 
 
 def first_token_logits(engine, messages) -> np.ndarray:
@@ -65,13 +59,13 @@ def test_rolling_back_past_the_sliding_window_answers_as_a_fresh_engine(gemma_mo
         window = int(used.target.metadata().get("gemma3.attention.sliding_window", 0))
         prompt = len(used.tokenize_chat(LONG))
         assert window == 512 and prompt > window
-        first = reply(used, LONG, LONG_REPLY, "ngram")
+        first = reply(used, LONG, LONG_REPLY, NGRAM)
         assert len(first) == LONG_REPLY.max_tokens and prompt + len(first) > 768  # past the ring
         # Regenerate: back to the prompt, 300 tokens behind the latest.
-        assert reply(used, LONG, REPLY, "off") == reply(fresh, LONG, REPLY, "off")
+        assert reply(used, LONG, REPLY, OFF) == reply(fresh, LONG, REPLY, OFF)
         assert np.array_equal(first_token_logits(used, LONG), first_token_logits(fresh, LONG))
         # A new conversation: back to the template's first tokens.
-        assert reply(used, OTHER, REPLY, "ngram") == reply(fresh, OTHER, REPLY, "ngram")
+        assert reply(used, OTHER, REPLY, NGRAM) == reply(fresh, OTHER, REPLY, NGRAM)
     finally:
         fresh.close()
         used.close()

@@ -19,6 +19,7 @@ from draftlight.engine.llama.llama_backend import LlamaBackend
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
 from tests.support.synthetic_models import ARCHS, write_model
+from draftlight.modes import OFF
 
 # arch -> (llama_model_is_recurrent, llama_model_is_hybrid, can cut a sequence natively)
 MEMORY = {
@@ -63,7 +64,7 @@ def test_greedy_reply_varies(backend):
     arch, model = backend
     engine = Engine(model)
     events = list(engine.generate([{"role": "user", "content": "Tell me about the sea."}],
-                                  SamplingParams(temperature=0.0, max_tokens=40), mode="off"))
+                                  SamplingParams(temperature=0.0, max_tokens=40), mode=OFF))
     done = events[-1]
     assert isinstance(done, Done)
     tokens = [e.token for e in events if isinstance(e, TextPiece) and e.token >= 0]

@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 from draftlight.engine.step.drafters import Draft
-from draftlight.engine.reply.events import Done, TextPiece
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.step.prediction import PredictionDrafter
 from draftlight.engine.core.sampling import SamplingParams
 from draftlight.serve.schema import ApiError, parse_chat_request
 from draftlight.serve.stops import StopFilter
 from tests.support.fake_backend import FakeChatModel, scripted_costs
+from draftlight.modes import AUTO, NGRAM, OFF
+from tests.support.replies import reply as run_reply
 
 MODEL = "smol"
 HELLO = [{"role": "user", "content": "hi"}]
@@ -221,21 +222,16 @@ CODE = b"def area(w, h):\n    return w * h\n\n\nprint(area(2, 3))\n"
 EDITED = CODE.replace(b"area", b"surface")
 
 
-def generate(engine, prediction=None, mode="off", params=GREEDY):
-    pieces, done = [], None
-    for event in engine.generate([{"role": "user", "content": "rename"}], params, mode,
-                                 prediction=prediction):
-        if isinstance(event, TextPiece):
-            pieces.append(event)
-        elif isinstance(event, Done):
-            done = event
-    return pieces, done
+def generate(engine, prediction=None, mode=OFF, params=GREEDY):
+    answer = run_reply(engine, [{"role": "user", "content": "rename"}], params, mode,
+                       prediction=prediction)
+    return answer.pieces, answer.done
 
 
-@pytest.mark.parametrize("mode", ["off", "ngram", "auto"])
+@pytest.mark.parametrize("mode", [OFF, NGRAM, AUTO], ids=str)
 def test_a_prediction_drafts_the_unchanged_parts_and_changes_no_token(mode):
     engine = Engine(FakeChatModel(lambda prompt: EDITED), cost_source=scripted_costs)
-    _, plain = generate(engine, mode="off")
+    _, plain = generate(engine, mode=OFF)
     pieces, done = generate(engine, prediction=CODE.decode(), mode=mode)
     assert done.text == plain.text == EDITED.decode()
     stats = done.stats

@@ -23,6 +23,7 @@ from draftlight.engine.server.process import ServerOptions
 from draftlight.settings import Settings, save_settings
 from draftlight.store.gguf_info import has_mtp
 from tests.support.synthetic_models import write_model
+from draftlight.modes import Mode
 
 pytestmark = pytest.mark.slow
 PROMPTS = ["Tell me about the sea.", "Write a short poem about a cat."]
@@ -61,20 +62,20 @@ def test_has_mtp_reads_the_nextn_layer_count(random_model, agreeing_model, bundl
 
 
 def test_random_mtp_drafts_are_rejected_and_change_no_token(llama_server_binary, random_model):
-    plain = answers(llama_server_binary, random_model, "llama:none")
-    drafted = answers(llama_server_binary, random_model, "llama:draft-mtp")
+    plain = answers(llama_server_binary, random_model, Mode.parse("llama:none"))
+    drafted = answers(llama_server_binary, random_model, Mode.parse("llama:draft-mtp"))
     for (base, _), (done, pieces) in zip(plain, drafted):
         assert base.stats.new_tokens == done.stats.new_tokens == 40
         assert done.text == base.text and "".join(p.text for p in pieces) == done.text
-        assert base.stats.drafted == 0 and done.stats.mode == "llama:draft-mtp"
+        assert base.stats.drafted == 0 and done.stats.mode == Mode.parse("llama:draft-mtp")
         # drafts were made, and mostly rejected (measured: 0 of ~110 accepted)
         assert done.stats.drafted >= 20
         assert done.stats.accepted <= done.stats.drafted / 4
 
 
 def test_agreeing_mtp_drafts_are_accepted(llama_server_binary, agreeing_model):
-    plain = answers(llama_server_binary, agreeing_model, "llama:none")
-    drafted = answers(llama_server_binary, agreeing_model, "llama:draft-mtp")
+    plain = answers(llama_server_binary, agreeing_model, Mode.parse("llama:none"))
+    drafted = answers(llama_server_binary, agreeing_model, Mode.parse("llama:draft-mtp"))
     for (base, _), (done, pieces) in zip(plain, drafted):
         stats = done.stats
         assert done.text == base.text and stats.new_tokens == 40

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from draftlight.engine.reply.events import Done, TextPiece
+from draftlight.engine.reply.events import TextPiece
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
@@ -24,6 +24,8 @@ from draftlight.engine.server.build import ServerBuildError, check_server_binary
 from draftlight.engine.server.client import post_json
 from draftlight.engine.server.server_engine import ServerEngine
 from draftlight.engine.server.process import ManagedServer, ServerOptions, ServerStartError
+from draftlight.modes import OFF, Mode
+from tests.support.replies import reply as run_reply
 
 pytestmark = pytest.mark.slow
 PROMPTS = ["Repeat this line three times: the cat sat on the mat, the dog sat on the log.",
@@ -32,17 +34,15 @@ PARAMS = SamplingParams(max_tokens=80)
 
 
 def ask(engine, prompt, mode):
-    events = list(engine.generate([{"role": "user", "content": prompt}], PARAMS, mode))
-    done = events[-1]
-    assert isinstance(done, Done)
-    return done, [e for e in events if isinstance(e, TextPiece)]
+    answer = run_reply(engine, [{"role": "user", "content": prompt}], PARAMS, mode)
+    return answer.done, answer.pieces
 
 
 @pytest.fixture(scope="module")
 def local_answers(bundled_model, module_home):
     engine = Engine.load(bundled_model, options=LoadOptions(n_threads=1))
     try:
-        return {p: ask(engine, p, "off")[0].text for p in PROMPTS}
+        return {p: ask(engine, p, OFF)[0].text for p in PROMPTS}
     finally:
         engine.close()
 
@@ -57,8 +57,8 @@ def server_engine(llama_server_binary, bundled_model, module_home):
     engine.close()
 
 
-@pytest.mark.parametrize("mode", ["llama:none", "llama:ngram-simple", "llama:ngram-mod",
-                                  "llama:draft-simple"])
+@pytest.mark.parametrize("mode", [Mode.llama(t) for t in ("none", "ngram-simple", "ngram-mod",
+                                                          "draft-simple")], ids=str)
 def test_greedy_text_equals_the_in_process_engines(server_engine, local_answers, mode):
     for prompt in PROMPTS:
         done, pieces = ask(server_engine, prompt, mode)
@@ -67,7 +67,7 @@ def test_greedy_text_equals_the_in_process_engines(server_engine, local_answers,
         assert done.stats.mode == mode and server_engine.spec_type == mode.split(":")[1]
 
 
-@pytest.mark.parametrize("mode", ["llama:ngram-simple", "llama:draft-simple"])
+@pytest.mark.parametrize("mode", [Mode.llama("ngram-simple"), Mode.llama("draft-simple")], ids=str)
 def test_rebuilt_drafted_tokens_add_up_to_the_servers_count(server_engine, mode):
     done, pieces = ask(server_engine, PROMPTS[0], mode)
     stats = done.stats
@@ -75,7 +75,7 @@ def test_rebuilt_drafted_tokens_add_up_to_the_servers_count(server_engine, mode)
     assert stats.drafted >= stats.accepted > 0
     assert_counts_add_up(stats, len(drafted), draft_tokens=4)
     assert len({p.step for p in pieces}) == stats.target_passes
-    if mode == "llama:draft-simple":
+    if mode == Mode.parse("llama:draft-simple"):
         assert stats.accepted / stats.drafted > 0.9  # the target drafting for itself
 
 
@@ -158,12 +158,12 @@ def test_sigkill_of_the_app_leaves_no_server(llama_server_binary, bundled_model,
 
 
 def test_mtp_is_offered_only_for_a_model_that_carries_it(server_engine):
-    assert "llama:draft-simple" in server_engine.modes  # a draft model was given
-    assert "llama:draft-mtp" not in server_engine.modes  # SmolLM2 has no MTP layers
+    assert Mode.parse("llama:draft-simple") in server_engine.modes  # a draft model was given
+    assert Mode.parse("llama:draft-mtp") not in server_engine.modes  # SmolLM2 has no MTP layers
     from draftlight.engine.core.errors import EngineError
     with pytest.raises(EngineError, match="has no multi-token-prediction layers"):
-        ask(server_engine, PROMPTS[0], "llama:draft-mtp")
-    assert ask(server_engine, PROMPTS[0], "llama:none")[0].text  # still usable
+        ask(server_engine, PROMPTS[0], Mode.parse("llama:draft-mtp"))
+    assert ask(server_engine, PROMPTS[0], Mode.parse("llama:none"))[0].text  # still usable
 
 
 def test_provenance_holds_through_a_recurrent_targets_checkpoint_replays(
@@ -181,7 +181,7 @@ def test_provenance_holds_through_a_recurrent_targets_checkpoint_replays(
             draft_tokens=6, extra=extra))
         try:
             events = list(engine.generate(prompt, SamplingParams(max_tokens=80),
-                                          "llama:draft-simple"))
+                                          Mode.parse("llama:draft-simple")))
         finally:
             engine.close()
         done, stats = events[-1], events[-1].stats

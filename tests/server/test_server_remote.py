@@ -13,12 +13,13 @@ from draftlight.engine.server.server_engine import ServerEngine
 from draftlight.engine.server.reply_labels import UNKNOWN_NOTE
 from draftlight.engine.server.process import free_port
 from tests.support.openai_stub import WORDS
+from draftlight.modes import REMOTE
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
 
 
 def run(engine, params=SamplingParams(max_tokens=20)):
-    events = list(engine.generate(MESSAGES, params, "remote"))
+    events = list(engine.generate(MESSAGES, params, REMOTE))
     return [e for e in events if isinstance(e, TextPiece)], events[-1]
 
 
@@ -28,7 +29,7 @@ def test_a_plain_openai_stream_is_text_of_unknown_provenance(stub):
     assert isinstance(done, Done) and done.text == "".join(WORDS)
     assert {p.source for p in pieces} == {"unknown"}
     assert done.stats.engine_note == UNKNOWN_NOTE and UNKNOWN_NOTE in done.stats.summary()
-    assert done.stats.mode == "remote" and done.stats.stop_reason == "eos"
+    assert done.stats.mode == REMOTE and done.stats.stop_reason == "eos"
     assert server.bodies[0]["stream"] is True and server.bodies[0]["timings_per_token"] is True
 
 
@@ -57,7 +58,7 @@ def test_each_failure_is_one_clear_line(stub, behaviour, words):
 def test_a_server_that_stalls_mid_reply_ends_it_after_the_wait_the_line_names(stub):
     server = stub("stall")
     engine = ServerEngine.remote(Endpoint(server.url, timeout=0.5))
-    events = engine.generate(MESSAGES, SamplingParams(max_tokens=20), "remote")
+    events = engine.generate(MESSAGES, SamplingParams(max_tokens=20), REMOTE)
     assert next(e for e in events if isinstance(e, TextPiece)).text == WORDS[0]
     with pytest.raises(ServerError) as caught:
         list(events)

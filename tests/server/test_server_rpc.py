@@ -24,6 +24,7 @@ from draftlight.engine.server.rpc import placement, unreachable
 
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.support.waiting import wait_until, waiting_for, window_state
+from draftlight.modes import OFF, Mode
 
 pytestmark = pytest.mark.slow
 PROMPT = [{"role": "user", "content": "Explain in three sentences why the sky is blue, then "
@@ -72,7 +73,7 @@ def test_a_split_model_answers_as_llama_cpp_computes_without_repacked_weights(
         layers = [int(p.split(": ")[1].split(" of 30 layers")[0]) for p in parts[:2]]
         assert sum(layers) == 30 and min(layers) > 0, parts
         done = list(engine.generate(PROMPT, SamplingParams(max_tokens=64),
-                                    "llama:ngram-simple"))[-1]
+                                    Mode.parse("llama:ngram-simple")))[-1]
     finally:
         engine.close()
     # The helpers keep weights in plain buffers: llama.cpp's repacked CPU weights (the extra
@@ -81,7 +82,7 @@ def test_a_split_model_answers_as_llama_cpp_computes_without_repacked_weights(
     local = Engine.load(bundled_model, options=LoadOptions(n_threads=1, extra_buffers=False,
                                                            n_ctx=1024))
     try:
-        reference = list(local.generate(PROMPT, SamplingParams(max_tokens=64), "off"))[-1]
+        reference = list(local.generate(PROMPT, SamplingParams(max_tokens=64), OFF))[-1]
     finally:
         local.close()
     assert isinstance(done, Done) and done.text == reference.text
@@ -93,7 +94,7 @@ def test_a_helper_dying_mid_reply_is_one_line_within_seconds(
     victim, address = helpers[1]
     try:
         events = engine.generate([{"role": "user", "content": "Write a long story."}],
-                                 SamplingParams(max_tokens=2000), "llama:none")
+                                 SamplingParams(max_tokens=2000), Mode.parse("llama:none"))
         next(e for e in events if hasattr(e, "text"))  # the reply has started
         killed = time.monotonic()
         victim.kill()
@@ -212,7 +213,7 @@ def test_bench_over_a_split_reports_its_passes_next_to_this_machine_alone(
         assert passes[side]["v"]["1"] == 1.0 and passes[side]["v"]["16"] > 1.0
     assert set(passes["rpc_share"]) == {"1", "2", "4", "8", "16"}
     assert passes["v_split_over_local"] > 0
-    for mode in ("llama:none", "llama:ngram-simple"):
+    for mode in (Mode.parse("llama:none"), Mode.parse("llama:ngram-simple")):
         share = report["overall"][mode]["server_share_of_wall"]
         assert 0 < share < 1.5  # the server's decoding time, about the time waited here
     text = (out / "report.md").read_text()

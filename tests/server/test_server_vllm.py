@@ -15,6 +15,7 @@ from draftlight.engine.server.reply_labels import (FIRST_VLLM_NOTE, MERGED_NOTE,
                                             UNKNOWN_NOTE, WRONG_MARKS)
 from draftlight.engine.server.vllm_metrics import chunks_as_steps, spec_metrics
 from tests.support.openai_stub import VLLM_ACCEPTED, VLLM_DRAFTED, VLLM_STEPS, WORDS
+from draftlight.modes import REMOTE
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
 TEXT = "".join("".join(tokens) for tokens, _ in VLLM_STEPS)
@@ -27,7 +28,7 @@ MARKED = [("target", 0), ("draft", 1), ("target", 1), ("target", 2), ("draft", 3
 
 
 def run(engine):
-    events = list(engine.generate(MESSAGES, SamplingParams(max_tokens=20), "remote"))
+    events = list(engine.generate(MESSAGES, SamplingParams(max_tokens=20), REMOTE))
     assert isinstance(events[-1], Done)
     return [e for e in events if isinstance(e, TextPiece)], events[-1]
 

@@ -3,17 +3,13 @@ pieces and its Done."""
 
 from __future__ import annotations
 
-from draftlight.engine.reply.events import Done, TextPiece
 from draftlight.engine.core.sampling import SamplingParams
+from draftlight.modes import NGRAM
+from tests.support.replies import reply
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=200)
 
 
-def run(engine, messages, params=GREEDY, mode="ngram"):
-    pieces, done = [], None
-    for event in engine.generate(messages, params, mode):
-        if isinstance(event, TextPiece):
-            pieces.append(event)
-        elif isinstance(event, Done):
-            done = event
-    return pieces, done
+def run(engine, messages, params=GREEDY, mode=NGRAM):
+    answer = reply(engine, messages, params, mode)
+    return answer.pieces, answer.done

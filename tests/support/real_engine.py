@@ -8,10 +8,11 @@ import numpy as np
 
 from draftlight.engine.core.backend import sync_cache
 from draftlight.engine.reply.compare import explain_divergence
-from draftlight.engine.reply.events import Done, TextPiece
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
+from draftlight.modes import AUTO, NGRAM, OFF
+from tests.support.replies import reply
 
 OPTIONS = LoadOptions(n_ctx=2048)
 GREEDY = SamplingParams(temperature=0.0, max_tokens=48)
@@ -33,14 +34,8 @@ PROMPTS = [
 
 
 def run(engine, messages, mode, params=GREEDY):
-    tokens, sources, done = [], [], None
-    for event in engine.generate(messages, params, mode):
-        if isinstance(event, TextPiece) and event.token >= 0:
-            tokens.append(event.token)
-            sources.append(event.source)
-        elif isinstance(event, Done):
-            done = event
-    return tokens, sources, done
+    answer = reply(engine, messages, params, mode)
+    return answer.tokens, answer.sources, answer.done
 
 
 NEAR_TIE = 1.0  # logits; a clear choice is several logits ahead
@@ -60,7 +55,7 @@ def end_of_text_gap(engine, messages, shorter: list[int], longer: list[int]) -> 
 
 
 def assert_identical_but_for_near_ties(model_path, prompts, max_tokens, min_identical=0.6, *,
-                                       draft_path=None, modes=("ngram", "auto"),
+                                       draft_path=None, modes=(NGRAM, AUTO),
                                        options=OPTIONS, engine=None) -> list:
     """Returns the Done events of the speculative runs (their statistics). `engine`: one
     already loaded on `model_path` to use (and leave open) rather than loading one."""
@@ -72,7 +67,7 @@ def assert_identical_but_for_near_ties(model_path, prompts, max_tokens, min_iden
         assert not engine.drift.exact
         for prompt in prompts:
             messages = [{"role": "user", "content": prompt}]
-            plain, _, plain_done = run(engine, messages, "off", params)
+            plain, _, plain_done = run(engine, messages, OFF, params)
             for mode in modes:
                 fast, _, done = run(engine, messages, mode, params)
                 dones.append(done)

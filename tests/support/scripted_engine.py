@@ -11,6 +11,7 @@ from draftlight.engine.core.errors import ModelLoadError
 from draftlight.engine.reply.events import Done, Stats, TextPiece
 from draftlight.engine.step.origins import Origin
 from draftlight.ui.engine.loaded import Capabilities
+from draftlight.modes import DRAFT, NGRAM, OFF
 
 # "Hello" (target), " wor" + "ld" (one accepted run of 2, step 1), "!" (target, step 1),
 # " Bye" (run of 1, step 2), "." (target).
@@ -66,7 +67,7 @@ class ScriptedEngine:
 
 
 class ScriptedFactory:
-    def __init__(self, script=SCRIPT, delay=0.0, modes=("off", "draft", "ngram"),
+    def __init__(self, script=SCRIPT, delay=0.0, modes=(OFF, DRAFT, NGRAM),
                  fail_load=False) -> None:
         self.script, self.delay, self.modes, self.fail_load = script, delay, modes, fail_load
         self.stop_reason = "eos"  # why each reply ends ("max_tokens": Continue applies)

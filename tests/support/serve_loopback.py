@@ -21,6 +21,7 @@ from draftlight.serve.background import BackgroundServer
 from draftlight.serve.serve_worker import ServeWorker
 from tests.support.fake_backend import FakeChatModel, scripted_costs
 from tests.support.waiting import slowness
+from draftlight.modes import OFF
 
 MODEL = "smol"
 N_CTX = 512
@@ -30,7 +31,7 @@ REPLY = b"Hello there, general Kenobi."
 def scripted_worker(queue_size: int = 4, reply: bytes = REPLY) -> ServeWorker:
     worker = ServeWorker(lambda: Engine(FakeChatModel(lambda prompt: reply, n_ctx=N_CTX),
                                          cost_source=scripted_costs),
-                          "off", queue_size, MODEL)
+                          OFF, queue_size, MODEL)
     worker.start()
     worker.ready.wait()
     return worker
@@ -116,7 +117,7 @@ class ScriptedServeEngine:
 
 def worker_over(engine, queue_size: int = 4, **options) -> ServeWorker:
     """A started ServeWorker that answers with `engine` (`options` as for ServeWorker)."""
-    worker = ServeWorker(lambda: engine, "off", queue_size, MODEL, **options)
+    worker = ServeWorker(lambda: engine, OFF, queue_size, MODEL, **options)
     worker.start()
     worker.ready.wait()
     return worker

@@ -14,6 +14,7 @@ from draftlight.store.history import History, history_path
 from draftlight.ui.chat.main_window import EMPTY_MESSAGE
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.support.waiting import wait_until, window_state
+from draftlight.modes import OFF
 
 pytestmark = pytest.mark.slow
 LOAD_MS = 120_000
@@ -87,7 +88,7 @@ def test_a_pair_too_big_for_memory_is_refused_with_the_numbers(
 
 def test_empty_message_huge_paste_and_a_conversation_longer_than_the_context(
         qtbot, real_window):
-    window = real_window(Settings(n_ctx=512, max_tokens=8, mode="off"))
+    window = real_window(Settings(n_ctx=512, max_tokens=8, mode=OFF))
     wait_until(qtbot, lambda: window.ready, "the models to load", LOAD_MS,
                lambda: window_state(window))
     seen = status_messages(window)

@@ -7,11 +7,12 @@ from draftlight.launch import EngineSpec
 from draftlight.ui.engine.loaded import DraftChanged, Loaded, LoadFailed, Loading, Preparing
 from draftlight.ui.engine.model_loader import ModelLoader
 from tests.support.recording_engine import RecordingEngine
+from draftlight.modes import AUTO
 
 
 def loader_reporting(qtbot) -> tuple[ModelLoader, RecordingEngine, list]:
     engine = RecordingEngine()
-    loader = ModelLoader(engine, EngineSpec(target_path="t.gguf"), ("auto",))
+    loader = ModelLoader(engine, EngineSpec(target_path="t.gguf"), (AUTO,))
     seen: list = []
     for name in ("changed", "status", "loaded", "failed", "problem", "about_to_change"):
         getattr(loader, name).connect(lambda *args, name=name: seen.append((name, *args)))

@@ -18,6 +18,7 @@ from draftlight.store.installed import BUNDLED_NAME, list_installed, register_do
 from draftlight.ui.picker.rows import CHIPS_ROLE, SECONDARY_ROLE  # noqa: E402
 from tests.support.hub_server import synthetic_gguf  # noqa: E402
 from tests.support.picker import TIMEOUT_MS  # noqa: E402
+from draftlight.modes import AUTO, DRAFT, NGRAM, OFF
 
 
 @pytest.fixture
@@ -141,12 +142,12 @@ def test_use_as_draft_loads_it_in_the_window(qtbot, open_window, monkeypatch, do
         return 0
 
     monkeypatch.setattr(PickerDialog, "exec", exec_and_choose)
-    factory = ScriptedFactory(modes=("off", "draft", "ngram", "auto"))
+    factory = ScriptedFactory(modes=(OFF, DRAFT, NGRAM, AUTO))
     window = open_window(factory)
     window.open_models()
     qtbot.waitUntil(lambda: window.draft_name == downloaded.path.name, timeout=5000)
     assert factory.drafts == [str(downloaded.path)] and len(factory.loads) == 1
-    assert window.current_mode() == "auto"  # auto drafts with the model too: it stays auto
+    assert window.current_mode() == AUTO  # auto drafts with the model too: it stays auto
 
 
 def test_open_folder_opens_the_models_folder(panel, monkeypatch, downloaded):

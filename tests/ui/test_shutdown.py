@@ -14,12 +14,13 @@ from draftlight.store.history import INTERRUPTED, History
 from tests.support.hub_server import FakeHub, synthetic_gguf
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.support.waiting import wait_until, window_state
+from draftlight.modes import OFF
 
 pytestmark = pytest.mark.slow
 
 
 def test_closing_during_a_real_reply_joins_the_engine_thread(qtbot, real_window):
-    window = real_window(Settings(max_tokens=2000, mode="off"))
+    window = real_window(Settings(max_tokens=2000, mode=OFF))
     wait_until(qtbot, lambda: window.ready, "the models to load", 120_000,
                lambda: window_state(window))
     window.send("Write a long story about a lighthouse keeper.")

@@ -4,24 +4,25 @@ from __future__ import annotations
 
 from draftlight.engine.reply.events import Stats
 from draftlight.ui.flash.stats_text import footer_line, stored_footer_line
+from draftlight.modes import AUTO, DRAFT
 
 
 def test_the_footer_says_when_greedy_identity_is_not_guaranteed():
     stats = Stats(new_tokens=20, target_passes=10, drafted=12, accepted=10, seconds=1.0,
-                  mode="auto", stop_reason="eos", batch_drift=0.31)
+                  mode=AUTO, stop_reason="eos", batch_drift=0.31)
     line = footer_line(stats)
     assert "greedy identity not guaranteed here: max logit difference 0.31" in line
-    exact = stored_footer_line(Stats(new_tokens=20, target_passes=10, seconds=1.0, mode="auto",
+    exact = stored_footer_line(Stats(new_tokens=20, target_passes=10, seconds=1.0, mode=AUTO,
                               batch_drift=0.0).to_dict())
     assert "identity" not in exact
 
 
 def test_the_footer_says_when_the_draft_drafts_through_another_vocabulary():
     cross = stored_footer_line(Stats(new_tokens=20, target_passes=10, drafted=12, accepted=10,
-                              seconds=1.0, mode="draft", draft_kind="cross-vocabulary").to_dict())
+                              seconds=1.0, mode=DRAFT, draft_kind="cross-vocabulary").to_dict())
     assert "(cross-vocabulary)" in cross
     same = stored_footer_line(Stats(new_tokens=20, target_passes=10, drafted=12, accepted=10,
-                             seconds=1.0, mode="draft").to_dict())
+                             seconds=1.0, mode=DRAFT).to_dict())
     assert "vocabulary" not in same
 
 

@@ -12,6 +12,7 @@ from draftlight.ui.flash.passes import describe
 from tests.support.fake_backend import FakeChatModel, busy_costs
 from tests.support.scripted_engine import ScriptedFactory
 from tests.support.window import send_and_wait
+from draftlight.modes import AUTO, NGRAM, OFF
 
 ANSWER = b"The quick brown fox jumps over the lazy dog."
 
@@ -20,7 +21,7 @@ class BusyMachineFactory(ScriptedFactory):
     """The window's engines: the real Engine on a scripted model, timed as a busy machine."""
 
     def __init__(self) -> None:
-        super().__init__(modes=("off", "ngram", "auto"))
+        super().__init__(modes=(OFF, NGRAM, AUTO))
 
     def load_engine(self, spec, **_):
         self.loads.append(spec)
@@ -29,7 +30,7 @@ class BusyMachineFactory(ScriptedFactory):
 
 def test_a_reply_auto_drafted_nothing_in_says_why_and_offers_ngram(qtbot, open_window):
     window = open_window(BusyMachineFactory())
-    window.set_mode("auto")
+    window.set_mode(AUTO)
     reply = send_and_wait(qtbot, window, "Say the motto.")
     assert reply.figures.stats.drafted == 0
     assert reply.why_row.isVisibleTo(window)
@@ -41,9 +42,9 @@ def test_a_reply_auto_drafted_nothing_in_says_why_and_offers_ngram(qtbot, open_w
     assert describe(cells[0], reply.text).endswith(
         "nothing drafted: checking costs too much right now")
     qtbot.mouseClick(reply.why_row.try_ngram, Qt.LeftButton)
-    assert window.current_mode() == "ngram"
+    assert window.current_mode() == NGRAM
     again = send_and_wait(qtbot, window, "Say the motto again.")
-    assert again.figures.stats.mode == "ngram" and not again.why_row.isVisibleTo(window)
+    assert again.figures.stats.mode == NGRAM and not again.why_row.isVisibleTo(window)
     # reopened from the history, the reply still says why
     window.session.writes.flush()
     saved = window.history.messages(window.session.conversation_id)[1]

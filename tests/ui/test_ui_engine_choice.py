@@ -21,8 +21,9 @@ from tests.support.recording_engine import RecordingEngine
 from tests.support.scripted_engine import ScriptedEngine, ScriptedFactory
 from tests.support.window import send_and_wait
 from tests.support.waiting import wait_until, window_state
+from draftlight.modes import AUTO, DRAFT, NGRAM, OFF, REMOTE, Mode
 
-SERVER_MODES = ("llama:none", "llama:draft-simple", "llama:ngram-simple", "llama:ngram-mod")
+SERVER_MODES = tuple(Mode.llama(t) for t in ("none", "draft-simple", "ngram-simple", "ngram-mod"))
 
 
 class ScriptedServerEngine(ScriptedEngine):
@@ -35,7 +36,7 @@ class ScriptedServerFactory(ScriptedFactory):
     build does, until it is cancelled."""
 
     def __init__(self, build_until_cancelled=False, log_lines=3) -> None:
-        super().__init__(modes=("auto", "off", "draft", "ngram"))
+        super().__init__(modes=(AUTO, OFF, DRAFT, NGRAM))
         self.build_until_cancelled = build_until_cancelled
         self.log_lines = log_lines
         self.building = threading.Event()
@@ -99,8 +100,8 @@ def test_the_settings_dialog_sets_the_engine_and_shows_only_its_fields(qtbot):
 
 def test_what_reloads_when_the_engine_settings_change(qtbot):
     engine = RecordingEngine()
-    loader = ModelLoader(engine, EngineSpec(target_path="t.gguf"), ("auto",))
-    engine.worker.load_event.emit(Capabilities(("auto", "off", "ngram")))
+    loader = ModelLoader(engine, EngineSpec(target_path="t.gguf"), (AUTO,))
+    engine.worker.load_event.emit(Capabilities((AUTO, OFF, NGRAM)))
     engine.worker.load_event.emit(Loaded("t.gguf"))
     server = EngineSpec(target_path="t.gguf", engine="llama-server", spec_type="ngram-mod")
     loader.apply(server)
@@ -118,12 +119,12 @@ def test_what_reloads_when_the_engine_settings_change(qtbot):
     remote = EngineSpec(target_path="", engine="remote", server_url="http://h:1")
     loader.apply(remote)
     assert engine.calls[-1] == ("load", remote)
-    engine.worker.load_event.emit(Loaded("x", modes=("remote",)))
+    engine.worker.load_event.emit(Loaded("x", modes=(REMOTE,)))
     loader.apply(EngineSpec(target_path="other.gguf", draft_path="d2.gguf", engine="remote", server_url="http://h:1"))
     assert engine.calls[-1] == ("load", remote)  # a remote server ignores the local models
     loader.apply(EngineSpec(target_path="t.gguf"))
     engine.worker.load_event.emit(Loaded("t.gguf"))
-    assert loader.modes == ("auto", "off", "ngram") and loader.runs_locally
+    assert loader.modes == (AUTO, OFF, NGRAM) and loader.runs_locally
 
 
 def test_the_window_on_llama_server_offers_its_modes_and_turns_off_local_features(
@@ -133,9 +134,9 @@ def test_the_window_on_llama_server_offers_its_modes_and_turns_off_local_feature
                                            target_path="/m/t.gguf"))
     box = window.toolbar.mode_box
     assert [box.itemData(i) for i in range(box.count())] == list(SERVER_MODES)
-    assert window.current_mode() == "llama:ngram-simple"
+    assert window.current_mode() == Mode.parse("llama:ngram-simple")
     assert box.currentText() == "llama.cpp ngram-simple"
-    assert "llama:draft-simple" not in box.usable()  # no draft model
+    assert Mode.parse("llama:draft-simple") not in box.usable()  # no draft model
     assert window.status_label.text() == "Ready: t.gguf on llama-server"
     assert window.model_bar.engine_box.currentText() == "llama.cpp server"
     assert not window.model_bar.draft_box.isEnabled()
@@ -145,22 +146,22 @@ def test_the_window_on_llama_server_offers_its_modes_and_turns_off_local_feature
     assert not window.serve_switch.serving
 
     view = send_and_wait(qtbot, window)
-    assert factory.calls[-1][1] == "llama:ngram-simple" and view.runs
+    assert factory.calls[-1][1] == Mode.llama("ngram-simple") and view.runs
     assert not window.toolbar.compare_action.isEnabled()
     assert "needs the engine on this computer" in window.toolbar.compare_action.toolTip()
 
-    window.set_mode("llama:ngram-mod")
-    assert window.settings.spec_type == "ngram-mod" and window.settings.mode == ""
+    window.set_mode(Mode.parse("llama:ngram-mod"))
+    assert window.settings.spec_type == "ngram-mod" and window.settings.mode == AUTO
     assert load_settings()[0].spec_type == "ngram-mod"  # saved for the next start
     send_and_wait(qtbot, window)
-    assert factory.calls[-1][1] == "llama:ngram-mod"
+    assert factory.calls[-1][1] == Mode.parse("llama:ngram-mod")
 
     # Back to this computer, from the model bar: its modes, Compare and the draft box return.
     window.choose_engine("local")
     wait_until(qtbot, lambda: window.ready and not window.loading, "the models to load", 10_000,
                lambda: window_state(window))
-    assert window.models.modes == ("auto", "off", "draft", "ngram")
-    assert window.current_mode() == "auto"
+    assert window.models.modes == (AUTO, OFF, DRAFT, NGRAM)
+    assert window.current_mode() == AUTO
     assert window.model_bar.draft_box.isEnabled() and window.serve_switch.action.isEnabled()
     assert window.toolbar.compare_action.isEnabled()
     assert window.toolbar.compare_action.toolTip().startswith("Answer the last message again")

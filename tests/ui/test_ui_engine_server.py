@@ -21,6 +21,7 @@ from tests.support.real_window import (cost_cache_file, real_window,  # noqa: F4
                                        send_and_wait_real, shared_cost_cache)
 from tests.support.window import assert_spans_are_run_text, highlighted_text
 from tests.support.waiting import wait_until, window_state
+from draftlight.modes import AUTO, DRAFT, NGRAM, OFF, REMOTE, Mode
 
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.slow
@@ -67,9 +68,9 @@ def test_llama_server_answers_with_highlighted_drafts_and_local_greedy_text_matc
     window = real_window(server_settings(default_target))  # llama-server found, not named
     wait_until(qtbot, lambda: window.ready, "the models to load", 120_000,
                lambda: window_state(window))
-    assert window.current_mode() == "llama:ngram-simple"
+    assert window.current_mode() == Mode.parse("llama:ngram-simple")
     assert window.toolbar.mode_box.currentText() == "llama.cpp ngram-simple"
-    assert "llama:ngram-mod" in window.models.modes and "ngram" not in window.models.modes
+    assert Mode.parse("llama:ngram-mod") in window.models.modes and NGRAM not in window.models.modes
     assert window.model_bar.engine_box.currentData() == "llama-server"
     assert not window.model_bar.draft_box.isEnabled()
     # What only the in-process engine does is off, and says why.
@@ -78,7 +79,7 @@ def test_llama_server_answers_with_highlighted_drafts_and_local_greedy_text_matc
 
     view = send_and_wait_real(qtbot, window, PROMPT)
     server = view.text
-    assert view.figures.stats.mode == "llama:ngram-simple"
+    assert view.figures.stats.mode == Mode.parse("llama:ngram-simple")
     assert view.figures.stats.draft_kind == "llama-server" and view.figures.stats.accepted > 0
     assert not window.toolbar.compare_action.isEnabled()
     assert "engine on this computer" in window.toolbar.compare_action.toolTip()
@@ -105,11 +106,11 @@ def test_llama_server_answers_with_highlighted_drafts_and_local_greedy_text_matc
     wait_until(qtbot, lambda: window.ready and not window.loading, "the models to load", 120_000,
                lambda: window_state(window))
     assert not alive(pid)
-    assert window.models.modes == ("auto", "off", "draft", "ngram")
+    assert window.models.modes == (AUTO, OFF, DRAFT, NGRAM)
     assert window.serve_switch.action.isEnabled() and window.model_bar.draft_box.isEnabled()
-    window.set_mode("ngram")
+    window.set_mode(NGRAM)
     local = send_and_wait_real(qtbot, window, PROMPT)
-    assert local.figures.stats.mode == "ngram" and local.runs
+    assert local.figures.stats.mode == NGRAM and local.runs
     assert local.text == server
     assert window.toolbar.compare_action.isEnabled()
     assert log_view.blockCount() >= shown  # the dialog keeps what it showed
@@ -122,13 +123,13 @@ def test_closing_the_window_stops_llama_server(qtbot, real_window, llama_server_
     wait_until(qtbot, lambda: window.ready, "the models to load", 120_000,
                lambda: window_state(window))
     view = send_and_wait_real(qtbot, window, "Say hello.")
-    assert view.text.strip() and view.figures.stats.mode == "llama:ngram-mod"
+    assert view.text.strip() and view.figures.stats.mode == Mode.parse("llama:ngram-mod")
     # Another speculation type restarts the server with it (a new process).
     first = server_pid(window)
-    window.set_mode("llama:ngram-simple")
+    window.set_mode(Mode.parse("llama:ngram-simple"))
     assert window.settings.spec_type == "ngram-simple"  # the next start uses it too
     view = send_and_wait_real(qtbot, window, "Say hello.")
-    assert view.figures.stats.mode == "llama:ngram-simple"
+    assert view.figures.stats.mode == Mode.parse("llama:ngram-simple")
     second = server_pid(window)
     assert second != first and not alive(first) and alive(second)
     window.close()
@@ -170,7 +171,7 @@ def test_an_unreachable_remote_server_is_one_line_on_sending_and_the_message_is_
     window = real_window(Settings(engine="remote", server_url=url, max_tokens=8))
     wait_until(qtbot, lambda: window.ready, "the models to load", 30_000,
                lambda: window_state(window))
-    assert window.models.modes == ("remote",)
+    assert window.models.modes == (REMOTE,)
     assert not window.model_bar.target_box.isEnabled()
     view = send_and_wait_real(qtbot, window, "Hello there")
     line = window.banner.label.text()
@@ -206,7 +207,7 @@ def test_a_target_with_mtp_layers_offers_mtp_which_runs_on_llama_server_and_flas
     from draftlight.ui.engine.model_bar import MTP
     target = cached_model("glm4moe-mtp-agreeing", "small", tmp_path_factory.mktemp("mtp"))
     window = real_window(Settings(target_path=str(target), n_threads=1, max_tokens=24,
-                                  mode="off"))
+                                  mode=OFF))
     wait_until(qtbot, lambda: window.ready, "the models to load", 120_000,
                lambda: window_state(window))
     box = window.model_bar.draft_box
@@ -217,10 +218,10 @@ def test_a_target_with_mtp_layers_offers_mtp_which_runs_on_llama_server_and_flas
     qtbot.waitUntil(lambda: window.ready and window.models.engine_kind == "llama-server",
                     timeout=120_000)
     assert window.settings.engine == "llama-server" and window.settings.spec_type == "draft-mtp"
-    assert window.current_mode() == "llama:draft-mtp"
+    assert window.current_mode() == Mode.parse("llama:draft-mtp")
     assert window.toolbar.mode_box.currentText() == "MTP (built into the model)"
     view = send_and_wait_real(qtbot, window, "Tell me about the sea.")
-    assert view.figures.stats.mode == "llama:draft-mtp" and view.figures.stats.accepted > 10
+    assert view.figures.stats.mode == Mode.parse("llama:draft-mtp") and view.figures.stats.accepted > 10
     # the accepted MTP drafts are runs, highlighted in colour (an accepted EOS is not shown)
     assert view.runs and sum(t for _s, _e, t in view.runs) >= view.figures.stats.accepted - 1
     spans = highlighted_text(view)

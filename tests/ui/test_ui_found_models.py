@@ -11,6 +11,7 @@ from tests.support.other_apps import ollama_pull
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.support.scripted_engine import ScriptedFactory
 from tests.support.window import send_and_wait, wait_ready
+from draftlight.modes import DRAFT
 
 
 def pulled(root, name: str, tag: str, size: int = 1 << 14, vocab: int = 1000):
@@ -117,7 +118,7 @@ def test_a_pair_found_in_ollama_is_used_in_one_click_and_drafts_a_real_reply(
     qtbot.mouseClick(banner.action_button, Qt.LeftButton)
     qtbot.waitUntil(lambda: window.draft_name is not None and not window.loading,
                     timeout=60_000)
-    window.set_mode("draft")
+    window.set_mode(DRAFT)
     view = send_and_wait(qtbot, window, "Say hello.", timeout=120_000)
     assert view.text.strip() and view.figures.stats.drafted > 0, view.stats
     assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in before} == before

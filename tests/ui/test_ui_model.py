@@ -17,6 +17,7 @@ from tests.support.real_window import (REPEATING_PROMPT, cost_cache_file,  # noq
                                        real_window, send_and_wait_real, shared_cost_cache)
 from tests.support.window import TickRecorder, assert_spans_are_run_text, highlighted_text
 from tests.support.waiting import scaled, wait_until, window_state
+from draftlight.modes import NGRAM, OFF
 
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.slow
@@ -51,11 +52,11 @@ def plain_characters(view) -> int:
 
 
 def test_streamed_reply_carries_highlights_and_mode_switches(qtbot, open_model_window):
-    save_settings(Settings(max_tokens=60, mode="ngram"))
+    save_settings(Settings(max_tokens=60, mode=NGRAM))
     window = open_model_window()
     view = send_and_wait_real(qtbot, window)
     assert view.status == COMPLETE and view.text.strip()
-    assert view.figures.stats.mode == "ngram" and view.figures.stats.new_tokens > 0
+    assert view.figures.stats.mode == NGRAM and view.figures.stats.new_tokens > 0
     spans = highlighted_text(view)
     # The n-gram drafter got accepted runs, and each highlighted stretch is text of a run, in
     # the order of the runs; a stretch of whitespace alone only where a run is whitespace.
@@ -66,18 +67,18 @@ def test_streamed_reply_carries_highlights_and_mode_switches(qtbot, open_model_w
     assert plain_characters(view) > 0  # the target's own tokens stay plain
     assert "tok/s" in view.footer.text()
 
-    window.set_mode("off")
+    window.set_mode(OFF)
     view = send_and_wait_real(qtbot, window, "Now say it once.")
-    assert view.figures.stats.mode == "off" and view.figures.stats.drafted == 0
+    assert view.figures.stats.mode == OFF and view.figures.stats.drafted == 0
     assert view.runs == [] and highlighted_text(view) == []
 
-    window.set_mode("ngram")
+    window.set_mode(NGRAM)
     view = send_and_wait_real(qtbot, window, REPEATING_PROMPT)
-    assert view.figures.stats.mode == "ngram"
+    assert view.figures.stats.mode == NGRAM
 
 
 def test_stop_ends_a_real_reply_within_250_ms(qtbot, open_model_window):
-    save_settings(Settings(max_tokens=2000, mode="off"))
+    save_settings(Settings(max_tokens=2000, mode=OFF))
     window = open_model_window()
     window.send("Write a long story about a lighthouse keeper.")
     view = window.chat.messages[-1]
@@ -94,18 +95,18 @@ def test_stop_ends_a_real_reply_within_250_ms(qtbot, open_model_window):
 
 
 def test_close_and_reopen_restores_the_conversation_with_highlights(qtbot, open_model_window):
-    save_settings(Settings(max_tokens=60, mode="ngram", temperature=0.0))
+    save_settings(Settings(max_tokens=60, mode=NGRAM, temperature=0.0))
     window = open_model_window()
     first = send_and_wait_real(qtbot, window)
     assert first.runs
     before = highlighted_text(first)
-    window.set_mode("off")
+    window.set_mode(OFF)
     window.close()
 
     settings, _ = load_settings()
-    assert settings.mode == "off" and settings.max_tokens == 60
+    assert settings.mode == OFF and settings.max_tokens == 60
     window = open_model_window(settings)
-    assert window.current_mode() == "off"
+    assert window.current_mode() == OFF
     [conversation] = window.history.conversations()
     window.session.open_conversation(conversation.id)
     reply = window.chat.messages[-1]
@@ -115,7 +116,7 @@ def test_close_and_reopen_restores_the_conversation_with_highlights(qtbot, open_
 
 
 def test_gui_thread_stays_responsive_while_loading_and_generating(qtbot, bundled_model):
-    save_settings(Settings(max_tokens=120, mode="ngram"))
+    save_settings(Settings(max_tokens=120, mode=NGRAM))
     ticks = TickRecorder()
     history = History()
     window = MainWindow(load_settings()[0], history)
@@ -142,7 +143,7 @@ def test_gui_thread_stays_responsive_while_loading_and_generating(qtbot, bundled
 
 
 def test_compare_shows_both_answers_identical_with_the_speedup(qtbot, open_model_window):
-    save_settings(Settings(max_tokens=40, mode="ngram", temperature=0.8))
+    save_settings(Settings(max_tokens=40, mode=NGRAM, temperature=0.8))
     window = open_model_window()
     send_and_wait_real(qtbot, window)
     assert window.toolbar.compare_action.isEnabled()

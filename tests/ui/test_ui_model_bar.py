@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 from draftlight.store.installed import add_local
-from draftlight.ui.engine.model_bar import NGRAM
+from draftlight.ui.engine.model_bar import NGRAM as NGRAM_CHOICE  # the draft box's
 from tests.support.scripted_engine import ScriptedFactory
 from tests.support.window import send_and_wait
 from tests.support.waiting import wait_until, window_state
+from draftlight.modes import AUTO, DRAFT, NGRAM, OFF
 
 
 @pytest.fixture
@@ -43,13 +44,13 @@ def items(box) -> list[tuple[str, str, bool]]:
 def test_draft_choices_list_the_other_vocabulary_as_cross_vocabulary(qtbot, open_window,
                                                                      installed):
     same, other = installed
-    window = open_window(ScriptedFactory(modes=("off", "draft", "ngram", "auto")))
+    window = open_window(ScriptedFactory(modes=(OFF, DRAFT, NGRAM, AUTO)))
     qtbot.waitUntil(lambda: window.model_scan.scanned, timeout=10_000)  # headers read off-thread
     bar = window.model_bar
     targets = [data for _, data, _ in items(bar.target_box)]
     assert "" in targets and str(same.path) in targets and str(other.path) in targets
     drafts = items(bar.draft_box)
-    assert drafts[0][1] == "" and drafts[1][1] == NGRAM
+    assert drafts[0][1] == "" and drafts[1][1] == NGRAM_CHOICE
     by_path = {data: (text, enabled) for text, data, enabled in drafts}
     assert by_path[str(same.path)] == ("smol-copy", True)
     text, enabled = by_path[str(other.path)]
@@ -61,20 +62,20 @@ def test_draft_choices_list_the_other_vocabulary_as_cross_vocabulary(qtbot, open
 def test_choosing_a_draft_swaps_it_in_without_reloading_the_target(qtbot, open_window,
                                                                    installed):
     same, _ = installed
-    factory = ScriptedFactory(modes=("off", "draft", "ngram", "auto"))
+    factory = ScriptedFactory(modes=(OFF, DRAFT, NGRAM, AUTO))
     window = open_window(factory)
-    window.set_mode("ngram")
+    window.set_mode(NGRAM)
     bar = window.model_bar
     bar.draft_box.activated.emit(bar.draft_box.findData(str(same.path)))
     qtbot.waitUntil(lambda: window.draft_name == "smol-copy.gguf", timeout=5000)
     assert factory.drafts == [str(same.path)] and len(factory.loads) == 1
-    assert window.current_mode() == "draft"  # from n-gram, a draft model means draft mode
+    assert window.current_mode() == DRAFT  # from n-gram, a draft model means draft mode
     assert bar.draft_box.currentData() == str(same.path)
     send_and_wait(qtbot, window)
-    assert factory.calls[-1][1] == "draft"
-    bar.draft_box.activated.emit(bar.draft_box.findData(NGRAM))
+    assert factory.calls[-1][1] == DRAFT
+    bar.draft_box.activated.emit(bar.draft_box.findData(NGRAM_CHOICE))
     qtbot.waitUntil(lambda: window.draft_name is None, timeout=5000)
-    assert window.current_mode() == "ngram" and len(factory.loads) == 1
+    assert window.current_mode() == NGRAM and len(factory.loads) == 1
 
 
 def test_loading_shows_a_progress_bar_with_the_model_name(qtbot, open_window, installed):
@@ -97,11 +98,11 @@ def test_loading_shows_a_progress_bar_with_the_model_name(qtbot, open_window, in
 def test_auto_stays_auto_when_a_draft_is_chosen(qtbot, open_window, installed):
     """Auto drafts with the model too: choosing one does not switch the mode (issue 36)."""
     same, _ = installed
-    window = open_window(ScriptedFactory(modes=("off", "draft", "ngram", "auto")))
-    window.set_mode("auto")
+    window = open_window(ScriptedFactory(modes=(OFF, DRAFT, NGRAM, AUTO)))
+    window.set_mode(AUTO)
     window.model_bar.draft_box.activated.emit(window.model_bar.draft_box.findData(str(same.path)))
     qtbot.waitUntil(lambda: window.draft_name == "smol-copy.gguf", timeout=5000)
-    assert window.current_mode() == "auto" and window.settings.effective_mode() == "auto"
+    assert window.current_mode() == AUTO and window.settings.mode == AUTO
 
 
 def test_a_saved_draft_mode_is_the_mode_after_a_restart(qtbot, open_window, installed):
@@ -109,14 +110,14 @@ def test_a_saved_draft_mode_is_the_mode_after_a_restart(qtbot, open_window, inst
     settling on n-gram, and replies run in draft mode (issue 36, item 6)."""
     from draftlight.settings import Settings
     same, _ = installed
-    factory = ScriptedFactory(modes=("off", "draft", "ngram", "auto"))
-    window = open_window(factory, settings=Settings(mode="draft", draft_path=str(same.path)),
+    factory = ScriptedFactory(modes=(OFF, DRAFT, NGRAM, AUTO))
+    window = open_window(factory, settings=Settings(mode=DRAFT, draft_path=str(same.path)),
                          wait=False)
     wait_until(qtbot, lambda: window.ready and window.draft_name == "smol-copy.gguf",
                "the target and its draft to load", 5000, lambda: window_state(window))
-    assert window.current_mode() == "draft" and window.settings.mode == "draft"
+    assert window.current_mode() == DRAFT and window.settings.mode == DRAFT
     send_and_wait(qtbot, window)
-    assert factory.calls[-1][1] == "draft"
+    assert factory.calls[-1][1] == DRAFT
 
 
 def test_the_draft_box_says_n_gram_for_n_gram_mode_before_and_after_the_engine_loads(qtbot):
@@ -125,8 +126,8 @@ def test_the_draft_box_says_n_gram_for_n_gram_mode_before_and_after_the_engine_l
     from draftlight.ui.engine.model_bar import ModelBar
     bar = ModelBar()
     qtbot.addWidget(bar)
-    for modes in ((), ("off", "ngram", "auto")):
-        bar.fill(None, None, "ngram", modes, [], {})
+    for modes in ((), (OFF, NGRAM, AUTO)):
+        bar.fill(None, None, NGRAM, modes, [], {})
         assert bar.draft_box.currentText() == "N-gram (no model)"
-    bar.fill(None, None, "auto", ("off", "ngram", "auto"), [], {})
+    bar.fill(None, None, AUTO, (OFF, NGRAM, AUTO), [], {})
     assert bar.draft_box.currentText() == "No draft model"  # auto drafts by n-gram without one

@@ -11,10 +11,11 @@ import pytest
 from draftlight.settings import load_settings
 from draftlight.store.installed import add_local
 from draftlight.ui.engine.loaded import Loaded, Loading
-from draftlight.ui.engine.model_bar import NGRAM
+from draftlight.ui.engine.model_bar import NGRAM as NGRAM_CHOICE  # the draft box's
 from tests.support.real_window import (cost_cache_file, real_window,  # noqa: F401
                                        send_and_wait_real, shared_cost_cache)
 from tests.support.waiting import wait_until, window_state
+from draftlight.modes import DRAFT, NGRAM
 
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.slow
@@ -35,7 +36,7 @@ def test_choosing_a_draft_keeps_the_loaded_target(qtbot, tmp_path, bundled_model
                               else loading.append(event.words) if isinstance(event, Loading)
                               else None)
 
-    window.set_mode("ngram")  # from n-gram, a draft model means draft mode (auto stays auto)
+    window.set_mode(NGRAM)  # from n-gram, a draft model means draft mode (auto stays auto)
     bar = window.model_bar
     index = bar.draft_box.findData(str(copy))
     assert index > 0 and bar.draft_box.model().item(index).isEnabled()
@@ -45,12 +46,12 @@ def test_choosing_a_draft_keeps_the_loaded_target(qtbot, tmp_path, bundled_model
     assert worker.engine is engine and engine.pid == host
     assert engine.spec.draft == str(copy)
     assert loads == [] and loading == ["Loading draft smol-draft.gguf…"]
-    assert window.current_mode() == "draft"
+    assert window.current_mode() == DRAFT
 
     view = send_and_wait_real(qtbot, window)
     assert view.mode == "draft" and view.figures.stats.drafted > 0
 
-    bar.draft_box.activated.emit(bar.draft_box.findData(NGRAM))
+    bar.draft_box.activated.emit(bar.draft_box.findData(NGRAM_CHOICE))
     qtbot.waitUntil(lambda: window.draft_name is None and not window.loading, timeout=60_000)
     assert worker.engine is engine and engine.pid == host and engine.spec.draft is None
-    assert loads == [] and window.current_mode() == "ngram"
+    assert loads == [] and window.current_mode() == NGRAM

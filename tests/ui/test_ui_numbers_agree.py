@@ -13,6 +13,7 @@ from draftlight.ui.chat.welcome_card import DEMO_PROMPT
 from tests.support.real_window import (cost_cache_file, real_window,  # noqa: F401
                                        send_and_wait_real, shared_cost_cache)
 from tests.support.waiting import wait_until, window_state
+from draftlight.modes import AUTO, DRAFT, NGRAM, OFF
 
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.slow
@@ -40,24 +41,24 @@ def test_footer_strip_and_stats_agree_in_every_mode_and_after_regenerate(qtbot, 
     wait_until(qtbot, lambda: bool(window.ready and window.draft_name), "the models to load",
                60_000, lambda: window_state(window))
     seen = {}
-    for mode in ("off", "ngram", "draft", "auto"):
+    for mode in (OFF, NGRAM, DRAFT, AUTO):
         window.set_mode(mode)
         view = send_and_wait_real(qtbot, window, DEMO_PROMPT)
         seen[mode] = assert_agree(view)
         assert seen[mode].mode == mode
-    plain = seen["off"]
+    plain = seen[OFF]
     assert plain.drafted == 0 and f"{plain.mean_accepted_length:.2f}" == "1.00"
-    assert seen["ngram"].accepted > 0 and seen["draft"].accepted > 0
+    assert seen[NGRAM].accepted > 0 and seen[DRAFT].accepted > 0
     with qtbot.waitSignal(window.session.reply_finished, timeout=120_000):
         window.regenerate()
     again = assert_agree(window.chat.messages[-1])
-    assert again.mode == "auto" and again.new_tokens == seen["auto"].new_tokens
+    assert again.mode == AUTO and again.new_tokens == seen[AUTO].new_tokens
 
 
 def test_a_greedy_retry_repeats_the_answer_drafted_by_it(qtbot, bundled_model, real_window):
     # issue 40, part 2, on the real model: Regenerate's new answer is the old one (greedy), and
     # the old one, sent as the Predicted Output, drafts most of it; the numbers still agree.
-    window = real_window(Settings(max_tokens=48, mode="ngram"))
+    window = real_window(Settings(max_tokens=48, mode=NGRAM))
     wait_until(qtbot, lambda: window.ready, "the model to load", 60_000,
                lambda: window_state(window))
     first = send_and_wait_real(qtbot, window, "Name three rivers in Europe and one fact about "

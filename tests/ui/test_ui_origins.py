@@ -21,6 +21,7 @@ from tests.support.real_window import cost_cache_file, real_window, shared_cost_
 from tests.support.origin_engine import OriginFactory, visible
 from tests.support.window import run_point, send_and_wait
 from tests.support.waiting import wait_until, window_state
+from draftlight.modes import NGRAM
 
 QUESTION = "The quick brown fox jumps over the lazy dog"
 SYSTEM = "Answer briefly and kindly."
@@ -240,7 +241,7 @@ def test_on_the_real_model_a_repeated_phrase_is_shown_as_copied_from_the_users_m
         qtbot, real_window, bundled_model):
     # The whole path: llama.cpp, n-gram drafts, the engine's origins, the worker, the window.
     window = real_window(dataclasses.replace(Settings(), target_path=str(bundled_model),
-                                             mode="ngram", max_tokens=40))
+                                             mode=NGRAM, max_tokens=40))
     wait_until(qtbot, lambda: window.ready and not window.loading, "the models to load", 120_000,
                lambda: window_state(window))
     question = "Repeat after me: the United States of America declared independence in 1776."

@@ -8,6 +8,7 @@ from PySide6.QtGui import QGuiApplication
 
 from tests.support.scripted_engine import ScriptedFactory
 from tests.support.window import send_and_wait
+from draftlight.modes import NGRAM, OFF
 
 
 def texts(menu) -> list[str]:
@@ -50,7 +51,7 @@ def test_a_comparison_stays_with_the_reply_it_compared(qtbot, open_window):
     window = open_window(ScriptedFactory())
     reply = send_and_wait(qtbot, window, "hello")
     stats = Stats(new_tokens=10, target_passes=10, seconds=1.0)
-    result = Comparison("ngram", stats, stats, reply.text, reply.text, True, None,
+    result = Comparison(NGRAM, stats, stats, reply.text, reply.text, True, None,
                         plain_runs=(1.0, 1.2, 1.1), speculative_runs=(0.5, 0.8, 0.5))
     window.session.remember_plain_speed(result)
     line = reply.footer.text().splitlines()[-1]
@@ -68,13 +69,13 @@ def test_regenerate_sends_the_replaced_answer_as_the_prediction(qtbot, open_wind
     # issue 40, part 2: the earlier answer drafts the new one; with speculation off it does not
     factory = ScriptedFactory()
     window = open_window(factory)
-    window.set_mode("ngram")
+    window.set_mode(NGRAM)
     reply = send_and_wait(qtbot, window, "hello")
     assert factory.predictions == [None]
     with qtbot.waitSignal(window.session.reply_finished, timeout=10_000):
         window.regenerate()
     assert factory.predictions[-1] == reply.text
-    window.set_mode("off")
+    window.set_mode(OFF)
     with qtbot.waitSignal(window.session.reply_finished, timeout=10_000):
         window.regenerate()
     assert factory.predictions[-1] is None

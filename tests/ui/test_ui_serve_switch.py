@@ -14,6 +14,7 @@ import pytest
 from draftlight.settings import Settings
 from tests.support.real_window import real_window, shared_cost_cache, cost_cache_file  # noqa: F401
 from tests.support.waiting import wait_until, window_state
+from draftlight.modes import NGRAM, OFF
 
 QUESTION = "Repeat after me: the United States of America."
 
@@ -58,9 +59,9 @@ def test_the_window_serves_its_model_losslessly_in_the_toolbar_mode(qtbot, servi
     window = serving_window
     assert window.serve_switch.label.isVisible()
     assert window.serve_switch.url in window.serve_switch.label.text()
-    window.set_mode("off")
+    window.set_mode(OFF)
     plain = in_thread(qtbot, lambda: ask(window))
-    window.set_mode("ngram")
+    window.set_mode(NGRAM)
     speculative = in_thread(qtbot, lambda: ask(window))
     assert plain.model == "SmolLM2-135M-Instruct.Q4_1"
     assert plain.choices[0].message.content  # the model said something
@@ -149,14 +150,14 @@ def test_requests_beyond_the_queue_are_refused_and_ended_ones_make_room(qtbot):
 
     engine = Engine()
     runner = WindowRunner(engine)
-    runner.mode = "ngram"
+    runner.mode = NGRAM
     chat = parse_chat_request(b'{"model": "m", "messages": [{"role": "user", "content": "x"}]}',
                               model_id="m", n_ctx=16)
     for _ in range(QUEUE_SIZE + 1):  # one running, QUEUE_SIZE waiting
         runner.submit(Job(chat, lambda item: None))
     with pytest.raises(queue.Full):
         runner.submit(Job(chat, lambda item: None))
-    assert runner.active == QUEUE_SIZE + 1 and {m for _, m in engine.jobs} == {"ngram"}
+    assert runner.active == QUEUE_SIZE + 1 and {m for _, m in engine.jobs} == {NGRAM}
     engine.worker.served.emit(engine.jobs[0][0])  # the engine finished one
     qtbot.waitUntil(lambda: runner.active == QUEUE_SIZE)
     runner.submit(Job(chat, lambda item: None))

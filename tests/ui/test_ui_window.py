@@ -22,6 +22,7 @@ from draftlight.ui.engine.loaded import Stopped
 from tests.support.scripted_engine import ScriptedFactory
 from tests.support.window import send_and_wait
 from tests.support.waiting import wait_until, window_state
+from draftlight.modes import AUTO, DRAFT, NGRAM, OFF
 
 
 def spans_with_text(view):
@@ -91,19 +92,19 @@ def _blocks(doc):
 
 
 def test_modes_switch_between_messages_without_reloading(qtbot, open_window):
-    factory = ScriptedFactory(modes=("off", "draft", "ngram", "auto"))
+    factory = ScriptedFactory(modes=(OFF, DRAFT, NGRAM, AUTO))
     window = open_window(factory)
     labels = [window.toolbar.mode_box.itemText(i) for i in range(window.toolbar.mode_box.count())]
     assert labels == ["Off", "Draft model", "N-gram", "Auto"]
-    assert window.current_mode() == "auto"  # the default
-    draft_item = window.toolbar.mode_box.model().item(window.toolbar.mode_box.findData("draft"))
+    assert window.current_mode() == AUTO  # the default
+    draft_item = window.toolbar.mode_box.model().item(window.toolbar.mode_box.index_of(DRAFT))
     assert not draft_item.isEnabled()  # no draft model
     send_and_wait(qtbot, window, "one")
-    window.set_mode("off")
+    window.set_mode(OFF)
     send_and_wait(qtbot, window, "two")
-    window.set_mode("ngram")
+    window.set_mode(NGRAM)
     view = send_and_wait(qtbot, window, "three")
-    assert [mode for _, mode in factory.calls] == ["auto", "off", "ngram"]
+    assert [mode for _, mode in factory.calls] == [AUTO, OFF, NGRAM]
     assert len(factory.loads) == 1
     assert "N-gram" in view.title.text()
     # The conversation so far goes to the engine each time.
@@ -143,15 +144,15 @@ def test_repaints_are_coalesced_to_about_30_per_second(qtbot, open_window):
 def test_close_and_reopen_brings_back_conversation_highlights_and_settings(qtbot, open_window):
     window = open_window()
     send_and_wait(qtbot, window, "remember me")
-    window.set_mode("off")
+    window.set_mode(OFF)
     window.toolbar.highlight_action.setChecked(False)
     window.close()
     assert not window.engine.thread.isRunning()
 
     settings, message = load_settings()
-    assert message is None and settings.mode == "off" and settings.show_highlights is False
+    assert message is None and settings.mode == OFF and settings.show_highlights is False
     window = open_window(settings=settings)
-    assert window.current_mode() == "off"
+    assert window.current_mode() == OFF
     assert not window.toolbar.highlight_action.isChecked()
     items = window.conversations.list
     assert items.count() == 1 and items.item(0).text() == "remember me"
@@ -215,10 +216,10 @@ def test_changing_the_draft_swaps_it_without_reloading_the_target(qtbot, open_wi
     window.apply_settings(Settings(**{**current.__dict__, "draft_path": "/m/draft.gguf"}))
     qtbot.waitUntil(lambda: window.draft_name == "draft.gguf", timeout=5000)
     assert factory.drafts == ["/m/draft.gguf"] and len(factory.loads) == 1
-    assert window.toolbar.mode_box.model().item(window.toolbar.mode_box.findData("draft")).isEnabled()
-    window.set_mode("draft")
+    assert window.toolbar.mode_box.model().item(window.toolbar.mode_box.index_of(DRAFT)).isEnabled()
+    window.set_mode(DRAFT)
     send_and_wait(qtbot, window)
-    assert factory.calls[-1][1] == "draft"
+    assert factory.calls[-1][1] == DRAFT
 
 
 def test_enter_sends_and_shift_enter_adds_a_line(qtbot, open_window):

@@ -16,6 +16,7 @@ from draftlight.engine.reply.generator import Engine
 from draftlight.engine.llama.llama_backend import LlamaBackend
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
+from draftlight.modes import DRAFT
 
 PROMPTS = ["Explain what a hash table is in three sentences.",
            "Write a Python function that checks whether a string is a palindrome.",
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     first_steps = []  # each reply's first proposal also reads the whole prompt: kept apart
     for prompt in PROMPTS:
         first_steps.append(len(drafter.conversions))
-        for event in engine.generate([{"role": "user", "content": prompt}], params, "draft"):
+        for event in engine.generate([{"role": "user", "content": prompt}], params, DRAFT):
             if isinstance(event, Done):
                 drafted += event.stats.drafted
                 accepted += event.stats.accepted

@@ -18,6 +18,8 @@ import statistics
 import time
 from pathlib import Path
 
+from draftlight.modes import Mode
+
 
 def add_hosted_parser(subcommands) -> None:
     hosted = subcommands.add_parser(
@@ -90,7 +92,7 @@ def tokens_per_second(engine, questions, params, mode: str) -> float:
     tokens, seconds = 0, 0.0
     for messages in questions:
         first = None
-        for event in engine.generate(messages, params, mode):
+        for event in engine.generate(messages, params, Mode.parse(mode)):
             if isinstance(event, TextPiece) and first is None:
                 first = time.perf_counter()
             elif isinstance(event, Done):

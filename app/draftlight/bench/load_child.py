@@ -50,6 +50,7 @@ def app(target: str, measure: bool) -> dict:
     import draftlight.engine.llama.llama_backend  # noqa: F401   llama_cpp is imported before its own
     from draftlight.engine.reply.events import TextPiece
     from draftlight.engine.core.sampling import SamplingParams
+    from draftlight.modes import AUTO
     from draftlight.launch import EngineSpec, open_engine, resolve_context, with_model_files
     from draftlight.settings import Settings
     from draftlight.store.default_model import default_now, prepare_default_model
@@ -72,7 +73,7 @@ def app(target: str, measure: bool) -> dict:
     spec, _ = resolve_context(spec)
     engine = open_engine(spec)
     step("load")
-    events = engine.generate(MESSAGES, SamplingParams(max_tokens=8), "auto")
+    events = engine.generate(MESSAGES, SamplingParams(max_tokens=8), AUTO)
     for event in events:
         if isinstance(event, TextPiece) and event.text:
             break

@@ -18,6 +18,7 @@ from draftlight.engine.reply import generator
 from draftlight.engine.reply.events import Done
 from draftlight.engine.step.origins import OriginFinder
 from draftlight.engine.core.sampling import SamplingParams
+from draftlight.modes import Mode
 
 
 class NoOrigins(OriginFinder):
@@ -29,7 +30,7 @@ class NoOrigins(OriginFinder):
 
 def timed(engine, messages, params, mode) -> float:
     """Tokens per second of one reply, decoding only (prefill excluded)."""
-    for event in engine.generate(messages, params, mode):
+    for event in engine.generate(messages, params, Mode.parse(mode)):
         if isinstance(event, Done):
             return event.stats.new_tokens / max(event.stats.decode_seconds, 1e-9)
     return 0.0

@@ -29,14 +29,15 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from draftlight.bench.report import speedup_interval
+from draftlight.modes import AUTO, NGRAM, OFF
 from draftlight.bench.runner import DEFAULT_QUESTIONS, load_questions
 from draftlight.engine.reply.events import Done
 from draftlight.engine.core.sampling import SamplingParams
 
 # name: (engine mode, with the prediction). "auto+prediction" is what `draftlight serve` does
 # by default with a request that has one.
-RUNS = {"plain": ("off", False), "ngram": ("ngram", False), "auto": ("auto", False),
-        "prediction": ("off", True), "auto+prediction": ("auto", True)}
+RUNS = {"plain": (OFF, False), "ngram": (NGRAM, False), "auto": (AUTO, False),
+        "prediction": (OFF, True), "auto+prediction": (AUTO, True)}
 
 
 def code_of(prompt: str) -> str:

@@ -34,9 +34,10 @@ from draftlight.bench.report import speedup_interval
 from draftlight.bench.runner import DEFAULT_QUESTIONS, first_of_each_category, load_questions
 from draftlight.engine.reply.events import Done
 from draftlight.engine.core.sampling import SamplingParams
+from draftlight.modes import AUTO, OFF, Mode
 
 # name: (engine mode, whether the first answer is the prediction)
-RUNS = {"plain": ("off", False), "retry": ("auto", True), "retry, off": ("off", True)}
+RUNS = {"plain": (OFF, False), "retry": (AUTO, True), "retry, off": (OFF, True)}
 SCENARIOS = ("unchanged", "edited")
 
 
@@ -53,7 +54,7 @@ def with_typo(question: str) -> str:
     return question[:at] + question[at + 1] + question[at] + question[at + 2:]
 
 
-def answer(engine, question: str, params, mode: str, prediction: str | None) -> Done:
+def answer(engine, question: str, params, mode: Mode, prediction: str | None) -> Done:
     done = None
     for event in engine.generate([{"role": "user", "content": question}], params, mode,
                                  prediction=prediction):
@@ -74,7 +75,7 @@ def run_retries(engine, questions: list[str], temps, max_tokens: int, repeats: i
                     seed = 1000 * repeat + index
                     first = question if scenario == "unchanged" else with_typo(question)
                     old = answer(engine, first, SamplingParams(temperature=temp,
-                                 max_tokens=max_tokens, seed=seed), "off", None).text
+                                 max_tokens=max_tokens, seed=seed), OFF, None).text
                     # a retry at temperature > 0 draws again; at 0 the seed does not matter
                     params = SamplingParams(temperature=temp, max_tokens=max_tokens,
                                             seed=seed + 1 if temp > 0 else seed)

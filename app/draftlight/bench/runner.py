@@ -14,12 +14,14 @@ from draftlight.engine.reply.events import Done, TextPiece
 from draftlight.engine.reply.compare import explain_divergence
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.step.origins import Origin
+from draftlight.modes import AUTO, DRAFT, NGRAM, OFF
 from draftlight.bench.server_modes import is_server_mode
 from draftlight.engine.reply.rollback_notes import rollback_note
 from draftlight.engine.core.sampling import SamplingParams
 
 BENCH_MODES = ("plain", "ngram", "draft", "auto", "lcp-pld")
-ENGINE_MODE = {"plain": "off", "ngram": "ngram", "draft": "draft", "auto": "auto"}
+# the engine's mode for each of the bench's own words ("plain" is the baseline row: off)
+ENGINE_MODE = {"plain": OFF, "ngram": NGRAM, "draft": DRAFT, "auto": AUTO}
 DEFAULT_QUESTIONS = Path(__file__).with_name("questions.jsonl")
 
 

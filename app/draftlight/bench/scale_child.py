@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from draftlight.modes import AUTO
+
 TURN = "Thank you. In one sentence, what was the main point of the last answer?"
 NEW_TURN_TOKENS = 32  # a new turn's reply: only its start matters here
 
@@ -232,7 +234,7 @@ def new_turns(app, window, conversation: int, turns: int = 2) -> dict:
     for _ in range(turns):
         done: list = []
         session.reply_finished.connect(done.append)
-        sent = session.send(TURN, "auto")
+        sent = session.send(TURN, AUTO)
         if not sent or not wait(app, lambda: bool(done) or not session.streaming, 900):
             return {"error": "the reply did not finish"}
         wait(app, lambda: not session.streaming, 60)

@@ -19,11 +19,28 @@ from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.server.client import Endpoint
 from draftlight.engine.server.server_engine import ServerEngine, spec_type_of
 from draftlight.engine.server.process import ServerOptions
-from draftlight.modes import REMOTE, is_llama_server_mode, llama_mode
+from draftlight.modes import REMOTE, Mode, ModeError
+
+# The bench names its rows by words (bench/runner.py's BENCH_MODES, and these modes' text)
+REMOTE_WORD = str(REMOTE)
 
 
-def is_server_mode(mode: str) -> bool:
-    return is_llama_server_mode(mode) or mode == REMOTE
+def server_mode(word: str) -> Mode | None:
+    """The mode a bench word names when a server engine answers it (llama:… or remote)."""
+    try:
+        mode = Mode.parse(word)
+    except ModeError:
+        return None
+    return mode if mode.runs_on_llama_server or mode == REMOTE else None
+
+
+def is_server_mode(word: str) -> bool:
+    return server_mode(word) is not None
+
+
+def is_llama_server_mode(word: str) -> bool:
+    mode = server_mode(word)
+    return mode is not None and mode.runs_on_llama_server
 
 
 class ServerModes:
@@ -38,16 +55,16 @@ class ServerModes:
         """Which server answers `mode`: its own per spec type, but over RPC one for all (an
         rpc-server serves one llama-server at a time), restarted with each reply's spec type
         (ServerEngine.generate; a start is not part of any reply's time)."""
-        return "llama" if self.options and self.options.rpc and mode != REMOTE else mode
+        return "llama" if self.options and self.options.rpc and mode != REMOTE_WORD else mode
 
     def engine(self, mode: str) -> ServerEngine:
         key = self._key(mode)
         if key not in self.engines:
-            if mode == REMOTE:
+            if mode == REMOTE_WORD:
                 self.engines[key] = ServerEngine.remote(self.endpoint)
             else:
                 options = ServerOptions(**{**self.options.__dict__,
-                                           "spec_type": spec_type_of(mode)})
+                                           "spec_type": spec_type_of(Mode.parse(mode))})
                 self.engines[key] = ServerEngine.managed(self.binary, options)
         return self.engines[key]
 
@@ -67,7 +84,7 @@ class ServerModes:
         devices do not use), so the difference is what RPC itself adds. "error",
         "local_error" and "remote_error" say why a side was not timed; the run goes on."""
         passes = {}
-        if REMOTE in modes:  # a llama-server (over RPC or not) at --engine URL is timed too
+        if REMOTE_WORD in modes:  # a llama-server (over RPC or not) at --engine URL is timed too
             passes["remote_url"] = self.endpoint.base
             try:
                 passes["remote"] = time_passes(self.endpoint)
@@ -77,7 +94,8 @@ class ServerModes:
         return passes | self._time_llama_server(llama) if llama else passes
 
     def _time_llama_server(self, llama: list[str]) -> dict:
-        mode = llama_mode("none") if llama_mode("none") in llama else llama[0]
+        plain = str(Mode.llama("none"))
+        mode = plain if plain in llama else llama[0]
         rpc = self.options.rpc
         passes = {"machines": list(rpc)}
         try:
@@ -102,7 +120,7 @@ class ServerModes:
         """(Done, drafted pieces seen in the stream) of one reply."""
         engine = self.engine(mode)
         done, drafted_pieces = None, 0
-        for event in engine.generate(messages, params, mode):
+        for event in engine.generate(messages, params, server_mode(mode)):
             if isinstance(event, TextPiece) and event.source == "draft":
                 drafted_pieces += 1
             elif isinstance(event, Done):

@@ -18,7 +18,7 @@ from draftlight.bench.scale import add_scale_parser
 from draftlight.bench.rollback import add_rollback_parser
 from draftlight.bench.runner import BENCH_MODES, DEFAULT_QUESTIONS
 from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
-from draftlight.modes import Mode, ModeError, is_llama_server_mode
+from draftlight.modes import Mode, ModeError
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError
 from draftlight.commands.model_paths import model_argument
@@ -188,6 +188,7 @@ def _server_modes(args, modes, target, draft, options):
         except ServerError as exc:
             raise UserError(str(exc)) from None
     binary, server_options = None, None
+    from draftlight.bench.server_modes import is_llama_server_mode
     if any(is_llama_server_mode(m) for m in modes):
         binary = server_for_terminal(args.server_binary or load_settings()[0].llama_server)
         # Draft-model types draft with --draft, else with the target itself (as "draft" does)

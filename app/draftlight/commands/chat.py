@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
-from draftlight.modes import mode_argument
+from draftlight.modes import OFF, mode_argument
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError, note
 from draftlight.store.attachments import with_attachments
@@ -171,8 +171,8 @@ def measured_meanwhile(engine):
 
 def interactive(engine, params, mode, printer, start: list[dict[str, str]] | None = None) -> int:
     from draftlight.engine.core.errors import EngineError
-    print(f"Draftlight chat. /mode {'|'.join(engine.modes)} switches speculation, /retry answers "
-          f"the last question again (drafted by the earlier answer), /edit TEXT replaces it, "
+    print(f"Draftlight chat. /mode {'|'.join(map(str, engine.modes))} switches speculation, "
+          f"/retry answers the last question again (drafted by the earlier answer), /edit TEXT replaces it, "
           f"/continue writes more of the last answer, /reset starts over, Ctrl-D quits.",
           file=sys.stderr)
     messages: list[dict[str, str]] = list(start or [])
@@ -188,11 +188,12 @@ def interactive(engine, params, mode, printer, start: list[dict[str, str]] | Non
             continue
         if line.startswith("/mode"):
             wanted = line.split(maxsplit=1)[1] if " " in line else ""
-            if wanted in engine.modes:
-                mode = wanted
+            chosen = next((m for m in engine.modes if str(m) == wanted.strip()), None)
+            if chosen is not None:
+                mode = chosen
             else:
                 print(f"draftlight: no mode {wanted!r} here; choose one of "
-                      f"{', '.join(engine.modes)}", file=sys.stderr)
+                      f"{', '.join(map(str, engine.modes))}", file=sys.stderr)
             continue
         if line == "/reset":
             messages = list(start or [])
@@ -227,7 +228,7 @@ def interactive(engine, params, mode, printer, start: list[dict[str, str]] | Non
         messages.append({"role": "user", "content": line})
         try:
             reply = answer(messages, engine, params, mode, printer,
-                           earlier if mode != "off" else None)
+                           earlier if mode != OFF else None)
         except KeyboardInterrupt:
             print("\n(stopped)", file=sys.stderr)
             messages.pop()

@@ -297,7 +297,7 @@ def usage(stats: Stats, prompt_tokens: int) -> dict:
             "rejected_prediction_tokens": stats.prediction_drafted - stats.prediction_accepted,
         },
         "draftlight": {
-            "mode": stats.mode,
+            "mode": str(stats.mode),
             "drafted": stats.drafted,
             "accepted": stats.accepted,
             "target_passes": stats.target_passes,

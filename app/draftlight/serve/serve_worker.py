@@ -31,6 +31,7 @@ from draftlight.engine.core.errors import EngineCrashed, EngineError
 from draftlight.engine.reply.events import Done, Progress, Stats, TextPiece
 from draftlight.serve.schema import ApiError, ChatRequest
 from draftlight.serve.stops import StopFilter
+from draftlight.modes import Mode
 
 log = logging.getLogger("draftlight.serve")
 
@@ -77,7 +78,7 @@ class ServeWorker(threading.Thread):
     `n_ctx` (the largest max_tokens) and `model_id` (the one model served). `time_limit`:
     seconds each reply may run (None: no limit)."""
 
-    def __init__(self, load: Callable[[], object], mode: str, queue_size: int,
+    def __init__(self, load: Callable[[], object], mode: Mode, queue_size: int,
                  model_id: str = "", *, time_limit: float | None = DEFAULT_TIME_LIMIT) -> None:
         super().__init__(name="draftlight-engine", daemon=True)
         self._load = load
@@ -150,7 +151,7 @@ class ServeWorker(threading.Thread):
         self.join(timeout)
 
 
-def run_job(engine, job: Job, mode: str, *,
+def run_job(engine, job: Job, mode: Mode, *,
             time_limit: float | None = DEFAULT_TIME_LIMIT) -> None:
     """Answer `job` with `engine` on the calling thread (the one that owns the engine),
     delivering Started, TextPieces and Finished, or one ApiError; the reply ends after

@@ -39,6 +39,7 @@ from draftlight.bounded_process import answer_stream
 from draftlight.engine.host import wire
 from draftlight.engine.reply.events import Done, Notice, Progress
 from draftlight.engine.host.host_spec import BATCHED
+from draftlight.modes import Mode
 
 DEBUG_VARIABLE = "DRAFTLIGHT_HOST_DEBUG"
 # Passes quicker than this share a line: each line wakes the app, and on two cores a wake-up
@@ -123,7 +124,7 @@ def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
             if op == "generate":
                 pieces = 0
                 events = engine.generate(request["messages"], wire.params_from(request["params"]),
-                                         request["mode"], prediction=request.get("prediction"),
+                                         Mode.parse(request["mode"]), prediction=request.get("prediction"),
                                          should_stop=should_cancel)
                 # one line a pass (its pieces and its Progress), or for the passes of
                 # LINE_SECONDS together when they are quicker than that
@@ -160,10 +161,10 @@ def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
                 from draftlight.engine.core.load_options import LoadOptions
                 engine.attach_draft_file(request["path"], LoadOptions(**request["options"]),
                                          should_cancel=should_cancel)
-                result = list(engine.modes)
+                result = [str(mode) for mode in engine.modes]
             elif op == "detach_draft":
                 engine.detach_draft()
-                result = list(engine.modes)
+                result = [str(mode) for mode in engine.modes]
             elif op == "explain_divergence":
                 from dataclasses import asdict
 
@@ -208,7 +209,7 @@ def main(argv: list[str]) -> int:
         out.send({"failed": wire.error_record(exc)})
         return 0
     try:
-        out.send({"ready": {"modes": list(engine.modes), "n_ctx": engine.n_ctx,
+        out.send({"ready": {"modes": [str(mode) for mode in engine.modes], "n_ctx": engine.n_ctx,
                             "load_notices": list(engine.load_notices)}})
         serve_requests(engine, out, requests, cancelled,
                        _debug_failure(os.environ.get(DEBUG_VARIABLE)), on_trust)

@@ -38,6 +38,7 @@ from draftlight.engine.host.host_lines import HostLines
 from draftlight.engine.host.host_spec import BATCHED, MEANINGS, ExtraBuffersCrashed, HostSpec
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
+from draftlight.modes import Mode
 
 CHILD_COMMAND = "_engine-host"  # hidden `draftlight` command: the frozen app's host
 SILENCE_SECONDS = 300.0
@@ -63,7 +64,7 @@ class HostedEngine:
         self._lock = threading.Lock()  # one request at a time
         self._process: subprocess.Popen | None = None
         self._lines: HostLines | None = None
-        self.modes: tuple[str, ...] = ()
+        self.modes: tuple[Mode, ...] = ()
         self.n_ctx = 0
         self.load_notices: tuple[str, ...] = ()
         self.restarts = 0  # hosts started again after a crash
@@ -74,14 +75,14 @@ class HostedEngine:
 
     # --- the ChatEngine ---------------------------------------------------------------------
 
-    def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
-                 mode: str = "off", *, prediction: str | None = None) -> Iterator[Event]:
+    def generate(self, messages: list[dict[str, str]], params: SamplingParams, mode: Mode, *,
+                 prediction: str | None = None) -> Iterator[Event]:
         """The host's events for this reply; closing the iterator cancels it there.
 
         Raises:
             EngineCrashed: the host ended or hung mid-reply (the events so far were given)."""
         request = {"op": "generate", "messages": messages, "params": wire.params_record(params),
-                   "mode": mode, "prediction": prediction}
+                   "mode": str(mode), "prediction": prediction}
         with self._lock:
             for attempt in range(2):
                 ident = self._send(request)
@@ -128,12 +129,12 @@ class HostedEngine:
                           should_cancel: Callable[[], bool] | None = None) -> None:
         """Engine.attach_draft on the draft model in `path`, opened in the host (a host
         started again later loads it too)."""
-        self.modes = tuple(self._ask({"op": "attach_draft", "path": path,
-                                      "options": asdict(options)}, should_cancel))
+        self.modes = wire.modes_from(self._ask({"op": "attach_draft", "path": path,
+                                                "options": asdict(options)}, should_cancel))
         self.spec = replace(self.spec, draft=path, draft_options=options)
 
     def detach_draft(self) -> None:
-        self.modes = tuple(self._ask({"op": "detach_draft"}))
+        self.modes = wire.modes_from(self._ask({"op": "detach_draft"}))
         self.spec = replace(self.spec, draft=None)
 
     def explain_divergence(self, messages: list[dict[str, str]], a: list[int], b: list[int]):
@@ -211,7 +212,7 @@ class HostedEngine:
                 raise wire.error_from(message["failed"])
             elif "ready" in message:
                 ready = message["ready"]
-                self.modes = tuple(ready["modes"])
+                self.modes = wire.modes_from(ready["modes"])
                 self.n_ctx = ready["n_ctx"]
                 self.load_notices = tuple(ready["load_notices"])
                 return

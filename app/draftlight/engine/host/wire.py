@@ -16,6 +16,7 @@ import json
 from dataclasses import asdict
 
 from draftlight.engine.core.errors import EngineError
+from draftlight.modes import Mode
 from draftlight.engine.reply.events import Done, Event, Notice, Progress, Stats, TextPiece
 from draftlight.engine.step.origins import Origin
 from draftlight.engine.core.sampling import SamplingParams
@@ -31,10 +32,10 @@ def event_record(event: Event) -> dict:
     if isinstance(event, Notice):
         return {"type": "notice", "message": event.message}
     if isinstance(event, Progress):
-        return {"type": "progress", "stats": asdict(event.stats),
+        return {"type": "progress", "stats": event.stats.to_dict(),
                 "pass_drafted": event.pass_drafted, "pass_why": event.pass_why}
     if isinstance(event, Done):
-        return {"type": "done", "text": event.text, "stats": asdict(event.stats)}
+        return {"type": "done", "text": event.text, "stats": event.stats.to_dict()}
     raise TypeError(f"not an engine event: {event!r}")
 
 
@@ -51,6 +52,11 @@ def event_from(record: dict) -> Event:
     if kind == "done":
         return Done(record["text"], Stats.from_dict(record["stats"]))
     raise ValueError(f"unknown event type {kind!r}")
+
+
+def modes_from(texts: list[str]) -> tuple[Mode, ...]:
+    """The modes an engine offers, as the host wrote them (str of each)."""
+    return tuple(Mode.parse(text) for text in texts)
 
 
 def params_record(params: SamplingParams) -> dict:

@@ -11,6 +11,7 @@ from draftlight.engine.core.backend import common_prefix_length, sync_cache
 from draftlight.engine.reply.events import Done, Notice, Stats, TextPiece
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.core.sampling import SamplingParams
+from draftlight.modes import OFF, Mode
 
 SIDES = ("plain", "speculative")
 
@@ -31,7 +32,7 @@ SPREAD = 1.25
 
 @dataclass(frozen=True)
 class Comparison:
-    mode: str
+    mode: Mode
     plain: Stats  # the first round's (its text is the one shown)
     speculative: Stats
     plain_text: str
@@ -108,7 +109,7 @@ def machine_load() -> float:
 
 
 def compare(engine: Engine, messages: list[dict[str, str]], params: SamplingParams,
-            mode: str, rounds: int = ROUNDS) -> Iterator[SidePiece | Notice | Comparison]:
+            mode: Mode, rounds: int = ROUNDS) -> Iterator[SidePiece | Notice | Comparison]:
     """Greedy (temperature 0, whatever `params` say) so the two answers must be identical.
     The first round streams its pieces; the others are timed only, in alternating order."""
     greedy = replace(params, temperature=0.0)
@@ -120,7 +121,7 @@ def compare(engine: Engine, messages: list[dict[str, str]], params: SamplingPara
         if round_:
             yield Notice(f"Timing again, round {round_ + 1} of {rounds}…")
         for side in order:
-            side_mode = "off" if side == "plain" else mode
+            side_mode = OFF if side == "plain" else mode
             tokens: list[int] = []
             for event in engine.generate(messages, greedy, side_mode):
                 if isinstance(event, TextPiece):

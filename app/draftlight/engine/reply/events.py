@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
+from draftlight.modes import AUTO, OFF, Mode, ModeError
+
 if TYPE_CHECKING:
     from draftlight.engine.step.origins import Origin
     from draftlight.engine.step.speculative import StepResult
@@ -54,7 +56,7 @@ class Stats:
     probe_seconds: float = 0.0
     verify_seconds: float = 0.0  # target passes over [last token + draft]
     seconds: float = 0.0  # whole call, prefill included
-    mode: str = "off"
+    mode: Mode = OFF  # written as its text by to_dict and the host's pipe
     # "cross-vocabulary" when the draft model has another vocabulary and drafts through text
     draft_kind: str = ""
     stop_reason: str = ""  # "eos", "max_tokens", "context_full", "cancelled"
@@ -79,7 +81,12 @@ class Stats:
         """Stats from to_dict()'s form (as the history stores it); unknown keys are ignored,
         missing ones keep their defaults."""
         names = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in figures.items() if k in names})
+        values = {k: v for k, v in figures.items() if k in names}
+        try:  # a mode is text in a record; one no longer known reads as off
+            values["mode"] = Mode.parse(str(values.get("mode") or OFF))
+        except ModeError:
+            values["mode"] = OFF
+        return cls(**values)
 
     def after(self, earlier: "Stats") -> "Stats":
         """These figures as the end of a reply that `earlier` began (Continue): its counts and
@@ -113,7 +120,7 @@ class Stats:
     def auto_note(self) -> str:
         """Why auto drafted little or nothing in this reply, in measured terms, and what would
         pay ("" where it drafted enough, or is not auto)."""
-        if self.mode != "auto" or self.target_passes < 4 or self.accepted * 10 >= self.new_tokens:
+        if self.mode != AUTO or self.target_passes < 4 or self.accepted * 10 >= self.new_tokens:
             return ""
         said = ("Auto drafted nothing" if not self.drafted else
                 f"Auto drafted little ({self.accepted} of {self.new_tokens} tokens)")
@@ -157,7 +164,8 @@ class Stats:
         return self.new_tokens / self.decode_seconds if self.decode_seconds > 0 else 0.0
 
     def to_dict(self) -> dict:
-        out = asdict(self)
+        """The figures as JSON's types (the history, the host's pipe, chat --json)."""
+        out = asdict(self) | {"mode": str(self.mode)}
         for name in ("acceptance_rate", "mean_accepted_length", "tokens_per_second",
                      "other_seconds", "decode_seconds", "identity_note", "auto_note"):
             out[name] = getattr(self, name)

@@ -1,11 +1,11 @@
 """The engine: a target model, an optional draft model, and `generate()`.
 
     engine = Engine.load(target_path, draft_path=None)
-    for event in engine.generate(messages, SamplingParams(), mode="ngram"):
+    for event in engine.generate(messages, SamplingParams(), NGRAM):
         ...  # TextPiece(text, source, step) ... then Done(text, stats)
 
-Modes: "off" (plain decoding), "draft" (the draft model guesses), "ngram" (prompt lookup over
-the conversation), "auto" (drafts only as much as pays on this machine, with n-gram lookup and
+Modes (draftlight.modes' values): OFF (plain decoding), DRAFT (the draft model guesses), NGRAM
+(prompt lookup over the conversation), AUTO (drafts only as much as pays on this machine, with n-gram lookup and
 the draft model if one is loaded: see adaptive.py). The mode may change between two calls;
 nothing is reloaded, and each call reuses the KV cache for the part of the conversation that is
 unchanged.
@@ -46,7 +46,7 @@ from draftlight.engine.reply.reply_steps import (emit, learn, up_to_the_end, win
 from draftlight.engine.reply.rollback_notes import rereading_notice, rollback_note
 from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.step.speculative import speculative_step
-from draftlight.modes import IN_PROCESS
+from draftlight.modes import AUTO, DRAFT, IN_PROCESS, NGRAM, OFF, Mode
 
 if TYPE_CHECKING:
     from draftlight.engine.core.load_options import LoadOptions
@@ -56,7 +56,6 @@ CostSource = Callable[[LanguageModel, list[int], str], tuple[BatchCosts, float]]
 # (model, probe tokens) -> how far batched logits stray from one-token ones (invariance.py)
 DriftSource = Callable[[LanguageModel, list[int]], BatchDrift]
 
-MODES: tuple[str, ...] = IN_PROCESS  # draftlight.modes owns what a mode is
 @dataclass(frozen=True)
 class SpeculationConfig:
     draft_tokens: int = 4  # tokens a draft model guesses per step
@@ -209,26 +208,27 @@ class Engine(AutoSetup):
         return tuple(notices)
 
     @property
-    def modes(self) -> tuple[str, ...]:
+    def modes(self) -> tuple[Mode, ...]:
         """The modes generate() takes now (draft mode needs a draft model)."""
-        return tuple(m for m in MODES if m != "draft" or self.model_drafter is not None)
+        return tuple(m for m in IN_PROCESS if m != DRAFT or self.model_drafter is not None)
 
-    def drafter_for(self, mode: str) -> Drafter | None:
-        if mode == "off":
+    def drafter_for(self, mode: Mode) -> Drafter | None:
+        if mode == OFF:
             return None
-        if mode == "ngram":
+        if mode == NGRAM:
             return self.ngram
-        if mode == "auto":
+        if mode == AUTO:
             return self.prepare_auto()
-        if mode == "draft":
+        if mode == DRAFT:
             if self.model_drafter is None:
                 raise EngineError("draft mode needs a draft model; load one or use n-gram mode")
             return self.model_drafter
-        raise EngineError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        raise EngineError(f"mode {mode} runs on a server engine; choose one of "
+                          f"{', '.join(map(str, IN_PROCESS))}")
 
-    def draft_length(self, mode: str) -> int:
-        return {"off": 0, "draft": self.config.draft_tokens, "ngram": self.config.ngram_tokens,
-                "auto": self.config.auto_max_tokens}[mode]
+    def draft_length(self, mode: Mode) -> int:
+        return {OFF: 0, DRAFT: self.config.draft_tokens, NGRAM: self.config.ngram_tokens,
+                AUTO: self.config.auto_max_tokens}[mode]
 
     def prediction_tokens(self) -> int:
         """Draft length for a Predicted Output. Its matches are usually right to the end, so the
@@ -245,8 +245,8 @@ class Engine(AutoSetup):
         """Tokens of context kept free for the reply (older turns are dropped to keep them)."""
         return min(params.max_tokens, max(self.target.n_ctx // 4, 1))
 
-    def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
-                 mode: str = "ngram", *, prediction: str | None = None,
+    def generate(self, messages: list[dict[str, str]], params: SamplingParams, mode: Mode, *,
+                 prediction: str | None = None,
                  should_stop: Callable[[], bool] | None = None) -> Iterator[Event]:
         """Reply to `messages`. `prediction` (Predicted Outputs) is text the reply is expected
         to resemble: it drafts first, in any mode (prediction.py). `should_stop` is asked
@@ -269,7 +269,7 @@ class Engine(AutoSetup):
             yield Done("", stats)
             return
         stats.prefill_seconds = time.perf_counter() - started
-        if mode in ("ngram", "auto"):  # where n-gram matches lie: only its drafts ask
+        if mode in (NGRAM, AUTO):  # where n-gram matches lie: only its drafts ask
             kept = [messages[i] for i in kept_messages(messages, dropped)]
             self.ngram.regions = (answered_start(self.tokenize_chat, kept, prompt), len(prompt))
         last = prompt[-1]
@@ -323,17 +323,17 @@ class Engine(AutoSetup):
 
     # --- the reply's setup, for generate() (its steps' helpers are in reply_steps.py) -----
 
-    def _new_stats(self, mode: str, params: SamplingParams, drafter: Drafter | None,
+    def _new_stats(self, mode: Mode, params: SamplingParams, drafter: Drafter | None,
                    predicted: bool) -> Stats:
         stats = Stats(mode=mode, plain_token_seconds=getattr(self.costs, "token_seconds", 0.0)
                       if self.costs is not None else 0.0)
-        if mode in ("draft", "auto") and self.compatibility and not self.compatibility.same_vocabulary:
+        if mode in (DRAFT, AUTO) and self.compatibility and not self.compatibility.same_vocabulary:
             stats.draft_kind = self.compatibility.label
         if drafter is not None and params.greedy and self.drift is not None:  # None: not yet
             stats.batch_drift = self.drift.gap_change
         if drafter is not None or predicted:
             stats.rollback_note = rollback_note(self.target)
-        stats.untimed = mode == "auto" and self.costs is None  # auto priced by costs.PRIOR
+        stats.untimed = mode == AUTO and self.costs is None  # auto priced by costs.PRIOR
         return stats
 
     def _prefill(self, messages, params: SamplingParams, stats: Stats,

@@ -1,7 +1,7 @@
 """The one interface the window, `draftlight chat`, serve and bench drive an engine through.
 
 Two kinds implement it: the in-process engine (generator.Engine: llama.cpp in this process,
-Draftlight's own drafters) and a server engine (server/engine.ServerEngine: llama.cpp's
+Draftlight's own drafters) and a server engine (server/server_engine.ServerEngine: llama.cpp's
 llama-server, started by Draftlight, or any OpenAI-compatible server). Both yield the same
 events (events.py): TextPiece with its source and pass, Notice, Progress, then one Done.
 """
@@ -12,16 +12,18 @@ from typing import Iterator, Protocol
 
 from draftlight.engine.reply.events import Event
 from draftlight.engine.core.sampling import SamplingParams
+from draftlight.modes import Mode
 
 
 class ChatEngine(Protocol):
     @property
-    def modes(self) -> tuple[str, ...]:
-        """The modes generate() takes here ("off", "ngram", … or "llama:ngram-mod", …)."""
+    def modes(self) -> tuple[Mode, ...]:
+        """The modes generate() takes here (OFF, NGRAM, … or llama:ngram-mod, …)."""
 
-    def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
-                 mode: str = "off", *, prediction: str | None = None) -> Iterator[Event]:
-        """Reply to `messages`; closing the iterator cancels the reply."""
+    def generate(self, messages: list[dict[str, str]], params: SamplingParams, mode: Mode, *,
+                 prediction: str | None = None) -> Iterator[Event]:
+        """Reply to `messages` in `mode` (one of `modes`: every engine asks for it, no default);
+        closing the iterator cancels the reply."""
 
     @property
     def n_ctx(self) -> int:

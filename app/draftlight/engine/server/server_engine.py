@@ -2,7 +2,7 @@
 
     engine = ServerEngine.managed(binary, ServerOptions(target=path), spec_type="ngram-mod")
     engine = ServerEngine.remote(Endpoint("http://host:8080", api_key="…"))
-    for event in engine.generate(messages, params, mode="llama:ngram-mod"):
+    for event in engine.generate(messages, params, Mode.parse("llama:ngram-mod")):
         ...  # TextPiece(text, source, pass) ... then Done(text, stats)
 
 Managed: Draftlight's own llama-server child (process.py); a mode "llama:SPEC" runs it with
@@ -31,7 +31,7 @@ from draftlight.engine.server.process import (HEALTH_TIMEOUT, ManagedServer, Ser
 from draftlight.engine.server.rpc import no_longer_answer, unreachable
 from draftlight.engine.server.reply_labels import ReplyLabels
 from draftlight.engine.server.vllm_metrics import STREAM_OPTIONS
-from draftlight.modes import NEEDS_DRAFT_MODEL, REMOTE, SPEC_TYPES, Mode, ModeError, llama_mode
+from draftlight.modes import NEEDS_DRAFT_MODEL, REMOTE, SPEC_TYPES, Mode, ModeError
 
 # llama.cpp's request fields: per-chunk counters, raw text (no reasoning split), and no
 # sampler of its own beyond those the request names (its min_p defaults to 0.05).
@@ -39,11 +39,11 @@ LLAMA_FIELDS = {"timings_per_token": True, "reasoning_format": "none", "cache_pr
 STOP_REASONS = {"stop": "eos", "length": "max_tokens"}
 
 
-def spec_type_of(mode: str) -> str:
-    """"llama:ngram-mod" -> "ngram-mod"; "off" -> "none"; a chain "llama:a+b" -> "a,b";
+def spec_type_of(mode: Mode) -> str:
+    """llama:ngram-mod -> "ngram-mod"; off -> "none"; a chain llama:a+b -> "a,b";
     EngineError for modes llama-server does not run."""
     try:
-        return Mode.parse(mode).spec_type_argument
+        return mode.spec_type_argument
     except ModeError as exc:
         raise EngineError(str(exc)) from None
 
@@ -89,11 +89,11 @@ class ServerEngine:
         return self.binary is not None
 
     @property
-    def modes(self) -> tuple[str, ...]:
+    def modes(self) -> tuple[Mode, ...]:
         if not self.is_managed:
             return (REMOTE,)
-        singles = tuple(llama_mode(t) for t in self._spec_types)
-        running = llama_mode(self.options.spec_type)  # a chain it was started with is on offer
+        singles = tuple(Mode.llama(t) for t in self._spec_types)
+        running = Mode.llama(self.options.spec_type)  # a chain it was started with is on offer
         return singles if running in singles else singles + (running,)
 
     @property
@@ -201,8 +201,8 @@ class ServerEngine:
         if server is not None:
             server.close()
 
-    def generate(self, messages: list[dict[str, str]], params: SamplingParams = SamplingParams(),
-                 mode: str = REMOTE, *, prediction: str | None = None) -> Iterator[Event]:
+    def generate(self, messages: list[dict[str, str]], params: SamplingParams, mode: Mode, *,
+                 prediction: str | None = None) -> Iterator[Event]:
         params.validate()
         if self.is_managed:
             spec = spec_type_of(mode)
@@ -210,7 +210,7 @@ class ServerEngine:
                 yield Notice(f"Starting llama-server with --spec-type {spec}… (it has "
                              f"{HEALTH_TIMEOUT:.0f} s to load the model)")
                 self.use_spec_type(spec)
-            mode = llama_mode(spec)
+            mode = Mode.llama(spec)
         else:
             mode = REMOTE
         if prediction:

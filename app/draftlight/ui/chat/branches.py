@@ -10,6 +10,7 @@ sees it), as Regenerate's is. The files attached to the first version stay attac
 from __future__ import annotations
 
 from draftlight.store.history import HistoryError
+from draftlight.modes import OFF, Mode
 
 
 def refresh(session) -> None:
@@ -75,7 +76,7 @@ def switch(session, view, step: int) -> bool:
     return True
 
 
-def edit(session, view, text: str, mode: str) -> bool:
+def edit(session, view, text: str, mode: Mode) -> bool:
     """Send `text` as a new version of user message `view` (its attached files kept): what
     followed it leaves the screen (kept in the history), the new question is answered."""
     chat = session.chat
@@ -96,7 +97,7 @@ def edit(session, view, text: str, mode: str) -> bool:
     if session.conversation is not None:
         new.message_id = session.save(session.writes.add_message, session.conversation, "user",
                                        question, parent=parent)
-    session.start_reply(mode, prediction=earlier if mode != "off" else None,
+    session.start_reply(mode, prediction=earlier if mode != OFF else None,
                          prediction_from=label and label.replace(
                              "your earlier answer", "the answer to your earlier question"),
                          prediction_id=saved_id(after) if earlier else None)

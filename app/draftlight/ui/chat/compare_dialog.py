@@ -15,7 +15,7 @@ from draftlight.engine.reply.compare import Comparison, SidePiece
 from draftlight.engine.reply.events import Notice
 from draftlight.ui.engine.loaded import Crashed, Failed
 from draftlight.ui.flash.highlight import run_colour
-from draftlight.modes import mode_label
+from draftlight.modes import Mode
 
 
 def open_compare(window) -> None:
@@ -35,7 +35,7 @@ class CompareDialog(QDialog):
 
     compared = Signal(object)  # the Comparison, once both answers are in
 
-    def __init__(self, engine, messages: list, params, mode: str, parent=None) -> None:
+    def __init__(self, engine, messages: list, params, mode: Mode, parent=None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Compare speculation off and on")
         self.resize(1000, 560)
@@ -45,7 +45,7 @@ class CompareDialog(QDialog):
         self.views: dict[str, QTextEdit] = {}
         self.headers: dict[str, QLabel] = {}
         for column, (side, title) in enumerate((("plain", "Speculation off"),
-                                                ("speculative", mode_label(mode)))):
+                                                ("speculative", mode.label))):
             self.headers[side] = QLabel(f"<b>{title}</b> — generating…")
             view = QTextEdit(readOnly=True)
             self.views[side] = view
@@ -94,7 +94,7 @@ class CompareDialog(QDialog):
         self.compared.emit(result)
         for side, stats, runs in (("plain", result.plain, result.plain_runs),
                                   ("speculative", result.speculative, result.speculative_runs)):
-            title = "Speculation off" if side == "plain" else mode_label(self.mode)
+            title = "Speculation off" if side == "plain" else self.mode.label
             decode = statistics.median(runs) if runs else stats.decode_seconds
             rate = stats.new_tokens / decode if decode > 0 else 0.0
             self.headers[side].setText(
@@ -105,7 +105,7 @@ class CompareDialog(QDialog):
         if result.identity_note:
             verdict += f" ({result.identity_note})"
         low, high = result.interval
-        speed = (f"Speedup {result.speedup:.2f}x ({mode_label(self.mode)} vs off, decoding time, "
+        speed = (f"Speedup {result.speedup:.2f}x ({self.mode.label} vs off, decoding time, "
                  f"median of {len(result.plain_runs) or 1} rounds in alternating order; "
                  f"rounds {low:.2f}-{high:.2f}x)")
         if result.inconclusive:

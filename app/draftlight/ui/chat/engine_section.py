@@ -7,7 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit
 
-from draftlight.modes import SPEC_TYPE_HELP, SPEC_TYPES, needs_draft_model, llama_mode
+from draftlight.modes import SPEC_TYPE_HELP, SPEC_TYPES, Mode
 from draftlight.settings import Settings
 from draftlight.ui.chat.path_field import PathField
 from draftlight.ui.engine.model_bar import ENGINE_LABELS
@@ -100,7 +100,7 @@ class EngineSection(QGroupBox):
         set; one chosen before is replaced by the default type."""
         for i in range(self.spec_type.count()):
             item = self.spec_type.model().item(i)
-            needs = needs_draft_model(llama_mode(self.spec_type.itemData(i)))
+            needs = Mode.llama(self.spec_type.itemData(i)).needs_draft_model
             item.setEnabled(has_draft or not needs)
             spec = self.spec_type.itemData(i)
             item.setToolTip("Set a draft model below first" if needs and not has_draft

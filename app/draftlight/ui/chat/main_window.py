@@ -17,6 +17,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
 
 from draftlight.settings import Settings, save_settings
+from draftlight.modes import Mode
 from draftlight.store.attachments import with_attachments
 from draftlight.store.history import History
 from draftlight.ui.chat.context_check import fits_or_offer
@@ -67,7 +68,7 @@ class MainWindow(WindowModels, QMainWindow):
                                         allow_origins=tuple(settings.serve_origins.split()),
                                         api_key=settings.serve_api_key)
         self.models = ModelLoader(self.engine, EngineSpec.from_settings(settings),
-                                  (settings.effective_mode(),), self)
+                                  (settings.mode,), self)
         self.choice = EngineChoice(self.models, settings)  # what engine and mode choices mean
         # the models on this computer, found off this thread
         self.model_scan = ModelScan(self, folders=lambda: self.settings.added_model_folders())
@@ -195,7 +196,8 @@ class MainWindow(WindowModels, QMainWindow):
         self.regenerate_button.clicked.connect(self.regenerate)
         self.chat.regenerate_requested.connect(self.regenerate)
         self.chat.continue_requested.connect(self.continue_reply)
-        self.chat.mode_requested.connect(self.set_mode)
+        # a reply's "Try N-gram" says the mode as text (the flash room holds a reply's record)
+        self.chat.mode_requested.connect(lambda text: self.set_mode(Mode.parse(text)))
         self.chat.version_requested.connect(partial(branches.show_source, self.session))
         self.chat.edit_requested.connect(self.message_edit.start)
         self.composer.edit_last.connect(self.message_edit.start_last)

@@ -1,12 +1,13 @@
 """The toolbar's speculation modes. The list itself comes from the engine
 (draftlight.modes.IN_PROCESS, reported by the worker, or a server engine's own modes), so a new
-mode shows up without a change here; their names are draftlight.modes.mode_label's."""
+mode shows up without a change here; their names and sentences are the Mode's own. Each item's
+data is its Mode; they are found by comparing values (Qt's findData cannot compare them)."""
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox
 
-from draftlight.modes import mode_help, mode_label, needs_draft_model
+from draftlight.modes import AUTO, NGRAM, Mode
 
 
 class ModeBox(QComboBox):
@@ -21,32 +22,37 @@ class ModeBox(QComboBox):
         self.setToolTip("How tokens are guessed before the target model checks them; "
                         "takes effect from the next message")
 
-    def current_mode(self) -> str:
-        return self.currentData() or ""
+    def current_mode(self) -> Mode:
+        """The mode shown (auto while the box is still empty: no engine has said its modes)."""
+        mode = self.currentData()
+        return mode if isinstance(mode, Mode) else AUTO
 
-    def select(self, mode: str) -> None:
-        index = self.findData(mode)
+    def index_of(self, mode: Mode) -> int:
+        return next((i for i in range(self.count()) if self.itemData(i) == mode), -1)
+
+    def select(self, mode: Mode) -> None:
+        index = self.index_of(mode)
         if index >= 0:
             self.setCurrentIndex(index)
 
-    def usable(self) -> list[str]:
+    def usable(self) -> list[Mode]:
         return [self.itemData(i) for i in range(self.count()) if self.model().item(i).isEnabled()]
 
-    def fill(self, modes: tuple[str, ...], draft_loaded: bool, wanted: str) -> None:
+    def fill(self, modes: tuple[Mode, ...], draft_loaded: bool, wanted: Mode) -> None:
         """List `modes` and select `wanted`, or n-gram (else the first usable mode) if it cannot
         be used now. Emits no signal."""
         self.blockSignals(True)
         self.clear()
         for mode in modes:
-            self.addItem(mode_label(mode), mode)
+            self.addItem(mode.label, mode)
             item = self.model().item(self.count() - 1)
-            item.setToolTip(mode_help(mode))  # each mode in a sentence
-            if needs_draft_model(mode) and not draft_loaded:
+            item.setToolTip(mode.help)  # each mode in a sentence
+            if mode.needs_draft_model and not draft_loaded:
                 item.setEnabled(False)
-                item.setToolTip(f"{mode_help(mode)} Choose a draft model first (Draft, above)."
+                item.setToolTip(f"{mode.help} Choose a draft model first (Draft, above)."
                                 .strip())
         usable = self.usable()
         if wanted not in usable:
-            wanted = "ngram" if "ngram" in usable else (usable[0] if usable else wanted)
-        self.setCurrentIndex(max(self.findData(wanted), 0))
+            wanted = NGRAM if NGRAM in usable else (usable[0] if usable else wanted)
+        self.setCurrentIndex(max(self.index_of(wanted), 0))
         self.blockSignals(False)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from draftlight.engine.reply.events import Done, Notice, Progress, Stats, TextPiece
 from draftlight.engine.step.origins import Origin
 from draftlight.store.history import COMPLETE, INTERRUPTED
+from draftlight.modes import Mode
 from draftlight.store.history_queue import Row
 from draftlight.ui.chat import branches
 from draftlight.ui.engine.loaded import Crashed, Failed, Stopped
@@ -28,7 +29,7 @@ class Stream:
     """The reply being generated."""
 
     request_id: int
-    mode: str
+    mode: Mode
     view: MessageView | None
     message_id: Row | None  # its row in the history (its id is None until it is written)
     builder: ReplyBuilder = field(default_factory=ReplyBuilder)
@@ -70,7 +71,7 @@ class ReplyStream:
     def _show_stream_again(self, stream: Stream) -> None:
         """Its conversation is open again: the reply shows what it has written so far (without
         flashing it again) and goes on streaming."""
-        view = self.chat.add_message("assistant", streaming=True, mode=stream.mode)
+        view = self.chat.add_message("assistant", streaming=True, mode=str(stream.mode))
         view.message_id = stream.message_id
         view.stream_update(stream.builder.text, stream.builder.runs, flash=False)
         view.run_origins.set_origins(stream.builder.origins)

@@ -17,6 +17,7 @@ from functools import partial
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftlight.settings import Settings
+from draftlight.modes import OFF, Mode
 from draftlight.store.history import INTERRUPTED, History, HistoryError, HistoryUnavailable
 from draftlight.store.history_queue import Row, WriteQueue
 from draftlight.ui.chat.view import ChatView
@@ -184,7 +185,7 @@ class ChatSession(ReplyStream, QObject):
 
     # --- sending -------------------------------------------------------------------------------
 
-    def send(self, text: str, mode: str, prediction: tuple[str, str] | None = None,
+    def send(self, text: str, mode: Mode, prediction: tuple[str, str] | None = None,
              files: list[dict] | None = None) -> bool:
         """`prediction`: (name, text) of a file being edited, the reply's Predicted Output;
         `files`: what the history keeps of each attached file besides its text (its name,
@@ -202,14 +203,14 @@ class ChatSession(ReplyStream, QObject):
         if self.conversation is not None:
             view.message_id = self.save(self.writes.add_message, self.conversation, "user", text,
                                          **({"stats": {"attachments": files}} if files else {}))
-        name, predicted = prediction if prediction and mode != "off" else (None, None)
+        name, predicted = prediction if prediction and mode != OFF else (None, None)
         self.start_reply(mode, prediction=predicted, prediction_from=name, prediction_file=True)
         return True
 
     def can_regenerate(self) -> bool:
         return not self.streaming and any(v.role == "user" for v in self.chat.messages)
 
-    def regenerate(self, mode: str) -> bool:
+    def regenerate(self, mode: Mode) -> bool:
         if not self.can_regenerate():
             return False
         last = self.chat.messages[-1]
@@ -221,7 +222,7 @@ class ChatSession(ReplyStream, QObject):
         question = self.chat.messages[-1].message_id if self.chat.messages else None
         # The answer being replaced drafts the new one (a Predicted Output: the target never
         # sees it): an unchanged greedy retry repeats it, and flashes in where it still holds.
-        self.start_reply(mode, prediction=earlier if mode != "off" else None,
+        self.start_reply(mode, prediction=earlier if mode != OFF else None,
                           parent=question, prediction_from=label if earlier else None,
                           prediction_id=branches.saved_id(last) if earlier else None)
         return True
@@ -230,7 +231,7 @@ class ChatSession(ReplyStream, QObject):
         return not self.streaming and bool(self.chat.messages) and continuable(
             self.chat.messages[-1])
 
-    def continue_reply(self, mode: str) -> bool:
+    def continue_reply(self, mode: Mode) -> bool:
         """Write more of the last reply (stopped, or at its length limit), from its words."""
         if not self.can_continue():
             return False
@@ -257,7 +258,7 @@ class ChatSession(ReplyStream, QObject):
             messages.pop()
         return messages
 
-    def start_reply(self, mode: str, prediction: str | None = None,
+    def start_reply(self, mode: Mode, prediction: str | None = None,
                     prediction_from: str | None = None, parent: Row | None = None,
                     prediction_file: bool = False, carry_on: MessageView | None = None,
                     prediction_id: int | None = None) -> None:
@@ -272,7 +273,7 @@ class ChatSession(ReplyStream, QObject):
         self.chat.system_prompt = self.settings.system_prompt.strip()
         if carry_on is not None:
             self.chat.remove_message(carry_on)
-        view = self.chat.add_message("assistant", streaming=True, mode=mode)
+        view = self.chat.add_message("assistant", streaming=True, mode=str(mode))
         builder = ReplyBuilder(prediction_from, prediction_file, prediction_id)
         message_id = None
         if carry_on is not None:
@@ -280,7 +281,7 @@ class ChatSession(ReplyStream, QObject):
             message_id = carry_on.message_id
         elif self.conversation is not None:
             message_id = self.save(self.writes.add_message, self.conversation, "assistant", "",
-                                    runs=[], status=INTERRUPTED, mode=mode,
+                                    runs=[], status=INTERRUPTED, mode=str(mode),
                                     **({"parent": parent} if parent is not None else {}))
         view.message_id = message_id
         request_id = self.engine.generate(messages, self.settings.sampling_params(), mode,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from draftlight.engine_kind import EngineKind
+from draftlight.modes import Mode
 from draftlight.ui.engine.draft_offer import offer_draft
 
 NEEDS_LOCAL_ENGINE = " needs the engine on this computer (Settings ▸ Engine)"
@@ -27,10 +28,10 @@ class WindowModels:
         self.choice.mode_shown(self.settings, wanted, tuple(self.toolbar.mode_box.usable()))
         self.serve_switch.set_mode(self.current_mode())
 
-    def current_mode(self) -> str:
+    def current_mode(self) -> Mode:
         return self.toolbar.mode_box.current_mode()
 
-    def set_mode(self, mode: str) -> None:
+    def set_mode(self, mode: Mode) -> None:
         self.toolbar.mode_box.select(mode)
 
     def _on_mode_chosen(self, _index: int) -> None:

@@ -9,6 +9,7 @@ import sys
 from PySide6.QtCore import QObject, QThread, Signal
 
 from draftlight.launch import EngineSpec
+from draftlight.modes import Mode
 from draftlight.ui.engine.engine_worker import SHUTDOWN_GRACE_MS, STOP_ALL, EngineWorker
 
 
@@ -17,9 +18,9 @@ class EngineThread(QObject):
 
     _load = Signal(object)
     _change_draft = Signal(object)
-    _generate = Signal(int, object, object, str, object)
-    _compare = Signal(int, object, object, str)
-    _serve = Signal(object, str)
+    _generate = Signal(int, object, object, object, object)  # ..., mode (a Mode), prediction
+    _compare = Signal(int, object, object, object)
+    _serve = Signal(object, object)
     _shutdown = Signal()
 
     def __init__(self, factory=None, parent: QObject | None = None) -> None:
@@ -45,7 +46,7 @@ class EngineThread(QObject):
         self.worker.pending.arrive()
         self._change_draft.emit(spec)
 
-    def generate(self, messages: list, params, mode: str, prediction: str | None = None) -> int:
+    def generate(self, messages: list, params, mode: Mode, prediction: str | None = None) -> int:
         """`prediction`: text the reply is expected to resemble (Predicted Outputs), which
         drafts first: the earlier answer, when a reply is regenerated."""
         self._next_request += 1
@@ -53,13 +54,13 @@ class EngineThread(QObject):
         self._generate.emit(self._next_request, messages, params, mode, prediction)
         return self._next_request
 
-    def compare(self, messages: list, params, mode: str) -> int:
+    def compare(self, messages: list, params, mode: Mode) -> int:
         self._next_request += 1
         self.worker.pending.arrive()
         self._compare.emit(self._next_request, messages, params, mode)
         return self._next_request
 
-    def serve(self, job, mode: str) -> None:
+    def serve(self, job, mode: Mode) -> None:
         """Thread-safe: queue a local server's job behind the window's own requests."""
         self.worker.pending.arrive()
         self._serve.emit(job, mode)

@@ -26,6 +26,7 @@ from draftlight.engine.reply.events import Done
 from draftlight.engine.server.process import HEALTH_TIMEOUT
 from draftlight.engine.server.rpc import placement
 from draftlight.launch import EngineSpec, resolve_context, with_model_files
+from draftlight.modes import Mode
 from draftlight.ui.engine.factory import LlamaEngineFactory
 from draftlight.ui.engine.background_steps import BackgroundSteps
 from draftlight.ui.engine.loaded import (Crashed, DraftChanged, DraftFailed, Failed, Loaded, Loading,
@@ -238,7 +239,7 @@ class EngineWorker(BackgroundSteps, QObject):
         self._measure_soon()
 
     @Slot(int, object, object, str, object)
-    def generate(self, request_id: int, messages: list, params, mode: str,
+    def generate(self, request_id: int, messages: list, params, mode: Mode,
                  prediction: str | None = None) -> None:
         self.pending.begin()
         if self.stop_upto >= request_id:
@@ -279,7 +280,7 @@ class EngineWorker(BackgroundSteps, QObject):
             self._measure_soon()
 
     @Slot(int, object, object, str)
-    def compare(self, request_id: int, messages: list, params, mode: str) -> None:
+    def compare(self, request_id: int, messages: list, params, mode: Mode) -> None:
         """Plain and speculative greedy answers to the same messages (draftlight.engine.reply.compare)."""
         from draftlight.engine.reply.compare import compare
         self.pending.begin()
@@ -305,7 +306,7 @@ class EngineWorker(BackgroundSteps, QObject):
             self._measure_soon()
 
     @Slot(object, str)
-    def serve(self, job, mode: str) -> None:
+    def serve(self, job, mode: Mode) -> None:
         """A request from the window's local server (serve_switch.py), answered between the
         window's own replies exactly as `draftlight serve` answers it."""
         from draftlight.serve.schema import ApiError

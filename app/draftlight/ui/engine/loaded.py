@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from draftlight.modes import Mode
+
 
 @dataclass(frozen=True)
 class Capabilities:
     """The in-process engine's, sent once before the first load."""
 
-    modes: tuple[str, ...]  # the modes it runs (draftlight.modes.IN_PROCESS)
+    modes: tuple[Mode, ...]  # the modes it runs (draftlight.modes.IN_PROCESS)
     gpu_offload: bool = False  # this llama.cpp build can put layers on a GPU
 
 
@@ -23,7 +25,7 @@ class Loaded:
     draft: str | None = None  # the draft model really loaded
     draft_error: str | None = None  # why the draft asked for was not (the target still runs)
     notices: tuple[str, ...] = ()  # what the user should know (engine.load_notices, …)
-    modes: tuple[str, ...] | None = None  # a server engine's own; None: the in-process ones
+    modes: tuple[Mode, ...] | None = None  # a server engine's own; None: the in-process ones
     placement: str = ""  # a model split over machines: what went where (rpc.placement)
     mtp_layers: int = 0  # the target's multi-token-prediction blocks (llama-server draft-mtp)
     n_ctx: int = 0  # the context loaded, in tokens (0: a remote server's own)

@@ -18,11 +18,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from draftlight.launch import model_name
-from draftlight.modes import llama_mode
+from draftlight.modes import NGRAM as NGRAM_MODE, Mode
 from draftlight.store.pairs import vocabulary_difference
 # The draft drop-down's data besides a file: the target's own multi-token-prediction layers on
 # llama-server (draft-mtp), n-gram lookup (no draft model), no drafting.
-from draftlight.ui.engine.engine_choice import MTP, NGRAM, NO_DRAFT as NONE
+from draftlight.ui.engine.engine_choice import DRAFT_MTP as MTP, DRAFT_NGRAM as NGRAM, NO_DRAFT as NONE
 from draftlight.engine_kind import EngineKind
 
 # Settings.engine values, as the window names them
@@ -72,8 +72,8 @@ class ModelBar(QWidget):
         self.draft_box.activated.connect(
             lambda i: self.draft_chosen.emit(self.draft_box.itemData(i)))
 
-    def fill(self, target_path: str | None, draft_path: str | None, mode: str,
-             modes: tuple[str, ...], models: list, facts, mtp: bool = False) -> None:
+    def fill(self, target_path: str | None, draft_path: str | None, mode: Mode,
+             modes: tuple[Mode, ...], models: list, facts, mtp: bool = False) -> None:
         """List `models` (Draftlight's own, then Ollama's, LM Studio's… as the window's
         ModelScan found them), the current ones chosen; `facts`: their headers as far as read
         (store.model_facts; none is read here); `mtp`: the target carries multi-token-prediction
@@ -106,7 +106,7 @@ class ModelBar(QWidget):
         self.draft_box.clear()
         # "No draft model", not "None": auto drafts by n-gram lookup without one
         self.draft_box.addItem("No draft model", NONE)
-        if NGRAM in modes or mode == NGRAM:  # before the engine says its modes, too
+        if NGRAM_MODE in modes or mode == NGRAM_MODE:  # before the engine says its modes, too
             self.draft_box.addItem("N-gram (no model)", NGRAM)
         if mtp:
             self.draft_box.addItem("MTP (built into the model)", MTP)
@@ -133,7 +133,7 @@ class ModelBar(QWidget):
                                 "overlap is measured when it loads")
         wanted = draft_path and next((_setting(m) for m in models if str(m.path) == draft_path),
                                      draft_path)
-        wanted = wanted or (NGRAM if mode == NGRAM else MTP if mode == llama_mode("draft-mtp")
+        wanted = wanted or (NGRAM if mode == NGRAM_MODE else MTP if mode == Mode.llama("draft-mtp")
                                 else NONE)
         self.draft_box.setCurrentIndex(max(self.draft_box.findData(wanted), 0))
         self.draft_box.blockSignals(False)

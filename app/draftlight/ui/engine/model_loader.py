@@ -13,6 +13,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from draftlight.launch import EngineSpec
+from draftlight.modes import Mode
 from draftlight.ui.engine.load_steps import LoadSteps
 from draftlight.ui.engine.loaded import (Capabilities, DraftChanged, DraftFailed, Loaded,
                                          LoadFailed, Loading, Measuring, Preparing)
@@ -29,7 +30,7 @@ class ModelLoader(QObject):
     problem = Signal(str)  # something the user should see that did not stop the load
     about_to_change = Signal()  # the models are about to change: stop the reply that uses them
 
-    def __init__(self, engine: EngineThread, spec: EngineSpec, modes: tuple[str, ...],
+    def __init__(self, engine: EngineThread, spec: EngineSpec, modes: tuple[Mode, ...],
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.engine = engine

@@ -20,6 +20,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel
 
 from draftlight.ui.engine.engine_thread import EngineThread
+from draftlight.modes import AUTO, Mode
 
 QUEUE_SIZE = 8  # served requests that may wait; more are answered 429, as by `draftlight serve`
 
@@ -35,7 +36,7 @@ class WindowRunner(QObject):
         self.engine = engine
         self.model_id = ""
         self.n_ctx = 4096
-        self.mode = "auto"
+        self.mode = AUTO
         self.answered = 0
         self._jobs: set = set()
         self._lock = threading.Lock()
@@ -120,8 +121,8 @@ class ServeSwitch(QObject):
         self.runner.model_id, self.runner.n_ctx = model_id, n_ctx
         self._show()
 
-    def set_mode(self, mode: str) -> None:
-        self.runner.mode = mode or "auto"
+    def set_mode(self, mode: Mode) -> None:
+        self.runner.mode = mode
 
     def set_api_key(self, key: str) -> None:
         """A new key (or none) applies at once: a running server starts again with it (its

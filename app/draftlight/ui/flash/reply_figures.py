@@ -32,7 +32,7 @@ class Compared:
     def of(cls, result) -> "Compared":
         """From a Comparison (engine/reply/compare.py), rounded as it is shown."""
         low, high = result.interval
-        return cls(result.mode, round(result.speedup, 3), round(low, 3), round(high, 3),
+        return cls(str(result.mode), round(result.speedup, 3), round(low, 3), round(high, 3),
                    len(result.plain_runs) or 1, bool(result.identical),
                    result.inconclusive or "")
 
@@ -86,8 +86,8 @@ class ReplyFigures:
         a reply's figures."""
         if not isinstance(stored, dict) or not any(f.name in stored for f in fields(Stats)):
             return None  # a user message's figures ({"attachments": ...}), or none at all
-        stats = Stats(**{f.name: stored[f.name] for f in fields(Stats)
-                         if f.name in stored and _fits(Stats(), f.name, stored[f.name])})
+        stats = Stats.from_dict({f.name: stored[f.name] for f in fields(Stats)  # mode: parsed
+                                 if f.name in stored and _fits(Stats(), f.name, stored[f.name])})
         table, why, origins = stored.get("passes"), stored.get("passes_why"), stored.get("origins")
         prediction_from = stored.get("prediction_from")
         return cls(stats,
@@ -115,6 +115,8 @@ class ReplyFigures:
 def _fits(default: Stats, name: str, value) -> bool:
     """Whether a stored figure has its field's type (a count is no bool, a time may be an int)."""
     kind = type(getattr(default, name))
+    if name == "mode":  # its text: Stats.from_dict parses it
+        return isinstance(value, str)
     if name == "batch_drift" or kind is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind is int:

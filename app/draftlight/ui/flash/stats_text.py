@@ -4,7 +4,6 @@ names of the speculation modes."""
 from __future__ import annotations
 
 from draftlight.engine.reply.events import Stats
-from draftlight.modes import mode_label
 from draftlight.ui.flash.reply_figures import Compared, ReplyFigures
 
 
@@ -62,7 +61,7 @@ def footer_line(stats: Stats, live: bool = False, prediction_from: str | None = 
     parts.append(f"{stats.mean_accepted_length:.2f} tokens/pass")
     parts.append(f"draft {stats.draft_seconds:.2f} s / verify {stats.verify_seconds:.2f} s")
     if not live:
-        mode = mode_label(stats.mode)
+        mode = stats.mode.label
         if stats.draft_kind:  # "cross-vocabulary": the draft model drafts through text
             mode += f" ({stats.draft_kind})"
         parts.append(mode)
