@@ -25,8 +25,8 @@ from starlette.middleware.cors import CORSMiddleware
 from draftlight.engine.reply.events import TextPiece
 from draftlight.store.attachments import attachment_origin
 from draftlight.serve.guard import CORS_HEADERS, CORS_METHODS, Access, GuardMiddleware, access_for
-from draftlight.serve.schema import (MAX_BODY_BYTES, ApiError, ChatRequest, chunk, completion,
-                              finish_reason, parse_chat_request, usage)
+from draftlight.serve.answer_bodies import chunk, completion, finish_reason, usage
+from draftlight.serve.schema import MAX_BODY_BYTES, ApiError, ChatRequest, parse_chat_request
 from draftlight.serve.serve_worker import ServeWorker, Finished, Job
 
 RETRY_AFTER_SECONDS = 2
