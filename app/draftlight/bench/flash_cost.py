@@ -103,6 +103,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-process", action="store_true",
                         help="the engine in the window's process (as before it had its own)")
     args = parser.parse_args(argv)
+    app, window, history = _open_window(args)
+    results: dict[bool, list[tuple[float, float, int, float]]] = {True: [], False: []}
+    _one_reply(window, args.prompt)  # warm-up: caches, auto's timing, first layout
+    for repeat in range(args.repeats):
+        # ABBA order: whatever the second reply of a pair gains or loses (the first one's views
+        # being deleted meanwhile, a warmer cache) falls on both settings alike.
+        for flash in ((True, False) if repeat % 2 == 0 else (False, True)):
+            window.chat.set_flash(flash)
+            window.session.new_conversation()
+            results[flash].append(_one_reply(window, args.prompt))
+    _print_results(results, args.in_process)
+    window.close()
+    window.shutdown()
+    history.close()
+    app.processEvents()
+    return 0
+
+
+def _open_window(args: argparse.Namespace):
+    """(the application, the real window offscreen with the bundled model loaded, its history
+    in memory)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication
@@ -123,15 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     window.model_ready.connect(loop.quit)
     if not window.ready:
         loop.exec()
-    results: dict[bool, list[tuple[float, float, int, float]]] = {True: [], False: []}
-    _one_reply(window, args.prompt)  # warm-up: caches, auto's timing, first layout
-    for repeat in range(args.repeats):
-        # ABBA order: whatever the second reply of a pair gains or loses (the first one's views
-        # being deleted meanwhile, a warmer cache) falls on both settings alike.
-        for flash in ((True, False) if repeat % 2 == 0 else (False, True)):
-            window.chat.set_flash(flash)
-            window.session.new_conversation()
-            results[flash].append(_one_reply(window, args.prompt))
+    return app, window, history
+
+
+def _print_results(results: dict[bool, list[tuple[float, float, int, float]]],
+                   in_process: bool) -> None:
+    """Each setting's medians, then the ratio of paired replies' speeds with its interval."""
     for flash in (True, False):
         rates = [r for r, _, _, _ in results[flash]]
         cpus = [c for _, c, _, _ in results[flash]]
@@ -142,18 +160,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{statistics.median(cpus):.3f} s per reply, {statistics.median(frames):.0f} "
               f"flash frames, longest GUI stall {1000 * max(stalls):.0f} ms")
     ratios = [on[0] / off[0] for on, off in zip(results[True], results[False]) if off[0]]
-    print(f"engine: {'in the window' if args.in_process else 'in its own process'}")
+    print(f"engine: {'in the window' if in_process else 'in its own process'}")
     if ratios:
         low, mid, high = ratio_interval(ratios)
         print(f"ratio on/off: {mid:.3f} (95% interval {low:.3f}–{high:.3f} over "
               f"{len(ratios)} pairs; target: within 2%)")
     else:
         print("no speed measured")
-    window.close()
-    window.shutdown()
-    history.close()
-    app.processEvents()
-    return 0
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ def app(target: str, measure: bool) -> dict:
     from draftlight.modes import AUTO
     from draftlight.launch import EngineSpec, open_engine, resolve_context, with_model_files
     from draftlight.settings import Settings
-    from draftlight.store.default_model import default_now, prepare_default_model
+    from draftlight.store.default_model import default_now
 
     steps: dict[str, float] = {}
     started = mark = time.perf_counter()
@@ -81,23 +81,34 @@ def app(target: str, measure: bool) -> dict:
     step("first token")
     total = time.perf_counter() - started
     background = {}
-    if measure and copy_later:  # the faster copy, then the engine again on it
+    if measure:
+        engine, background = _background(engine, asked, copy_later)
+    engine.close()
+    return {"steps": steps, "total": total, "background": background, "n_ctx": spec.n_ctx,
+            "file": spec.target_path, "copy_later": copy_later}
+
+
+def _background(engine, asked, copy_later: bool):
+    """(the engine the worker ends with, seconds of each step it would do in the background):
+    the default model's faster copy made and loaded (where the shipped file was used), then
+    each measurement."""
+    from draftlight.launch import open_engine, resolve_context
+    from draftlight.store.default_model import prepare_default_model
+    background = {}
+    if copy_later:  # the faster copy, then the engine again on it
         begun = time.perf_counter()
         copy = prepare_default_model().path
         engine.close()
         engine = open_engine(resolve_context(replace(asked, target_path=str(copy)))[0])
         background["making the default model's faster copy and loading it"] = (
             time.perf_counter() - begun)
-    if measure:
-        while True:
-            begun = time.perf_counter()
-            name = engine.measure_next()
-            if not name:
-                break
-            background[name] = time.perf_counter() - begun
-    engine.close()
-    return {"steps": steps, "total": total, "background": background, "n_ctx": spec.n_ctx,
-            "file": spec.target_path, "copy_later": copy_later}
+    while True:
+        begun = time.perf_counter()
+        name = engine.measure_next()
+        if not name:
+            break
+        background[name] = time.perf_counter() - begun
+    return engine, background
 
 
 def main(argv: list[str]) -> int:

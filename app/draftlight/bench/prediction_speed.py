@@ -104,33 +104,45 @@ def serve_overhead(target: Path, prompts, params, repeats, direct) -> None:
             time.sleep(0.1)
         model, url = found.groups()
         client = openai.OpenAI(base_url=url, api_key="none", max_retries=0, timeout=600)
-        # The openai client spends ~40 ms of its own on a JSON answer here (GET /v1/models takes
-        # 44 ms through it, 1 ms with curl), so JSON is also timed with the standard library.
-        walls: dict[str, list[float]] = {"json": [], "stream": [], "json-urllib": []}
-        inside: dict[str, list[float]] = {kind: [] for kind in walls}  # the engine's own seconds
-        texts = []
-        for _ in range(repeats):
-            for kind in walls:  # each request follows another prompt, as in run_engine
-                for prompt in prompts:
-                    request = dict(model=model, messages=[{"role": "user", "content": prompt}],
-                                   temperature=0, max_tokens=params.max_tokens)
-                    started = time.perf_counter()
-                    if kind == "json":
-                        reply = client.chat.completions.create(**request)
-                        texts.append(reply.choices[0].message.content)
-                        seconds = reply.usage.model_extra["draftlight"]["seconds"]
-                    elif kind == "stream":
-                        for chunk in client.chat.completions.create(**request, stream=True):
-                            usage = chunk.usage or None
-                        seconds = usage.model_extra["draftlight"]["seconds"]
-                    else:
-                        seconds = _post(f"{url}/chat/completions", request)["usage"][
-                            "draftlight"]["seconds"]
-                    walls[kind].append(time.perf_counter() - started)
-                    inside[kind].append(seconds)
+        walls, inside, texts = _time_requests(client, url, model, prompts, params, repeats)
     finally:
         server.terminate()
         server.wait(60)
+    _print_overhead(walls, inside, texts, direct)
+
+
+def _time_requests(client, url: str, model: str, prompts, params, repeats):
+    """(wall seconds per kind of request, the engine's own seconds per kind, the JSON answers'
+    texts): each prompt asked `repeats` times as JSON, as a stream and as JSON through urllib."""
+    # The openai client spends ~40 ms of its own on a JSON answer here (GET /v1/models takes
+    # 44 ms through it, 1 ms with curl), so JSON is also timed with the standard library.
+    walls: dict[str, list[float]] = {"json": [], "stream": [], "json-urllib": []}
+    inside: dict[str, list[float]] = {kind: [] for kind in walls}  # the engine's own seconds
+    texts: list[str] = []
+    for _ in range(repeats):
+        for kind in walls:  # each request follows another prompt, as in run_engine
+            for prompt in prompts:
+                request = dict(model=model, messages=[{"role": "user", "content": prompt}],
+                               temperature=0, max_tokens=params.max_tokens)
+                started = time.perf_counter()
+                if kind == "json":
+                    reply = client.chat.completions.create(**request)
+                    texts.append(reply.choices[0].message.content)
+                    seconds = reply.usage.model_extra["draftlight"]["seconds"]
+                elif kind == "stream":
+                    for chunk in client.chat.completions.create(**request, stream=True):
+                        usage = chunk.usage or None
+                    seconds = usage.model_extra["draftlight"]["seconds"]
+                else:
+                    seconds = _post(f"{url}/chat/completions", request)["usage"][
+                        "draftlight"]["seconds"]
+                walls[kind].append(time.perf_counter() - started)
+                inside[kind].append(seconds)
+    return walls, inside, texts
+
+
+def _print_overhead(walls: dict[str, list[float]], inside: dict[str, list[float]],
+                    texts: list[str], direct) -> None:
     plain_walls = [r[3] for r in direct]
     same = sum(a == b[0] for a, b in zip(texts, direct))
     print(f"\nserve, plain decoding, {len(texts)} requests per kind; {same}/{len(texts)} texts "

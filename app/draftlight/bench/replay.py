@@ -111,6 +111,18 @@ def replay(records: list[dict], costs: BatchCosts,
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "record":
+        return recorded_answers.record(args.target, args.questions, args.out, args.max_tokens,
+                                args.limit)
+    if args.command == "words":
+        return recorded_answers.write_words_of(args.target, args.records)
+    for path in args.records:
+        _replay_file(path, args)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     from draftlight.bench.runner import DEFAULT_QUESTIONS
 
     parser = argparse.ArgumentParser(prog="python -m draftlight.bench.replay", description=__doc__,
@@ -138,31 +150,29 @@ def main(argv: list[str] | None = None) -> int:
     words = commands.add_parser("words", help="write the words of recorded answers' tokens")
     words.add_argument("--target", type=Path, help="the model that recorded them")
     words.add_argument("records", type=Path, nargs="+")
-    args = parser.parse_args(argv)
-    if args.command == "record":
-        return recorded_answers.record(args.target, args.questions, args.out, args.max_tokens,
-                                args.limit)
-    if args.command == "words":
-        return recorded_answers.write_words_of(args.target, args.records)
-    for path in args.records:
-        records, (fold, marks) = load_records(path), load_words_and_marks(path)
-        for name in args.curve or list(CURVES):
-            costs = parse_curve(name)
-            print(f"\n## {path.name}, curve {name}: auto\n")
-            print(format_table(summarise(replay(records, costs, step_overhead=args.overhead,
-                                                fold=fold))))
-            if args.hindsight:
-                from draftlight.bench.hindsight import Recording, print_hindsight
-                print_hindsight(Recording(records, fold, marks), costs, name, path.name,
-                                [Recording(load_records(f), *load_words_and_marks(f))
-                                 for f in args.fit_on or ()])
-            if args.losses:
-                from draftlight.bench.replay_losses import LossWatcher, format_losses
-                watcher = LossWatcher(costs)
-                rows = replay(records, costs, fold=fold, watch=watcher)
-                print(f"\n## {path.name}, curve {name}: where auto loses to the ceiling\n")
-                print(format_losses(watcher.table(rows)))
-    return 0
+    return parser
+
+
+def _replay_file(path: Path, args: argparse.Namespace) -> None:
+    """`run` on one recording: auto's table for each curve, and with --hindsight and --losses
+    the best fixed rules and where auto loses to the ceiling."""
+    records, (fold, marks) = load_records(path), load_words_and_marks(path)
+    for name in args.curve or list(CURVES):
+        costs = parse_curve(name)
+        print(f"\n## {path.name}, curve {name}: auto\n")
+        print(format_table(summarise(replay(records, costs, step_overhead=args.overhead,
+                                            fold=fold))))
+        if args.hindsight:
+            from draftlight.bench.hindsight import Recording, print_hindsight
+            print_hindsight(Recording(records, fold, marks), costs, name, path.name,
+                            [Recording(load_records(f), *load_words_and_marks(f))
+                             for f in args.fit_on or ()])
+        if args.losses:
+            from draftlight.bench.replay_losses import LossWatcher, format_losses
+            watcher = LossWatcher(costs)
+            rows = replay(records, costs, fold=fold, watch=watcher)
+            print(f"\n## {path.name}, curve {name}: where auto loses to the ceiling\n")
+            print(format_losses(watcher.table(rows)))
 
 
 if __name__ == "__main__":

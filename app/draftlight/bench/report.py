@@ -140,41 +140,65 @@ def _ceiling(plain_rows: list[TurnResult]) -> float | None:
 def markdown(report: dict, command: str) -> str:
     modes = list(report["overall"])
     ceiling = report.get("ngram_ceiling") or {}
-    identity, curve = report.get("greedy_identity"), report.get("cost_curve") or {}
-    described = report.get("target") or "the target"
-    lines = ["# Draftlight benchmark\n", f"Command: `{command}`\n",
-             "Speedups with a 95% bootstrap interval over the questions in brackets.\n",
-             *([f"Target: {described}; {identity}.\n"] if identity else []),
-             *([f"Draft model: {report['draft_kind']}.\n"] if report.get("draft_kind") else []),
-             *([f"Rollback: {report['rollback']}.\n"] if report.get("rollback") else []),
-             *(["Cost of a target pass over k tokens, in one-token passes (v(k), as auto "
-                "corrected it in this run): " + ", ".join(f"v({k})={v:.2f}"
-                                                          for k, v in curve.items()) + ".\n"]
-               if curve else []),
-             "Speedup vs plain decoding (tokens/s over decoding time, prefill excluded):\n",
-             "| category | " + " | ".join(modes) + (" | n-gram ceiling |" if ceiling else " |"),
-             "|---|" + "---|" * (len(modes) + bool(ceiling))]
     rows = list(report["categories"].items()) + [("**overall**", report["overall"])]
+    lines = _header_lines(report, command)
+    lines += ["Speedup vs plain decoding (tokens/s over decoding time, prefill excluded):\n",
+              "| category | " + " | ".join(modes) + (" | n-gram ceiling |" if ceiling else " |"),
+              "|---|" + "---|" * (len(modes) + bool(ceiling))]
     for category, figures in rows:
-        cells = []
-        for mode in modes:
-            f = figures.get(mode)
-            if not f:
-                cells.append("–")
-                continue
-            cell = f"{f['speedup_vs_plain']:.2f}x"
-            if f.get("speedup_ci"):
-                cell += " ({:.2f}–{:.2f})".format(*f["speedup_ci"])
-            if f.get("identical_to_plain") is not None and f["identical_to_plain"] < 1.0:
-                cell += f" ({100 * f['identical_to_plain']:.0f}% same)"
-            cells.append(cell)
+        cells = [_speedup_cell(figures.get(mode)) for mode in modes]
         if ceiling:
             key = "overall" if figures is report["overall"] else category
             cells.append("–" if ceiling.get(key) is None else f"{ceiling[key]:.2f}x")
         lines.append(f"| {category} | " + " | ".join(cells) + " |")
-    lines += ["", "| mode | tok/s | acceptance | tokens/pass | identical to plain | "
-                  "projection, flat v(k) | server time / wall | peak RSS MB |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += _mode_lines(report)
+    lines += passes_markdown(report.get("server_passes") or {})
+    lines += _probe_lines(report)
+    if ceiling:
+        lines += ["", "n-gram ceiling: the speedup, in target passes, of an oracle that drafts "
+                      "exactly the n-gram guesses the target will accept, priced with the cost "
+                      "curve v(k) auto measured and corrected during this run "
+                      "(app/draftlight/bench/ceiling.py)."]
+    lines += _origin_lines(rows)
+    if report["divergences"]:
+        lines += ["", "Greedy runs that differ from plain decoding:", ""]
+        lines += [f"- {d['category']} #{d['question_id']} turn {d['turn']} ({d['mode']}): "
+                  f"{d['divergence']}" for d in report["divergences"]]
+    return "\n".join(lines) + "\n"
+
+
+def _header_lines(report: dict, command: str) -> list[str]:
+    """The title, the command, and what was run: target, draft model, rollback, cost curve."""
+    identity, curve = report.get("greedy_identity"), report.get("cost_curve") or {}
+    described = report.get("target") or "the target"
+    return ["# Draftlight benchmark\n", f"Command: `{command}`\n",
+            "Speedups with a 95% bootstrap interval over the questions in brackets.\n",
+            *([f"Target: {described}; {identity}.\n"] if identity else []),
+            *([f"Draft model: {report['draft_kind']}.\n"] if report.get("draft_kind") else []),
+            *([f"Rollback: {report['rollback']}.\n"] if report.get("rollback") else []),
+            *(["Cost of a target pass over k tokens, in one-token passes (v(k), as auto "
+               "corrected it in this run): " + ", ".join(f"v({k})={v:.2f}"
+                                                         for k, v in curve.items()) + ".\n"]
+              if curve else [])]
+
+
+def _speedup_cell(f: dict | None) -> str:
+    """A mode's speedup in one category: its interval, and how often it differed from plain."""
+    if not f:
+        return "–"
+    cell = f"{f['speedup_vs_plain']:.2f}x"
+    if f.get("speedup_ci"):
+        cell += " ({:.2f}–{:.2f})".format(*f["speedup_ci"])
+    if f.get("identical_to_plain") is not None and f["identical_to_plain"] < 1.0:
+        cell += f" ({100 * f['identical_to_plain']:.0f}% same)"
+    return cell
+
+
+def _mode_lines(report: dict) -> list[str]:
+    """The table of each mode's overall figures, and what its less obvious columns mean."""
+    lines = ["", "| mode | tok/s | acceptance | tokens/pass | identical to plain | "
+                 "projection, flat v(k) | server time / wall | peak RSS MB |",
+             "|---|---|---|---|---|---|---|---|"]
     for mode, f in report["overall"].items():
         acc = "–" if f["acceptance_rate"] is None else f"{100 * f['acceptance_rate']:.0f}%"
         tpp = "–" if f["mean_accepted_length"] is None else f"{f['mean_accepted_length']:.2f}"
@@ -192,27 +216,21 @@ def markdown(report: dict, command: str) -> str:
         lines += ["", "Server time / wall: the decoding time llama-server's own clock counts, "
                       "over the decoding time waited here; the rest is HTTP, streaming and this "
                       "process."]
-    lines += passes_markdown(report.get("server_passes") or {})
-    lines += _probe_lines(report)
-    if ceiling:
-        lines += ["", "n-gram ceiling: the speedup, in target passes, of an oracle that drafts "
-                      "exactly the n-gram guesses the target will accept, priced with the cost "
-                      "curve v(k) auto measured and corrected during this run "
-                      "(app/draftlight/bench/ceiling.py)."]
+    return lines
+
+
+def _origin_lines(rows: list[tuple[str, dict]]) -> list[str]:
+    """Where each mode's accepted drafts came from, per category (none where nothing says)."""
     shares = [(category, mode, f["accepted_by_origin"]) for category, figures in rows
               for mode, f in figures.items() if f.get("accepted_by_origin")]
-    if shares:
-        lines += ["", "Where the accepted drafts came from (share of accepted draft tokens):", "",
-                  "| category | mode | " + " | ".join(ORIGIN_KINDS) + " |",
-                  "|---|---|" + "---|" * len(ORIGIN_KINDS)]
-        lines += [f"| {category} | {mode} | " + " | ".join(
-                      f"{100 * share.get(kind, 0):.0f}%" for kind in ORIGIN_KINDS) + " |"
-                  for category, mode, share in shares]
-    if report["divergences"]:
-        lines += ["", "Greedy runs that differ from plain decoding:", ""]
-        lines += [f"- {d['category']} #{d['question_id']} turn {d['turn']} ({d['mode']}): "
-                  f"{d['divergence']}" for d in report["divergences"]]
-    return "\n".join(lines) + "\n"
+    if not shares:
+        return []
+    return ["", "Where the accepted drafts came from (share of accepted draft tokens):", "",
+            "| category | mode | " + " | ".join(ORIGIN_KINDS) + " |",
+            "|---|---|" + "---|" * len(ORIGIN_KINDS)] + [
+        f"| {category} | {mode} | " + " | ".join(
+            f"{100 * share.get(kind, 0):.0f}%" for kind in ORIGIN_KINDS) + " |"
+        for category, mode, share in shares]
 
 
 def _probe_lines(report: dict) -> list[str]:

@@ -160,6 +160,24 @@ def judge(small: dict, large: dict) -> tuple[int, list[str]]:
         goal(large["open_longest_s"] <= 0.3,
              f"opening the longest conversation ≤ 300 ms: "
              f"{large['open_longest_s'] * 1000:.0f} ms")
+    _reading_goals(large, goal)
+    steps = large["ngram_step_us"]
+    goal(steps["30000"] <= 1.1 * steps["1000"],
+         f"an n-gram step at 30,000 tokens ≤ 1.1x one at 1,000: "
+         f"{steps['30000'] / steps['1000']:.2f}x"
+         + (f" (8,000 → 30,000: {steps['30000'] / steps['8000']:.2f}x; a lookup compares at "
+            f"most 32 earlier occurrences, which a longer context has more of up to that cap)"
+            if "8000" in steps else ""))
+    memory, memory0 = large["rss_window_mb"], small["rss_window_mb"]
+    goal(memory <= 1.1 * memory0,
+         f"memory grows with what is shown, not the history (≤ 1.1x a home of {SMALL}): "
+         f"{memory / memory0:.2f}x")
+    return sum(ok for ok, _ in goals), [text for _, text in goals]
+
+
+def _reading_goals(large: dict, goal) -> None:
+    """The goals of reading only the new message: in each long conversation, after a restart
+    and through `draftlight serve`."""
     for length, turn in sorted(large.get("turns", {}).items(), key=lambda kv: int(kv[0])):
         read = (turn["next"]["prompt_tokens"] - turn["next"]["reused"]
                 if "next" in turn else None)
@@ -180,15 +198,3 @@ def judge(small: dict, large: dict) -> tuple[int, list[str]]:
         goal(read is not None and read <= NEW_MESSAGE_TOKENS,
              "`draftlight serve` reads only what changed since the client's last request: "
              + (f"{read} tokens" if read is not None else serve["error"]))
-    steps = large["ngram_step_us"]
-    goal(steps["30000"] <= 1.1 * steps["1000"],
-         f"an n-gram step at 30,000 tokens ≤ 1.1x one at 1,000: "
-         f"{steps['30000'] / steps['1000']:.2f}x"
-         + (f" (8,000 → 30,000: {steps['30000'] / steps['8000']:.2f}x; a lookup compares at "
-            f"most 32 earlier occurrences, which a longer context has more of up to that cap)"
-            if "8000" in steps else ""))
-    memory, memory0 = large["rss_window_mb"], small["rss_window_mb"]
-    goal(memory <= 1.1 * memory0,
-         f"memory grows with what is shown, not the history (≤ 1.1x a home of {SMALL}): "
-         f"{memory / memory0:.2f}x")
-    return sum(ok for ok, _ in goals), [text for _, text in goals]

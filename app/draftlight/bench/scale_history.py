@@ -103,41 +103,53 @@ def build(path: Path, conversations: int = 5_000, seed: int = 0,
                 conversation = db.execute(
                     "INSERT INTO conversations (title, created, updated) VALUES (?, ?, ?)",
                     (title, now, now)).lastrowid
-                parent, last_user, turn = None, None, 0
-                pair = TURN_CHARS + TURN_CHARS // 4  # a question and its reply
-                count = (max(2, int(tokens * CHARS_PER_TOKEN / pair) * 2) if tokens
-                         else rng.randint(messages_each // 2, messages_each * 3 // 2) // 2 * 2)
-                for turn in range(count):
-                    user = turn % 2 == 0
-                    if tokens:
-                        text = words.chars(TURN_CHARS // (4 if user else 1))
-                    else:
-                        text = words.prose(rng.randint(1, 3) if user else rng.randint(4, 12))
-                    if user and turn == 0 and number % ATTACH_EVERY == 0:
-                        text = f"report.txt\n```\n{words.chars(ATTACHMENT_CHARS)}\n```\n{text}"
-                    runs, stats = (None, None) if user else figures(rng, text)
-                    parent = db.execute(
-                        "INSERT INTO messages (conversation_id, role, text, provenance, stats,"
-                        " status, mode, created, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (conversation, "user" if user else "assistant", text, runs, stats,
-                         "complete", None if user else "auto", now, parent)).lastrowid
-                    last_user = parent if user else last_user
-                    messages += 1
-                if number % BRANCH_EVERY == 1 and not tokens and last_user is not None:
-                    text = words.prose(6)  # the last question answered again: a branch
-                    runs, stats = figures(rng, text)
-                    parent = db.execute(
-                        "INSERT INTO messages (conversation_id, role, text, provenance, stats,"
-                        " status, mode, created, parent_id) VALUES (?, 'assistant', ?, ?, ?, "
-                        "'complete', 'auto', ?, ?)",
-                        (conversation, text, runs, stats, now, last_user)).lastrowid
-                    messages += 1
+                written, branch = _write_messages(db, rng, words, conversation, number, tokens,
+                                                  now, messages_each)
+                messages += written
+                if branch:
                     branched = branched or conversation
-                db.execute("UPDATE conversations SET shown_leaf = ? WHERE id = ?",
-                           (parent, conversation))
                 if tokens:
                     long_ids[tokens] = conversation
     finally:
         history.close()
     return Built(path, conversations + len(long), messages, time.perf_counter() - started,
                  long_ids, branched)
+
+
+def _write_messages(db, rng: random.Random, words: Words, conversation: int, number: int,
+                    tokens: int, now: float, messages_each: int) -> tuple[int, bool]:
+    """The messages of the `number`-th conversation (of about `tokens` tokens, 0: an ordinary
+    one), its branch if it has one, and the leaf it shows: (messages written, whether it has a
+    branch)."""
+    parent, last_user, written = None, None, 0
+    pair = TURN_CHARS + TURN_CHARS // 4  # a question and its reply
+    count = (max(2, int(tokens * CHARS_PER_TOKEN / pair) * 2) if tokens
+             else rng.randint(messages_each // 2, messages_each * 3 // 2) // 2 * 2)
+    for turn in range(count):
+        user = turn % 2 == 0
+        if tokens:
+            text = words.chars(TURN_CHARS // (4 if user else 1))
+        else:
+            text = words.prose(rng.randint(1, 3) if user else rng.randint(4, 12))
+        if user and turn == 0 and number % ATTACH_EVERY == 0:
+            text = f"report.txt\n```\n{words.chars(ATTACHMENT_CHARS)}\n```\n{text}"
+        runs, stats = (None, None) if user else figures(rng, text)
+        parent = db.execute(
+            "INSERT INTO messages (conversation_id, role, text, provenance, stats,"
+            " status, mode, created, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (conversation, "user" if user else "assistant", text, runs, stats,
+             "complete", None if user else "auto", now, parent)).lastrowid
+        last_user = parent if user else last_user
+        written += 1
+    branch = number % BRANCH_EVERY == 1 and not tokens and last_user is not None
+    if branch:
+        text = words.prose(6)  # the last question answered again: a branch
+        runs, stats = figures(rng, text)
+        parent = db.execute(
+            "INSERT INTO messages (conversation_id, role, text, provenance, stats,"
+            " status, mode, created, parent_id) VALUES (?, 'assistant', ?, ?, ?, "
+            "'complete', 'auto', ?, ?)",
+            (conversation, text, runs, stats, now, last_user)).lastrowid
+        written += 1
+    db.execute("UPDATE conversations SET shown_leaf = ? WHERE id = ?", (parent, conversation))
+    return written, branch

@@ -37,6 +37,43 @@ V_POINTS = (2, 4, 8, 16)
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    source = args.source or paths.bundled_model_path()
+    if source is None:
+        parser.error("the bundled model is not installed; pass --source")
+    args.out.mkdir(parents=True, exist_ok=True)
+    questions = load_questions(DEFAULT_QUESTIONS)
+    if args.prompts:
+        questions = questions[:args.prompts]
+    files = _converted(source, args.types.split(","), args.out)
+
+    from draftlight.engine.llama.llama_backend import LlamaBackend
+    if args.speed_only:
+        print(_table_speed(_interleaved_speed(files, args.speed_only)))
+        return 0
+    corpus = "\n\n".join(turn for q in questions for turn in q["turns"])
+    if args.perplexity_only:
+        _print_perplexities(files, corpus)
+        return 0
+    with LlamaBackend(source) as reference:
+        prompts = [_prompt_tokens(reference, q["turns"][0]) for q in questions]
+        replies = [_greedy(reference, p, args.tokens) for p in prompts]  # what it says
+        reference_rows = [_teacher_forced(reference, p, r) for p, r in zip(prompts, replies)]
+    results = []
+    for type_name, path in files.items():
+        result = _measure_type(type_name, path, prompts, replies, reference_rows, corpus,
+                               tokens=args.tokens, free_run=not args.no_free_run)
+        results.append(result)
+        print(json.dumps(result), flush=True)
+    report = {"source": str(source), "tokens": args.tokens, "prompts": len(prompts),
+              "date": time.strftime("%Y-%m-%d"), "results": results}
+    (args.out / "weights.json").write_text(json.dumps(report, indent=1))
+    print(_table(results))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m draftlight.bench.weights", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", type=Path, help="GGUF to convert (default: the bundled model)")
@@ -51,68 +88,56 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip the free-running greedy replies (the slow part)")
     parser.add_argument("--perplexity-only", action="store_true",
                         help="only each type's perplexity on the prompts' own text")
-    args = parser.parse_args(argv)
-    source = args.source or paths.bundled_model_path()
-    if source is None:
-        parser.error("the bundled model is not installed; pass --source")
-    args.out.mkdir(parents=True, exist_ok=True)
-    questions = load_questions(DEFAULT_QUESTIONS)
-    if args.prompts:
-        questions = questions[:args.prompts]
+    return parser
+
+
+def _converted(source: Path, types: list[str], out: Path) -> dict[str, Path]:
+    """Each weight type's file under `out`, converted from `source` unless already there."""
     files = {}
-    for type_name in args.types.split(","):
-        dest = args.out / f"{source.stem.rsplit('.', 1)[0]}.{type_name}.gguf"
+    for type_name in types:
+        dest = out / f"{source.stem.rsplit('.', 1)[0]}.{type_name}.gguf"
         if not dest.exists():
             convert(source, dest, type_name)
         files[type_name] = dest
+    return files
 
+
+def _print_perplexities(files: dict[str, Path], corpus: str) -> None:
     from draftlight.engine.llama.llama_backend import LlamaBackend
-    if args.speed_only:
-        print(_table_speed(_interleaved_speed(files, args.speed_only)))
-        return 0
-    corpus = "\n\n".join(turn for q in questions for turn in q["turns"])
-    if args.perplexity_only:
-        for type_name, path in files.items():
-            with LlamaBackend(path) as model:
-                value = _perplexity(model, model.tokenize(corpus, add_bos=model.add_bos))
-            print(json.dumps({"type": type_name, "perplexity": round(value, 3)}), flush=True)
-        return 0
-    with LlamaBackend(source) as reference:
-        prompts = [_prompt_tokens(reference, q["turns"][0]) for q in questions]
-        replies = [_greedy(reference, p, args.tokens) for p in prompts]  # what it says
-        reference_rows = [_teacher_forced(reference, p, r) for p, r in zip(prompts, replies)]
-    results = []
     for type_name, path in files.items():
         with LlamaBackend(path) as model:
-            probe = model.tokenize(PROBE_TEXT * 8, add_bos=False)
-            costs = measure(model, probe)
-            drift = measure_drift(model, probe)
-            agree, kl, n = 0, 0.0, 0
-            for prompt, reply, ref in zip(prompts, replies, reference_rows):
-                rows = _teacher_forced(model, prompt, reply)
-                agree += int((rows.argmax(1) == ref.argmax(1)).sum())
-                kl += float(_kl(ref, rows).sum())
-                n += len(reply)
-            perplexity = _perplexity(model, model.tokenize(corpus, add_bos=model.add_bos))
-            identical = None if args.no_free_run else sum(
-                _greedy(model, p, args.tokens) == r for p, r in zip(prompts, replies))
-        result = {
-            "type": type_name, "megabytes": round(path.stat().st_size / 1e6, 1),
-            "token_ms": round(costs.token_seconds * 1000, 2),
-            "v": {k: round(costs(k), 2) for k in V_POINTS},
-            "best_k_per_v": round(max(k / costs(k) for k in costs.v), 2),
-            "batch_exact": drift.exact, "drift": round(drift.gap_change, 3),
-            "top1_agreement": round(agree / n, 4), "mean_kl": round(kl / n, 5),
-            "identical_replies": "-" if identical is None else f"{identical}/{len(prompts)}",
-            "perplexity": round(perplexity, 3),
-        }
-        results.append(result)
-        print(json.dumps(result), flush=True)
-    report = {"source": str(source), "tokens": args.tokens, "prompts": len(prompts),
-              "date": time.strftime("%Y-%m-%d"), "results": results}
-    (args.out / "weights.json").write_text(json.dumps(report, indent=1))
-    print(_table(results))
-    return 0
+            value = _perplexity(model, model.tokenize(corpus, add_bos=model.add_bos))
+        print(json.dumps({"type": type_name, "perplexity": round(value, 3)}), flush=True)
+
+
+def _measure_type(type_name: str, path: Path, prompts, replies, reference_rows, corpus: str, *,
+                  tokens: int, free_run: bool) -> dict:
+    """One weight type's row: size, speed, batch drift and quality against the source's
+    replies (teacher-forced agreement and KL, perplexity, and identical free-run replies)."""
+    from draftlight.engine.llama.llama_backend import LlamaBackend
+    with LlamaBackend(path) as model:
+        probe = model.tokenize(PROBE_TEXT * 8, add_bos=False)
+        costs = measure(model, probe)
+        drift = measure_drift(model, probe)
+        agree, kl, n = 0, 0.0, 0
+        for prompt, reply, ref in zip(prompts, replies, reference_rows):
+            rows = _teacher_forced(model, prompt, reply)
+            agree += int((rows.argmax(1) == ref.argmax(1)).sum())
+            kl += float(_kl(ref, rows).sum())
+            n += len(reply)
+        perplexity = _perplexity(model, model.tokenize(corpus, add_bos=model.add_bos))
+        identical = None if not free_run else sum(
+            _greedy(model, p, tokens) == r for p, r in zip(prompts, replies))
+    return {
+        "type": type_name, "megabytes": round(path.stat().st_size / 1e6, 1),
+        "token_ms": round(costs.token_seconds * 1000, 2),
+        "v": {k: round(costs(k), 2) for k in V_POINTS},
+        "best_k_per_v": round(max(k / costs(k) for k in costs.v), 2),
+        "batch_exact": drift.exact, "drift": round(drift.gap_change, 3),
+        "top1_agreement": round(agree / n, 4), "mean_kl": round(kl / n, 5),
+        "identical_replies": "-" if identical is None else f"{identical}/{len(prompts)}",
+        "perplexity": round(perplexity, 3),
+    }
 
 
 def _interleaved_speed(files: dict[str, Path], rounds: int) -> dict[str, dict]:

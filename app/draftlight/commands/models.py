@@ -1,4 +1,5 @@
-"""`draftlight models list|pull|rm|add|search|files`: the model store in the terminal."""
+"""`draftlight models list|pull|rm|add|search|files`: the model store in the terminal (the hub's
+actions, pull, search and files, run in models_hub.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import sys
 from pathlib import Path
 
 from draftlight.commands.models_found import run_add_folder, run_pairs, run_remove_folder
-from draftlight.store.progress_bars import ConvertBar, PullProgress
+from draftlight.commands.models_hub import gpu_offload, run_files, run_pull, run_search
+from draftlight.store.progress_bars import ConvertBar
 from draftlight.units import format_bytes
 from draftlight.user_messages import UserError, note
 
@@ -18,7 +20,13 @@ def add_models_parser(commands) -> None:
     models = commands.add_parser("models", help="list, download and remove models",
                                  description="Models on this machine and on the Hugging Face hub.")
     sub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+    _add_listing_parsers(sub)
+    _add_store_parsers(sub)
+    _add_hub_parsers(sub)
 
+
+def _add_listing_parsers(sub) -> None:
+    """list, pairs, add-folder, remove-folder: what is here, and where to look."""
     listing = sub.add_parser("list", help="installed models")
     listing.set_defaults(run=_telling_notices(run_list))
 
@@ -34,12 +42,16 @@ def add_models_parser(commands) -> None:
     unfolder.add_argument("path", type=Path, metavar="FOLDER")
     unfolder.set_defaults(run=run_remove_folder)
 
+
+def _add_store_parsers(sub) -> None:
+    """pull, rm, add, convert: what changes the models installed."""
     pull = sub.add_parser("pull", help="download a GGUF file from the hub (resumes if interrupted)")
     pull.add_argument("repo_id", metavar="REPO_ID",
                       help="e.g. bartowski/Qwen2.5-0.5B-Instruct-GGUF")
     pull.add_argument("filename", metavar="FILENAME", help="the .gguf file in that repository")
     pull.add_argument("--revision", default="main", help="branch, tag or commit (main)")
     pull.add_argument("--sha256", help="expected sha256 (default: the hub's LFS sha256)")
+    _add_endpoint(pull)
     pull.set_defaults(run=_telling_notices(run_pull))
 
     remove = sub.add_parser("rm", help="remove a model (a downloaded file is deleted)")
@@ -62,6 +74,9 @@ def add_models_parser(commands) -> None:
                          help="Q4_0, Q8_0, Q4_K_M, IQ4_NL, Q5_K_M, Q6_K, …")
     convert.set_defaults(run=_telling_notices(run_convert))
 
+
+def _add_hub_parsers(sub) -> None:
+    """search, files: what the hub holds."""
     search = sub.add_parser("search", help="search the hub for GGUF repositories (one line each)")
     search.add_argument("query", metavar="TEXT")
     search.add_argument("--sort", choices=("downloads", "likes", "updated"), default="downloads",
@@ -69,6 +84,7 @@ def add_models_parser(commands) -> None:
                              "(default: %(default)s)")
     search.add_argument("--limit", type=int, default=30, metavar="N",
                         help="at most N repositories (default: %(default)s)")
+    _add_endpoint(search)
     search.set_defaults(run=_telling_notices(run_search))
 
     files = sub.add_parser("files", help="a hub repository's GGUF files: quant, size, whether "
@@ -76,12 +92,14 @@ def add_models_parser(commands) -> None:
     files.add_argument("repo_id", metavar="REPO_ID")
     files.add_argument("--context", type=int, default=4096, metavar="TOKENS",
                        help="context length the memory estimate is for (default: %(default)s)")
+    _add_endpoint(files)
     files.set_defaults(run=_telling_notices(run_files))
 
-    for parser in (pull, search, files):
-        parser.add_argument("--endpoint", metavar="URL",
-                            help="hub address (default: $DRAFTLIGHT_HF_ENDPOINT, else "
-                                 "https://huggingface.co)")
+
+def _add_endpoint(parser) -> None:
+    parser.add_argument("--endpoint", metavar="URL",
+                        help="hub address (default: $DRAFTLIGHT_HF_ENDPOINT, else "
+                             "https://huggingface.co)")
 
 
 def _telling_notices(run):
@@ -125,7 +143,7 @@ def run_list(args: argparse.Namespace) -> int:
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
         print("  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths)) + "  " + row[5])
-    on_gpu = _gpu_offload()
+    on_gpu = gpu_offload()
     print("fast/slow verify: whether this machine checks a batch of drafted tokens cheaply "
           "with that weight type" + (" (GPU build: every type is fast on the GPU)" if on_gpu
                                      else "; `models convert NAME --type Q8_0` makes a fast copy that "
@@ -150,7 +168,7 @@ def _weights_of(path: Path, unreadable: list[str]) -> tuple[str, str]:
         return "?", "(header unreadable)"
     if quant is None:
         return "", ""
-    speed = verify_speed(quant, path, on_gpu=_gpu_offload())
+    speed = verify_speed(quant, path, on_gpu=gpu_offload())
     return quant or "?", speed.label + (f" (v8 {speed.v8:.1f})" if speed.v8 is not None else "")
 
 
@@ -159,14 +177,6 @@ def _origin(model) -> str:
     if model.converted_from:
         return f"from {model.converted_from}: {model.path}{missing}"
     return (model.repo or str(model.path)) + missing
-
-
-def _gpu_offload() -> bool:
-    try:
-        from draftlight.engine.llama.llama_backend import gpu_offload_supported
-        return gpu_offload_supported()
-    except ImportError:
-        return False
 
 
 def run_convert(args: argparse.Namespace) -> int:
@@ -218,26 +228,6 @@ def run_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_pull(args: argparse.Namespace) -> int:
-    from draftlight.store.downloads import DownloadJob
-    from draftlight.store.hub import HubClient
-    bar = PullProgress(sys.stderr)
-    job = DownloadJob(HubClient(args.endpoint), args.repo_id, args.filename,
-                      revision=args.revision, sha256=args.sha256, on_progress=bar.update)
-    try:
-        model = job.run()
-    except KeyboardInterrupt:
-        job.cancel()
-        bar.finish()
-        print(f"interrupted; {job.part_path.name} is kept: run the same command to resume",
-              file=sys.stderr)
-        return 130
-    finally:
-        bar.finish()
-    print(f"installed {model.name} ({format_bytes(model.size or 0)}) at {model.path}")
-    return 0
-
-
 def run_rm(args: argparse.Namespace) -> int:
     from draftlight.store.installed import remove
     model = remove(args.name)
@@ -250,58 +240,4 @@ def run_add(args: argparse.Namespace) -> int:
     from draftlight.store.installed import add_local
     model = add_local(args.path)
     print(f"added {model.name} ({model.path})")
-    return 0
-
-
-def run_search(args: argparse.Namespace) -> int:
-    from datetime import datetime, timezone
-
-    from draftlight.store.hub import HubClient
-    from draftlight.units import format_age
-    repos = HubClient(args.endpoint).search(args.query, sort=args.sort, limit=args.limit)
-    if not repos:
-        print(f"no GGUF repositories match {args.query!r}")
-        return 0
-    now = datetime.now(timezone.utc)
-    width = max(len(r.id) for r in repos)
-    for repo in repos:
-        facts = [" ".join(x for x in (repo.parameter_label, repo.family) if x) or "-",
-                 _counted(repo.downloads or 0, "download"), _counted(repo.likes or 0, "like"),
-                 f"updated {format_age(repo.last_modified, now)}" if repo.last_modified else "",
-                 repo.licence or "", "gated" if repo.gated else ""]
-        print(f"{repo.id:<{width}}  " + "  ".join(x for x in facts if x))
-    return 0
-
-
-def _counted(n: int, what: str) -> str:
-    from draftlight.units import format_count
-    return f"{format_count(n)} {what}{'' if n == 1 else 's'}"
-
-
-def run_files(args: argparse.Namespace) -> int:
-    from draftlight.engine.auto.verify_speed import verify_speed
-    from draftlight.store.file_choice import file_options, recommend
-    from draftlight.store.hub import HubClient
-    files = HubClient(args.endpoint).list_files(args.repo_id)
-    options = file_options(files, n_ctx=args.context)
-    if not options:
-        print(f"{args.repo_id} has no single-file GGUF model")
-    on_gpu = _gpu_offload()
-    best = recommend(options, n_ctx=args.context,
-                     fast=lambda f: bool(verify_speed(f.quant, on_gpu=on_gpu).fast))
-    rows = [("FILE", "QUANT", "SIZE", "MEMORY", "VERIFY", "")]
-    for option in options:
-        file = option.file
-        rows.append((file.path, file.quant or "?", format_bytes(file.size or 0),
-                     option.fit.value if option.fit else "?",
-                     verify_speed(file.quant, on_gpu=on_gpu).label or "?",
-                     "<- recommended" if file == best.file else ""))
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    for row in rows if options else ():
-        print(("  ".join(f"{cell:<{w}}" for cell, w in zip(row, widths)) + "  " + row[5]).rstrip())
-    skipped = [f.path for f in files if not f.is_single_model]
-    if skipped:
-        print(f"not listed (split parts or vision projectors): {len(skipped)} files")
-    if options:
-        print(best.reason)
     return 0

@@ -25,8 +25,8 @@ from starlette.middleware.cors import CORSMiddleware
 from draftlight.engine.reply.events import TextPiece
 from draftlight.store.attachments import attachment_origin
 from draftlight.serve.guard import CORS_HEADERS, CORS_METHODS, Access, GuardMiddleware, access_for
-from draftlight.serve.schema import (MAX_BODY_BYTES, ApiError, ChatRequest, chunk, completion,
-                              finish_reason, parse_chat_request, usage)
+from draftlight.serve.answer_bodies import chunk, completion, finish_reason, usage
+from draftlight.serve.schema import MAX_BODY_BYTES, ApiError, ChatRequest, parse_chat_request
 from draftlight.serve.serve_worker import ServeWorker, Finished, Job
 
 RETRY_AFTER_SECONDS = 2
@@ -40,13 +40,35 @@ def create_app(worker: ServeWorker, *, api_key: str | None = None,
     change while it serves, so its id is read per request). `access` says which hosts and
     origins are answered (default: this machine's loopback names on port 8080)."""
     app = FastAPI(title="Draftlight", docs_url=None, redoc_url=None, openapi_url=None)
-    access = access or access_for("127.0.0.1", 8080)
+    _add_guards(app, access or access_for("127.0.0.1", 8080))
+    _add_error_handlers(app)
+    authorise = _authoriser(api_key)
+
+    @app.get("/v1/models")
+    async def models(request: Request) -> dict:
+        authorise(request)
+        return {"object": "list", "data": [{"id": worker.model_id, "object": "model",
+                                            "created": 0, "owned_by": "draftlight"}]}
+
+    @app.post("/v1/chat/completions")
+    async def chat_completions(request: Request):
+        authorise(request)
+        return await _chat_completion(request, worker, send_timeout)
+
+    return app
+
+
+def _add_guards(app: FastAPI, access: Access) -> None:
+    """The guard (Host, Origin, content type), and CORS for the origins the user named."""
     if access.origins:  # CORS only for the origins the user named, preflight included
         app.add_middleware(CORSMiddleware, allow_origins=sorted(access.origins),
                            allow_methods=list(CORS_METHODS), allow_headers=list(CORS_HEADERS),
                            max_age=600)
     app.add_middleware(GuardMiddleware, access=access)  # added last: runs first
 
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Every error as OpenAI's body: ours, Starlette's (404, 405), a client gone, a fault."""
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
@@ -66,6 +88,9 @@ def create_app(worker: ServeWorker, *, api_key: str | None = None,
         return JSONResponse(ApiError(500, "internal error; see the server's log",
                                      type="server_error").body(), status_code=500)
 
+
+def _authoriser(api_key: str | None):
+    """A check that raises ApiError (401) unless the request bears `api_key` (None: any)."""
     def authorise(request: Request) -> None:
         if api_key is None:
             return
@@ -75,52 +100,46 @@ def create_app(worker: ServeWorker, *, api_key: str | None = None,
                                                                  api_key.encode()):
             raise ApiError(401, "a valid API key is required: send 'Authorization: Bearer KEY'",
                            code="invalid_api_key")
+    return authorise
 
-    @app.get("/v1/models")
-    async def models(request: Request) -> dict:
-        authorise(request)
-        return {"object": "list", "data": [{"id": worker.model_id, "object": "model",
-                                            "created": 0, "owned_by": "draftlight"}]}
 
-    @app.post("/v1/chat/completions")
-    async def chat_completions(request: Request):
-        authorise(request)
-        model_id = worker.model_id
-        # Off the event loop: a request's attachments are read (in a bounded process, which
-        # may take seconds), and every other request goes on being answered meanwhile.
-        chat = await asyncio.to_thread(parse_chat_request, await _body(request),
-                                       model_id=model_id, n_ctx=worker.n_ctx)
-        loop = asyncio.get_running_loop()
-        items: asyncio.Queue = asyncio.Queue()
-        job = Job(chat, _deliver_to(loop, items))
-        try:
-            worker.submit(job)
-        except queue.Full:
-            raise ApiError(429, "the server is busy: too many requests are waiting; retry later",
-                           type="rate_limit_error", code="queue_full",
-                           headers={"Retry-After": str(RETRY_AFTER_SECONDS)}) from None
-        gone = asyncio.create_task(_disconnected(request))
-        try:
-            first = await _next(items, gone)
-            if isinstance(first, ApiError):
-                raise first
-            reply = Reply(chat, model_id, first.prompt_tokens)
-            if chat.stream:  # from here sse-starlette watches the client
-                gone.cancel()
-                return EventSourceResponse(_stream(reply, items, job), ping=15,
-                                           send_timeout=send_timeout)
-            while not isinstance(item := await _next(items, gone), (Finished, ApiError)):
-                pass
-        except BaseException:
-            job.cancel()  # the client left, or the request failed: free the engine and the body
-            raise
-        finally:
+async def _chat_completion(request: Request, worker: ServeWorker, send_timeout: float):
+    """POST /v1/chat/completions: the request queued on `worker`, answered as JSON or streamed;
+    the job is cancelled when the client leaves or the request fails."""
+    model_id = worker.model_id
+    # Off the event loop: a request's attachments are read (in a bounded process, which
+    # may take seconds), and every other request goes on being answered meanwhile.
+    chat = await asyncio.to_thread(parse_chat_request, await _body(request),
+                                   model_id=model_id, n_ctx=worker.n_ctx)
+    loop = asyncio.get_running_loop()
+    items: asyncio.Queue = asyncio.Queue()
+    job = Job(chat, _deliver_to(loop, items))
+    try:
+        worker.submit(job)
+    except queue.Full:
+        raise ApiError(429, "the server is busy: too many requests are waiting; retry later",
+                       type="rate_limit_error", code="queue_full",
+                       headers={"Retry-After": str(RETRY_AFTER_SECONDS)}) from None
+    gone = asyncio.create_task(_disconnected(request))
+    try:
+        first = await _next(items, gone)
+        if isinstance(first, ApiError):
+            raise first
+        reply = Reply(chat, model_id, first.prompt_tokens)
+        if chat.stream:  # from here sse-starlette watches the client
             gone.cancel()
-        if isinstance(item, ApiError):
-            raise item
-        return JSONResponse(reply.completion(item))
-
-    return app
+            return EventSourceResponse(_stream(reply, items, job), ping=15,
+                                       send_timeout=send_timeout)
+        while not isinstance(item := await _next(items, gone), (Finished, ApiError)):
+            pass
+    except BaseException:
+        job.cancel()  # the client left, or the request failed: free the engine and the body
+        raise
+    finally:
+        gone.cancel()
+    if isinstance(item, ApiError):
+        raise item
+    return JSONResponse(reply.completion(item))
 
 
 async def _body(request: Request) -> bytes:

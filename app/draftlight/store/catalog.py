@@ -75,6 +75,16 @@ def load_catalog(path: Path | None = None) -> Catalog:
     def fail(message: str):
         raise CatalogError(f"{path.name}: {message}")
 
+    models = _parse_models(data, fail)
+    default_name = data.get("default")
+    if not isinstance(default_name, str) or default_name not in models:
+        fail(f"'default' must name one of the [[models]] entries (got {default_name!r})")
+    pairs = _parse_pairs(data, models, fail)
+    return Catalog(models[default_name], tuple(models.values()), tuple(pairs))
+
+
+def _parse_models(data: dict, fail) -> dict[str, CatalogModel]:
+    """The [[models]] entries by name (at least one, no name twice)."""
     raw_models = data.get("models")
     if not isinstance(raw_models, list) or not raw_models:
         fail("no [[models]] entries")
@@ -84,11 +94,12 @@ def load_catalog(path: Path | None = None) -> Catalog:
         if model.name in models:
             fail(f"two [[models]] entries are named {model.name!r}")
         models[model.name] = model
+    return models
 
-    default_name = data.get("default")
-    if not isinstance(default_name, str) or default_name not in models:
-        fail(f"'default' must name one of the [[models]] entries (got {default_name!r})")
 
+def _parse_pairs(data: dict, models: dict[str, CatalogModel], fail) -> list[CuratedPair]:
+    """The [[pairs]] entries: two different [[models]] names, the tokenizer they share said,
+    and a draft at most a third of its target's size."""
     pairs = []
     for index, raw in enumerate(data.get("pairs", []), start=1):
         if not isinstance(raw, dict) or set(raw) != {"target", "draft", "tokenizer"}:
@@ -108,7 +119,7 @@ def load_catalog(path: Path | None = None) -> Catalog:
             fail(f"[[pairs]] entry {index}: the draft {draft.name} is more than a third of "
                  f"{target.name}'s size: it would cost as much as it saves")
         pairs.append(CuratedPair(target, draft, raw["tokenizer"].strip()))
-    return Catalog(models[default_name], tuple(models.values()), tuple(pairs))
+    return pairs
 
 
 def _parse_model(raw, *, where: str, fail) -> CatalogModel:

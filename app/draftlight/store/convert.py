@@ -4,8 +4,8 @@ The weight type decides how cheaply a CPU verifies a draft: llama.cpp's batched 
 (repack, llamafile sgemm) cover Q4_0, Q8_0, IQ4_NL and Q4_K but not Q4_1, so the same model in
 Q8_0 checks 8 tokens for the price of 4.7 one-token passes where Q4_1 pays 5.7 (docs/weights.md).
 
-The quantizer runs in a child process (`quantize_child`, reporting each tensor as a JSON line):
-a llama.cpp call cannot be interrupted from Python, while a child can be stopped at once
+The quantizer runs in a child process (store/quantize_child.py, reporting each tensor as a JSON
+line): a llama.cpp call cannot be interrupted from Python, while a child can be stopped at once
 (Ctrl-C, a window closed) without leaving a thread writing into a file. It writes
 `.<name>.converting` next to the destination, loads the result to verify it, and only then is
 the file renamed into place: a partial model never carries a model's name. The quantizer dies
@@ -32,6 +32,7 @@ from draftlight.lifetimes import owned, popen_tied, remove_abandoned
 from draftlight.shared_files import WaitCancelled, lock_path, once
 from draftlight.store.errors import StoreError
 from draftlight.store.gguf_info import read_gguf_info
+from draftlight.store.quantize_child import quantize_child  # noqa: F401 (cli.py's hidden command)
 
 # Weight types a user may ask for -> bits per weight (llama.cpp's figures, for the size estimate).
 # Left out: the IQ1/IQ2/IQ3 types, which need an importance matrix to be usable.
@@ -206,11 +207,11 @@ def remove_abandoned_conversions() -> list[Path]:
 
 
 def child_command(*args: object) -> list[str]:
-    """How to run `quantize_child` in a new process: `python -m draftlight.store.convert`, or the
-    frozen app's own executable with its hidden child command."""
+    """How to run `quantize_child` in a new process: `python -m draftlight.store.quantize_child`,
+    or the frozen app's own executable with its hidden child command."""
     if getattr(sys, "frozen", False):
         return [sys.executable, CHILD_COMMAND, *map(str, args)]
-    return [sys.executable, "-P", "-m", "draftlight.store.convert", *map(str, args)]
+    return [sys.executable, "-P", "-m", "draftlight.store.quantize_child", *map(str, args)]
 
 
 def _follow(child: subprocess.Popen, on_progress, should_cancel) -> str:
@@ -269,56 +270,3 @@ def _remove(path: Path) -> None:
     except OSError:
         time.sleep(0.2)  # Windows may hold the file a moment after the child ends
         path.unlink(missing_ok=True)
-
-
-def quantize_child(source: str, temp: str, type_name: str, threads: int) -> int:
-    """In the child process: quantise, reporting each tensor on stdout, then load the result."""
-    import ctypes
-
-    import llama_cpp
-
-    def send(*message: object) -> None:
-        sys.stdout.write(json.dumps(message) + "\n")
-        sys.stdout.flush()
-
-    tensor_line = re.compile(rb"\[\s*(\d+)/\s*(\d+)\]")
-    errors: list[str] = []
-
-    @llama_cpp.llama_log_callback
-    def on_log(level: int, text: bytes, user_data) -> None:
-        match = tensor_line.match(text)
-        if match:
-            send("progress", int(match[1]), int(match[2]), "quantizing")
-        elif level in (2, 3):  # warnings and errors: the last ones explain a failure
-            errors.append(text.decode("utf-8", "replace").strip())
-
-    llama_cpp.llama_log_set(on_log, ctypes.c_void_p(0))
-    params = llama_cpp.llama_model_quantize_default_params()
-    params.ftype = getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{type_name}")
-    params.allow_requantize = True
-    params.nthread = threads
-    status = llama_cpp.llama_model_quantize(source.encode(), temp.encode(), ctypes.byref(params))
-    if status != 0:
-        send("error", errors[-1] if errors else f"llama.cpp status {status}")
-        return 1
-    send("progress", 0, 0, "verifying")
-    model_params = llama_cpp.llama_model_default_params()
-    # Loaded only to be checked, never run: no repacked copy of the weights (which takes time,
-    # and is where llama.cpp's AMX kernels come in, engine/llama/cpu_check.py).
-    model_params.use_extra_bufts = False
-    model = llama_cpp.llama_model_load_from_file(temp.encode(), model_params)
-    if not model:
-        send("error", "the converted file does not load")
-        return 1
-    loaded = llama_cpp.llama_model_n_params(model)
-    llama_cpp.llama_model_free(model)
-    if loaded <= 0:
-        send("error", "the converted file has no weights")
-        return 1
-    send("done")
-    return 0
-
-
-if __name__ == "__main__":
-    source_arg, temp_arg, type_arg, threads_arg = sys.argv[1:5]
-    raise SystemExit(quantize_child(source_arg, temp_arg, type_arg, int(threads_arg)))

@@ -15,14 +15,13 @@ import json
 import shutil
 import threading
 import time
-from collections import deque
-from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Callable
 
 from draftlight.shared_files import WaitCancelled, lock_path, once
 from draftlight.store import http_client
+from draftlight.store.download_progress import (PROGRESS_INTERVAL_S, DownloadProgress, JobState,
+                                                SpeedMeter)
 from draftlight.store.errors import (ChecksumMismatchError, DownloadCancelledError, DownloadError,
                               DownloadInterruptedError, HubError, InsufficientSpaceError)
 from draftlight.store.hub import HubClient, RemoteFile
@@ -32,37 +31,6 @@ from draftlight.units import format_bytes
 
 CHUNK_BYTES = 1 << 20
 SPACE_MARGIN_BYTES = 16 << 20  # keep a little free beyond the file itself
-PROGRESS_INTERVAL_S = 0.1  # at most ten progress events a second (plus state changes)
-SPEED_WINDOW_S = 3.0
-
-
-class JobState(Enum):
-    QUEUED = "queued"
-    CHECKING = "checking"  # asking the hub for size and hash, checking disk space
-    WAITING = "waiting"  # for another Draftlight downloading the same file, then using it
-    DOWNLOADING = "downloading"
-    VERIFYING = "verifying"  # sha256 of the complete file
-    DONE = "done"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-
-    @property
-    def finished(self) -> bool:
-        return self in (JobState.DONE, JobState.FAILED, JobState.CANCELLED)
-
-
-@dataclass(frozen=True)
-class DownloadProgress:
-    state: JobState
-    downloaded: int = 0  # bytes on disk, including those kept from an earlier attempt
-    total: int | None = None
-    speed: float = 0.0  # bytes per second over the last few seconds
-    eta: float | None = None  # seconds left at that speed
-    resumed_from: int = 0  # bytes that were already on disk when this run started
-
-    @property
-    def fraction(self) -> float | None:
-        return self.downloaded / self.total if self.total else None
 
 
 ProgressCallback = Callable[["DownloadJob", DownloadProgress], None]
@@ -91,7 +59,7 @@ class DownloadJob:
         self._last_emit = 0.0
         self._downloaded = self._total = None  # bytes on disk / remote size, once known
         self._resumed_from = 0
-        self._samples: deque[tuple[float, int]] = deque()
+        self._meter = SpeedMeter()
 
     @property
     def state(self) -> JobState:
@@ -282,17 +250,12 @@ class DownloadJob:
         now = time.monotonic()
         downloaded = self._downloaded or 0
         if state == JobState.DOWNLOADING:
-            self._samples.append((now, downloaded))
-            while len(self._samples) > 2 and now - self._samples[0][0] > SPEED_WINDOW_S:
-                self._samples.popleft()
+            self._meter.add(now, downloaded)
         force = force or state != self.progress.state
         if not force and now - self._last_emit < PROGRESS_INTERVAL_S:
             return
         self._last_emit = now
-        speed = eta = None
-        if len(self._samples) >= 2 and self._samples[-1][0] > self._samples[0][0]:
-            (t0, b0), (t1, b1) = self._samples[0], self._samples[-1]
-            speed = (b1 - b0) / (t1 - t0)
+        speed, eta = self._meter.speed(), None
         total = self._total
         if speed and total:
             eta = max(total - downloaded, 0) / speed
