@@ -5,90 +5,22 @@ match in bold, and opens at that message, in the branch that holds it."""
 
 from __future__ import annotations
 
-import time
-from datetime import date
-from functools import lru_cache
-
-from PySide6.QtCore import QDate, QDateTime, QEvent, QLocale, QSize, Qt, Signal
-from PySide6.QtGui import QFont, QFontMetrics, QPalette
-from PySide6.QtWidgets import (QApplication, QHBoxLayout, QInputDialog, QLineEdit, QListWidget,
-                               QListWidgetItem, QMenu, QMessageBox, QPushButton, QStyle,
-                               QStyledItemDelegate, QToolTip, QVBoxLayout, QWidget)
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QHBoxLayout, QInputDialog, QLineEdit, QListWidget,
+                               QListWidgetItem, QMenu, QMessageBox, QPushButton, QVBoxLayout,
+                               QWidget)
 
 from draftlight.store.history import History, HistoryError
 from draftlight.store.history_search import search
+from draftlight.ui.chat.conversation_row import (  # noqa: F401 - the roles: tests read them here
+    MATCH_ROLE, MESSAGE_ROLE, UPDATED_ROLE, WHEN_ROLE, ConversationRow)
+from draftlight.ui.chat.conversation_time import when
 from draftlight.ui.widgets.latest_request import LatestRequests
 
-
-WHEN_ROLE = Qt.UserRole + 1  # an item's time, as when() says it
-MATCH_ROLE = Qt.UserRole + 2  # a search hit's (start, end) in its line, the WHEN_ROLE text
-MESSAGE_ROLE = Qt.UserRole + 3  # the message a search found: the conversation opens there
-UPDATED_ROLE = Qt.UserRole + 4  # when it was last written to: the tip says it on hover
 # Rows added to the list at a time, the next ones as it is scrolled near its end: a year of use
 # (5,000 conversations) built its first screen in 380 ms with every row made at once, 11 ms so
 # (`draftlight bench scale`, 2-core CPU)
 PAGE = 100
-
-
-class ConversationRow(QStyledItemDelegate):
-    """A row: the title (cut with … where it does not fit), under it its time, small and grey."""
-
-    PAD = 5
-
-    def sizeHint(self, option, index) -> QSize:
-        title = QFontMetrics(option.font)
-        small = QFontMetrics(_small_font(option.font))
-        return QSize(option.rect.width(), title.height() + small.height() + 2 * self.PAD + 1)
-
-    def helpEvent(self, event, view, option, index) -> bool:
-        """The tip of a conversation's row, worked out when it is hovered (not for each of
-        thousands of rows when the list is built): its title and when it was last written to."""
-        updated = index.data(UPDATED_ROLE)
-        if event.type() == QEvent.ToolTip and updated is not None:
-            title = index.data(Qt.DisplayRole)
-            QToolTip.showText(event.globalPos(),
-                              f"{title}\nlast message {when(updated, long=True)}", view)
-            return True
-        return super().helpEvent(event, view, option, index)
-
-    def paint(self, painter, option, index) -> None:
-        self.initStyleOption(option, index)
-        text, option.text = option.text, ""
-        style = option.widget.style() if option.widget else QApplication.style()
-        style.drawControl(QStyle.CE_ItemViewItem, option, painter, option.widget)
-        selected = bool(option.state & QStyle.State_Selected)
-        palette = option.palette
-        area = option.rect.adjusted(self.PAD + 2, self.PAD, -self.PAD, -self.PAD)
-        title = QFontMetrics(option.font)
-        painter.save()
-        painter.setFont(option.font)
-        painter.setPen(palette.color(QPalette.HighlightedText if selected else QPalette.Text))
-        painter.drawText(area.x(), area.y() + title.ascent(),
-                         title.elidedText(text, Qt.ElideRight, area.width()))
-        font = _small_font(option.font)
-        small = QFontMetrics(font)
-        painter.setPen(palette.color(QPalette.HighlightedText if selected else QPalette.Mid))
-        line = small.elidedText(str(index.data(WHEN_ROLE) or ""), Qt.ElideRight, area.width())
-        match = index.data(MATCH_ROLE)
-        x, y = area.x(), area.y() + title.height() + small.ascent()
-        start, end = match if match and match[1] <= len(line) else (len(line), len(line))
-        bold = QFont(font)
-        bold.setBold(True)
-        for part, part_font in ((line[:start], font), (line[start:end], bold),
-                                (line[end:], font)):  # the match in bold
-            painter.setFont(part_font)
-            painter.drawText(x, y, part)
-            x += QFontMetrics(part_font).horizontalAdvance(part)
-        painter.restore()
-
-
-SMALL = 0.85  # the time's size, of the title's
-
-
-def _small_font(font: QFont) -> QFont:
-    small = QFont(font)
-    small.setPointSizeF(font.pointSizeF() * SMALL)
-    return small
 
 
 class ConversationList(QWidget):
@@ -291,34 +223,6 @@ class ConversationList(QWidget):
             return False
         self.refresh()
         return True
-
-
-def when(stamp: float, now: float | None = None, *, long: bool = False) -> str:
-    """A conversation's time as a chat list says it: "14:02" today, "Yesterday", the weekday
-    within a week, else the date (with the year when it is not this one); `long` adds the
-    time of day to the older ones."""
-    day = date.fromtimestamp(int(stamp))  # local time, as Qt's
-    today = date.fromtimestamp(int(now if now is not None else time.time()))
-    days = (today - day).days
-    if days not in (0, 1) and not long:  # most rows of a long list: said once per date
-        return _day_words(day, today)
-    clock = QLocale().toString(QDateTime.fromSecsSinceEpoch(int(stamp)).time(),
-                               QLocale.ShortFormat)
-    if days == 0:
-        return f"today {clock}" if long else clock
-    words = "Yesterday" if days == 1 else _day_words(day, today)
-    return f"{words} {clock}" if long else words
-
-
-@lru_cache(maxsize=1024)
-def _day_words(day: date, today: date) -> str:
-    """when()'s words for a day neither today nor yesterday: the weekday within a week, else
-    the date (with its year when it is not this one)."""
-    at = QDate(day.year, day.month, day.day)
-    locale = QLocale()
-    if 1 < (today - day).days < 7:
-        return locale.dayName(at.dayOfWeek(), QLocale.LongFormat)
-    return locale.toString(at, "d MMM" if day.year == today.year else "d MMM yyyy")
 
 
 def short_title(title: str, limit: int = 60) -> str:

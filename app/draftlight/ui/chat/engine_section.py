@@ -26,6 +26,13 @@ class EngineSection(QGroupBox):
                                "and Compare. llama.cpp server: llama.cpp's llama-server, started "
                                "by Draftlight. Remote server: any OpenAI-compatible server.")
         form.addRow("Answered by:", self.engine)
+        self._llama_server_fields(form, settings)
+        self._remote_fields(form, settings)
+        self.engine.currentIndexChanged.connect(self._show_fields)
+        self._show_fields()
+
+    def _llama_server_fields(self, form: QFormLayout, settings: Settings) -> None:
+        """llama-server's binary, its --spec-type (with a line on what it does) and RPC servers."""
         self.llama_server = PathField(settings.llama_server, "found or built by Draftlight",
                                       title="Choose llama.cpp's llama-server",
                                       filters="All files (*)")
@@ -60,6 +67,9 @@ class EngineSection(QGroupBox):
             "On each, run `draftlight engine rpc-server --host ADDRESS`. llama.cpp's RPC has no "
             "authentication: use it on a private network only.")
         form.addRow("Use other machines:", self.rpc_servers)
+
+    def _remote_fields(self, form: QFormLayout, settings: Settings) -> None:
+        """A remote OpenAI-compatible server's address, API key and model."""
         self.server_url = QLineEdit(settings.server_url, placeholderText="http://127.0.0.1:8080")
         form.addRow("Server address:", self.server_url)
         self.server_api_key = QLineEdit(settings.server_api_key, placeholderText="none")
@@ -70,8 +80,6 @@ class EngineSection(QGroupBox):
         self.server_model.setToolTip("The model to ask the server for; empty: the one it lists "
                                      "at /v1/models (a server with several says which)")
         form.addRow("Model:", self.server_model)
-        self.engine.currentIndexChanged.connect(self._show_fields)
-        self._show_fields()
 
     def _show_fields(self) -> None:
         kind = self.engine.currentData()

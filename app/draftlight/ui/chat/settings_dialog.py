@@ -73,7 +73,23 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(body)
         self.engine_section = EngineSection(settings)
         layout.addWidget(self.engine_section)
+        layout.addWidget(self._models_section(settings, gpu_offload))
+        layout.addWidget(self._sampling_section(settings))
+        layout.addWidget(self._display_section(settings))
+        layout.addWidget(self._server_section(settings))
+        layout.addWidget(QLabel("System prompt:"))
+        self.system_prompt = QPlainTextEdit(settings.system_prompt)
+        self.system_prompt.setMaximumHeight(90)
+        layout.addWidget(self.system_prompt)
+        self._scroll_with_buttons(body)
+        self.engine_section.offer_spec_types(self.draft.value() is not None)
+        self.engine_section.engine.currentIndexChanged.connect(self._show_local_fields)
+        self._show_local_fields()
+        _keep_values_while_scrolling(self, self.scroll)
+        self._fit(body)
 
+    def _models_section(self, settings: Settings, gpu_offload: bool) -> QGroupBox:
+        """Files, folders, context, threads and GPU layers: hidden for a remote server."""
         models = QGroupBox("Models")
         form = QFormLayout(models)
         self.models_form = form
@@ -105,8 +121,10 @@ class SettingsDialog(QDialog):
             note.setWordWrap(True)
             note.setObjectName("gpu-note")
             form.addRow(note)
-        layout.addWidget(models)
+        return models
 
+    def _sampling_section(self, settings: Settings) -> QGroupBox:
+        """Temperature, top-k, top-p, min-p, the seed and the reply's length."""
         sampling = QGroupBox("Sampling")
         form = QFormLayout(sampling)
         self.temperature = _double(0.0, 5.0, 0.1, settings.temperature)
@@ -129,8 +147,10 @@ class SettingsDialog(QDialog):
         form.addRow("Seed:", seed_row)
         self.max_tokens = _spin(1, 1 << 20, settings.max_tokens)
         form.addRow("Max new tokens:", self.max_tokens)
-        layout.addWidget(sampling)
+        return sampling
 
+    def _display_section(self, settings: Settings) -> QGroupBox:
+        """The flash of accepted drafts and the highlight colours."""
         display = QGroupBox("Display")
         form = QFormLayout(display)
         self.flash_drafts = QCheckBox("Flash accepted drafts")
@@ -145,8 +165,10 @@ class SettingsDialog(QDialog):
         self.palette_box.setToolTip("Colours of accepted runs, in the text, the strip and the "
                                     "legend")
         form.addRow("Highlight colours:", self.palette_box)
-        layout.addWidget(display)
+        return display
 
+    def _server_section(self, settings: Settings) -> QGroupBox:
+        """File ▸ Serve on localhost: its port, the web origins it answers and its key."""
         server = QGroupBox("Serve on localhost")
         form = QFormLayout(server)
         self.serve_port = _spin(0, 65535, settings.serve_port, "any free port")
@@ -161,13 +183,10 @@ class SettingsDialog(QDialog):
         form.addRow("Allowed web origins:", self.serve_origins)
         self.serve_key = ServeKeyField(settings.serve_api_key)
         form.addRow("API key:", self.serve_key)
-        layout.addWidget(server)
+        return server
 
-        layout.addWidget(QLabel("System prompt:"))
-        self.system_prompt = QPlainTextEdit(settings.system_prompt)
-        self.system_prompt.setMaximumHeight(90)
-        layout.addWidget(self.system_prompt)
-
+    def _scroll_with_buttons(self, body: QWidget) -> None:
+        """The sections in a scroll area, OK and Cancel below it."""
         buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -178,11 +197,6 @@ class SettingsDialog(QDialog):
         outer = QVBoxLayout(self)
         outer.addWidget(self.scroll)
         outer.addWidget(buttons)
-        self.engine_section.offer_spec_types(self.draft.value() is not None)
-        self.engine_section.engine.currentIndexChanged.connect(self._show_local_fields)
-        self._show_local_fields()
-        _keep_values_while_scrolling(self, self.scroll)
-        self._fit(body)
 
     def _show_local_fields(self) -> None:
         """A remote server chooses its own model, context and hardware: the fields for files,

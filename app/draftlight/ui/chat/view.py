@@ -1,9 +1,9 @@
 """The conversation: messages stacked in a scroll area that follows new text while the user
 is at the bottom (and stays put when they scrolled up to read). It also tells each reply what
-its runs' origins point at, and shows the source of one when it is clicked. A long
-conversation's earlier messages are built when scrolled to (earlier.py): `messages` are the
-views built, `earlier` the messages before them, and an index into the conversation counts
-both."""
+its runs' origins point at, and shows the source of one when it is clicked (source_links.py,
+which ChatView extends). A long conversation's earlier messages are built when scrolled to
+(earlier.py): `messages` are the views built, `earlier` the messages before them, and an index
+into the conversation counts both."""
 
 from __future__ import annotations
 
@@ -13,12 +13,10 @@ from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from draftlight.ui.chat.earlier import EarlierMessage, page_start
+from draftlight.ui.chat.source_links import SourceLinks
 from draftlight.ui.chat.welcome_card import WelcomeCard
 from draftlight.ui.flash.driver import FlashDriver
 from draftlight.ui.flash.message_view import MessageView
-from draftlight.ui.flash.origin_words import Source
-from draftlight.ui.flash.run_origins import source_spans
-from draftlight.ui.flash.run_origin import RunOrigin
 from draftlight.ui.flash.palette import DEFAULT, Scheme
 
 
@@ -26,7 +24,7 @@ EARLIER_AT_PX = 40  # scrolled this near the top, the next page of earlier messa
 ANCHOR_MS = 400  # how long the view is held in place while a page's views are laid out
 
 
-class ChatView(QScrollArea):
+class ChatView(SourceLinks, QScrollArea):
     copied = Signal(str)
     regenerate_requested = Signal()  # a reply's right-click menu
     continue_requested = Signal()  # the latest reply's Continue (its button or menu)
@@ -210,36 +208,6 @@ class ChatView(QScrollArea):
         for view in self.messages:
             view.set_scheme(scheme)
 
-    # --- origins ----------------------------------------------------------------------------
-
-    def _source_at(self, reply: MessageView, origin: RunOrigin | None) -> int | None:
-        """The conversation index of the message a copied run came from (a message of the
-        chat, or the reply itself); None: not one on screen or before it."""
-        if origin is None:
-            return None
-        if origin.kind == "reply":
-            return self.index_of(reply) if reply in self.messages else None
-        at = origin.at if origin.kind == "message" else None
-        if at is None:
-            return None
-        source = self._message_at(at)
-        return at if source is not None and source.role == origin.role else None
-
-    def _source_view(self, reply: MessageView, origin: RunOrigin | None) -> MessageView | None:
-        at = self._source_at(reply, origin)
-        return self.view_at(at) if at is not None else None
-
-    def origin_source(self, reply: MessageView, origin: RunOrigin | None) -> Source | None:
-        """What a run's origin names (read, not built: a reply asks it as it is drawn)."""
-        if origin is not None and origin.kind == "message" and origin.role == "system":
-            return Source("system", self.system_prompt)
-        at = self._source_at(reply, origin)
-        if at is None:
-            return None
-        source = self._message_at(at)
-        role = "reply" if origin.kind == "reply" else source.role
-        return Source(role, source.text, self.user_number(at) if role == "user" else 0)
-
     def show_diff(self, reply: MessageView):
         """A reply to an Edit as a diff against the file (the question before it holds its
         text); the dialog, or None when that file is not found."""
@@ -258,41 +226,6 @@ class ChatView(QScrollArea):
                                self.window())
         self.diff.show()
         return self.diff
-
-    def show_origin(self, reply: MessageView, index: int) -> None:
-        """Scroll to where run `index` of `reply` was copied from; mark it in the run's colour.
-        A run an earlier version's answer drafted asks for that version (version_requested)."""
-        origin = reply.run_origins.origin(index)
-        if origin is None:
-            return
-        start, end = origin.start or 0, origin.end or 0
-        if origin.kind == "prediction" and origin.message_id is not None:
-            self.version_requested.emit(origin.message_id, start, end, reply.runs[index][2])
-            return
-        source = self._source_view(reply, origin)
-        if source is None:
-            return
-        spans = source_spans(source, start, end)
-        block = source.files.block_at(start) if not spans and source.role == "user" else None
-        if block is not None:  # copied from a file attached to that message: open it there
-            self.ensureWidgetVisible(source)
-            source.files.show(block, (start - block.start, min(end, block.end) - block.start),
-                              reply.scheme.tint(reply.runs[index][2]))
-        else:
-            self.mark_copy(source, start, end, reply.runs[index][2])
-
-    def mark_copy(self, source: MessageView, start: int, end: int, tokens: int) -> None:
-        """Scroll to source.text[start:end] and mark it in the colour of a run of `tokens`."""
-        spans = source_spans(source, start, end)
-        if not spans:
-            self.ensureWidgetVisible(source)
-            return
-        cursor = source.body.textCursor()
-        cursor.setPosition(spans[0][0])
-        rect = source.body.cursorRect(cursor)
-        point = source.body.viewport().mapTo(self.widget(), rect.center())
-        self.ensureVisible(point.x(), point.y(), 0, max(rect.height(), 40))
-        source.flash.mark(spans, tokens, self.flasher)
 
     def _remember_position(self, value: int) -> None:
         maximum = self.verticalScrollBar().maximum()

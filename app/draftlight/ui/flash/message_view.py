@@ -1,27 +1,21 @@
 """One message in the chat: a header (who, Copy), the text, and for replies a statistics footer.
 
-A reply is rendered as Markdown while it streams: its complete blocks as Markdown, re-rendered
-when one more is complete, and the block being written as plain text with its draft runs
-highlighted (cheap to append); once finished, the whole reply. Text above the block being
-written never moves, so nothing jumps at the end; see draftlight.ui.flash.markdown_render. Runs that
-arrive while it streams flash (draftlight.ui.flash.driver): an overlay of extra selections, never a
-change to the text.
+A reply is rendered as Markdown while it streams (draftlight.ui.flash.streaming_markdown, which
+MessageView extends); once finished, the whole reply. Runs that arrive while it streams flash
+(draftlight.ui.flash.driver): an overlay of extra selections, never a change to the text.
 """
 
 from __future__ import annotations
 
-import math
-import time
-
-from PySide6.QtCore import QTimer, QUrl, Qt, Signal
-from PySide6.QtGui import QGuiApplication, QImage, QPalette, QTextCursor, QTextDocument
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBrowser,
-                               QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtCore import QUrl, Qt, Signal
+from PySide6.QtGui import QGuiApplication, QPalette, QTextCursor, QTextDocument
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from draftlight.ui.flash import highlight, markdown_render
 from draftlight.ui.flash.attached_files import AttachedFiles
 from draftlight.ui.flash.auto_note_row import AutoNoteRow
 from draftlight.ui.flash.branch_switch import BranchSwitch
+from draftlight.ui.flash.fitted_browser import FittedBrowser
 from draftlight.ui.flash.run_origins import RunOrigins
 from draftlight.ui.flash.overlay import FlashOverlay
 from draftlight.ui.flash.palette import DEFAULT, Scheme
@@ -31,48 +25,10 @@ from draftlight.modes import mode_label
 from draftlight.ui.flash.message_menu import popup_menu
 from draftlight.ui.flash.reply_figures import ReplyFigures
 from draftlight.ui.flash.stats_text import finished_footer_line
-
-# Re-rendering the complete blocks costs time on the GUI thread (setMarkdown, then aligning the
-# highlights): at most this share of it, however long the reply grows.
-RERENDER_SHARE = 0.1
-_NO_IMAGE = QImage(1, 1, QImage.Format_ARGB32)  # what an image a message names shows as
-_NO_IMAGE.fill(0)
+from draftlight.ui.flash.streaming_markdown import StreamingMarkdown
 
 
-class FittedBrowser(QTextBrowser):
-    """A read-only text view exactly as tall as its document: the chat scrolls, not it. It loads
-    no resource: a message's text can name images (`![x](/dev/zero)`, a FIFO, a remote URL), and
-    Qt would read them; the app puts none there. Each is answered with an empty one: nothing
-    (None) would make QTextDocument read a local path itself."""
-
-    def loadResource(self, kind: int, name):  # noqa: N802 - Qt's name
-        if kind == QTextDocument.ImageResource:
-            return _NO_IMAGE
-        return ""  # a style sheet or page: empty text
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setFrameShape(QFrame.NoFrame)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
-        self.setOpenLinks(False)
-        self.viewport().setAutoFillBackground(False)
-        self.document().setDocumentMargin(2)
-        self.document().documentLayout().documentSizeChanged.connect(self._fit)
-
-    def _fit(self, *_args) -> None:
-        margins = self.contentsMargins()
-        height = math.ceil(self.document().size().height()) + margins.top() + margins.bottom()
-        if height != self.height():
-            self.setFixedHeight(max(height, 8))
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._fit()
-
-
-class MessageView(QFrame):
+class MessageView(StreamingMarkdown, QFrame):
     copied = Signal(str)  # what was put on the clipboard, in words
     regenerate_requested = Signal()  # from the right-click menu of the latest reply
     diff_requested = Signal()  # … of a reply to an Edit: show it as a diff against the file
@@ -102,14 +58,7 @@ class MessageView(QFrame):
         self.code_blocks: list[str] = []
         self.message_id = None  # its history Row (store/history_queue.py), None if unsaved
         self._shown = 0  # characters of `text` already in the document while streaming
-        # While streaming: text[:_md_end] is rendered as Markdown (its runs' spans in
-        # _md_spans), the rest is plain text from document position _tail_at on.
-        self._md_end = 0
-        self._tail_at = 0
-        self._md_spans: dict[int, list[tuple[int, int]]] = {}
-        self._next_render = 0.0  # perf_counter time before which no re-render starts
-        self._render_later = QTimer(self, singleShot=True)
-        self._render_later.timeout.connect(self._catch_up)
+        self._init_streaming()  # where Markdown ends and the plain tail starts (StreamingMarkdown)
 
         self.setObjectName("message-" + role)
         layout = self._card(role)
@@ -213,75 +162,6 @@ class MessageView(QFrame):
         self.flash.repaint()
         self._update_footer()
 
-    def stream_update(self, text: str, runs: list[list[int]], flash: bool = True) -> None:
-        """Show what arrived since the last call (called at most ~30 times a second);
-        `flash=False`: its runs do not flash (a reply written before, being continued)."""
-        self.text, self.runs = text, runs
-        offset = self._shown
-        arrived = []
-        for index in range(len(runs) - 1, -1, -1):
-            if runs[index][1] <= offset:
-                break
-            arrived.append(index)
-            self._spans.pop(index, None)
-        if self._may_render_blocks():
-            self._render_streaming(markdown_render.complete_blocks_end(text, self._md_end))
-            self.flash.repaint()
-        else:
-            highlight.append_plain(self.document, text, offset, runs, self.highlights,
-                                   self.scheme, markdown_render.LINE_BREAK)
-            # A run that began before `offset` may have grown: its colour depends on its length.
-            for index in arrived:
-                if runs[index][0] < offset:
-                    highlight.format_spans(self.document, self.run_spans(index),
-                                           runs[index][2], self.highlights, self.scheme)
-        self._shown = len(text)
-        if self.highlights and flash:
-            self.flash.start(arrived)
-
-    def _may_render_blocks(self) -> bool:
-        """Whether one more block is complete and re-rendering now keeps within RERENDER_SHARE;
-        if it is too soon, a timer catches up (the last blocks must not wait for the end)."""
-        if markdown_render.complete_blocks_end(self.text, self._md_end) <= self._md_end:
-            return False
-        wait = self._next_render - time.perf_counter()
-        if wait <= 0:
-            return True
-        if not self._render_later.isActive():
-            self._render_later.start(math.ceil(wait * 1000))
-        return False
-
-    def _catch_up(self) -> None:
-        if self.streaming and self._may_render_blocks():
-            self._render_streaming(markdown_render.complete_blocks_end(self.text, self._md_end))
-            self.flash.repaint()
-
-    def _render_markdown(self, doc, text: str, spans_by_run: dict) -> None:
-        """Render `text` as Markdown into `doc`, recording where each run's spans landed."""
-        spans: list[tuple[int, int, int]] = []
-        self.code_blocks = markdown_render.render_markdown(doc, text, self.runs, self.highlights,
-                                                     self.palette().color(QPalette.Link),
-                                                     self.scheme, spans)
-        for start, end, index in spans:
-            spans_by_run.setdefault(index, []).append((start, end))
-
-    def _render_streaming(self, md_end: int) -> None:
-        """The document anew: text[:md_end] as Markdown, the rest as plain text after it."""
-        started = time.perf_counter()
-        doc = self.document
-        self._spans, self._md_spans, self.code_blocks = {}, {}, []
-        if md_end:
-            self._render_markdown(doc, self.text[:md_end], self._md_spans)
-        else:
-            doc.clear()
-        self._md_end = md_end
-        self._tail_at = markdown_render.start_tail(doc)
-        highlight.append_plain(doc, self.text, md_end, self.runs, self.highlights, self.scheme,
-                               markdown_render.LINE_BREAK)
-        self._shown = len(self.text)
-        cost = time.perf_counter() - started
-        self._next_render = time.perf_counter() + cost / RERENDER_SHARE
-
     def set_live_passes(self, table: list[list[int]]) -> None:
         """The strip while streaming, from the passes seen so far."""
         passes = from_table(table, len(self.text))
@@ -340,16 +220,6 @@ class MessageView(QFrame):
             else:
                 self._spans[index] = []  # not found in the rendered text
         return self._spans[index]
-
-    def _plain_span(self, start: int, end: int) -> list[tuple[int, int]]:
-        """Where text[start:end] is in the plain part of the document (its part after _md_end)."""
-        start = max(start, self._md_end)
-        if start >= end:
-            return []
-        to = highlight.utf16_len
-        tail = self.text[self._md_end:]
-        return [(self._tail_at + to(tail[:start - self._md_end]),
-                 self._tail_at + to(tail[:end - self._md_end]))]
 
     @property
     def own_start(self) -> int:

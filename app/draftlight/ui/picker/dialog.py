@@ -14,18 +14,16 @@ from PySide6.QtWidgets import QDialog, QLabel, QSplitter, QTabWidget, QVBoxLayou
 
 from draftlight.store.catalog import Catalog, CuratedPair, load_catalog
 from draftlight.store.download_queue import DownloadQueue
-from draftlight.store.downloads import DownloadJob
 from draftlight.store.draft_options import DraftOption, draft_options
 from draftlight.store.errors import StoreError, describe_error
-from draftlight.store.file_choice import pick_draft_file
 from draftlight.store.hub import HubClient, HubFile, HubRepo
 from draftlight.settings import added_model_folders
 from draftlight.store.found_models import every_model
 from draftlight.store.installed import list_installed
 from draftlight.store.memory import assess
-from draftlight.store.pair_download import PairDownload
 from draftlight.ui.widgets.banner import Banner
 from draftlight.ui.widgets.latest_request import LatestRequests
+from draftlight.ui.picker.download_requests import DownloadRequests
 from draftlight.ui.picker.drafts import DraftsPanel
 from draftlight.ui.picker.downloads_panel import DownloadsPanel
 from draftlight.ui.picker.files import FilesPanel
@@ -55,7 +53,7 @@ def close_shared_download_queue(timeout: float = 10.0) -> None:
         queue.close(cancel=True, timeout=timeout)
 
 
-class PickerDialog(QDialog):
+class PickerDialog(DownloadRequests, QDialog):
     installed_changed = Signal()  # a download, deletion or conversion finished
     target_chosen = Signal(str)  # "Use as target": a model path for the window to load
     draft_chosen = Signal(str)  # "Use as draft"
@@ -241,76 +239,6 @@ class PickerDialog(QDialog):
         return self.files_panel.files_shown
 
     # --- downloads ------------------------------------------------------------------------
-    def download_file(self, file: HubFile) -> DownloadJob | None:
-        if self._client() is None:
-            return None
-        curated = self.catalog.find(file.repo_id, file.path) if self.catalog else None
-        return self.start_download(file.repo_id, file.path, sha256=file.sha256,
-                                   name=curated.name if curated else None)
-
-    def start_download(self, repo_id: str, filename: str, *, sha256: str | None = None,
-                       name: str | None = None) -> DownloadJob | None:
-        job = self._job(repo_id, filename, sha256=sha256, name=name)
-        if job is not None:
-            job = self.queue.submit(job)
-            self.downloads.add_job(job)
-        return job
-
-    def _job(self, repo_id: str, filename: str, **kwargs) -> DownloadJob | None:
-        try:
-            return DownloadJob(self.hub, repo_id, filename, **kwargs)
-        except StoreError as exc:
-            self.report(exc)
-            return None
-
-    def download_pair(self, option: DraftOption) -> None:
-        """The chosen target file and `option`; a hub draft's file is chosen once its list is
-        in (Q8_0 where there is one)."""
-        target = self.files_panel.selected_file()
-        hub = self._client()
-        if target is None or hub is None:
-            self.status.setText("Choose the target's file first")
-            return
-        if option.installed or option.file:
-            self._start_pair(target, option, option.file)
-            return
-        self.status.setText(f"Choosing a file from {option.repo}…")
-        self._requests.run(
-            "draft-files", lambda: pick_draft_file(hub.list_files(option.repo)),
-            lambda file: self._start_pair(target, option, file.path if file else None,
-                                          file.size if file else None, file.sha256 if file
-                                          else None),
-            lambda exc: self.report(exc, lambda: self.download_pair(option)))
-
-    def _start_pair(self, target: HubFile, option: DraftOption, draft_file: str | None,
-                    draft_size: int | None = None, draft_sha: str | None = None) -> None:
-        installed = {(m.repo, m.file) for m in list_installed() if m.exists}
-        wanted = [(target.repo_id, target.path, target.sha256, None, target.size)]
-        if not option.installed:
-            if draft_file is None:
-                self.status.setText(f"{option.repo} has no single-file GGUF model")
-                return
-            wanted.append((option.repo, draft_file, option.sha256 or draft_sha,
-                           option.name if option.file else None, option.size or draft_size))
-        jobs, hints = [], []
-        for repo_id, filename, sha, name, size in wanted:
-            if (repo_id, filename) in installed:
-                continue
-            curated = self.catalog.find(repo_id, filename) if self.catalog else None
-            name = name or (curated.name if curated else None)  # as models.toml names it
-            job = self._job(repo_id, filename, sha256=sha, name=name)
-            if job is None:
-                return
-            jobs.append(self.queue.submit(job))
-            hints.append(size)
-        if not jobs:
-            self.status.setText("Both models are installed already")
-            return
-        draft_name = (draft_file or option.name).rsplit("/", 1)[-1].removesuffix(".gguf")
-        label = f"{target.path.removesuffix('.gguf')}  +  {draft_name}"
-        self.downloads.add_pair(PairDownload(jobs, hints, label=label))
-        self.status.setText(f"Downloading {label}")
-
     @property
     def rows(self):  # a row per file download
         return self.downloads.rows

@@ -35,6 +35,22 @@ class FilesPanel(QWidget):
         self._files: list[HubFile] = []
         self.options: list[FileOption] = []
         self.recommendation = Recommendation(None, "")
+        self._build_heading(n_ctx)
+        self.reason = QLabel(wordWrap=True)
+        self.reason.setStyleSheet(f"background: {RECOMMENDED_BACKGROUND}; color: #4a3b00; "
+                                  "border-radius: 4px; padding: 4px 8px;")
+        self.reason.hide()
+        self._build_tree()
+        self.download_button = QPushButton("Download")
+        self.download_button.setEnabled(False)
+        self.download_button.clicked.connect(self._download)
+        self.tree.itemDoubleClicked.connect(lambda item, _c: self._download())
+        self.tree.currentItemChanged.connect(
+            lambda item, _old: self.download_button.setEnabled(self._file_of(item) is not None))
+        self._build_layout()
+
+    def _build_heading(self, n_ctx: int) -> None:
+        """The repository's name, its facts, and the context the memory badges are for."""
         self.title = QLabel("Choose a model")
         title_font = QFont(self.title.font())
         title_font.setPointSizeF(max(title_font.pointSizeF() * 1.35, 11))
@@ -50,10 +66,9 @@ class FilesPanel(QWidget):
         self.context_box.setToolTip("The context length the memory badges are for: the KV "
                                     "cache grows with it")
         self.context_box.currentIndexChanged.connect(self._context_chosen)
-        self.reason = QLabel(wordWrap=True)
-        self.reason.setStyleSheet(f"background: {RECOMMENDED_BACKGROUND}; color: #4a3b00; "
-                                  "border-radius: 4px; padding: 4px 8px;")
-        self.reason.hide()
+
+    def _build_tree(self) -> None:
+        """The files, grouped by quantisation, in the columns of COLUMNS."""
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(COLUMNS)
         self.tree.headerItem().setToolTip(VERIFY, (
@@ -66,12 +81,9 @@ class FilesPanel(QWidget):
         header.setSectionResizeMode(FILE, QHeaderView.Stretch)
         for column in (QUANT, SIZE, MEMORY, VERIFY):
             header.setSectionResizeMode(column, QHeaderView.ResizeToContents)
-        self.download_button = QPushButton("Download")
-        self.download_button.setEnabled(False)
-        self.download_button.clicked.connect(self._download)
-        self.tree.itemDoubleClicked.connect(lambda item, _c: self._download())
-        self.tree.currentItemChanged.connect(
-            lambda item, _old: self.download_button.setEnabled(self._file_of(item) is not None))
+
+    def _build_layout(self) -> None:
+        """The heading, the recommendation's reason, the files, Download below them."""
         heading = QHBoxLayout()
         titles = QVBoxLayout()
         titles.addWidget(self.title)

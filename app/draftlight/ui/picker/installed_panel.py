@@ -1,6 +1,7 @@
 """The picker's installed models: name, size, weight type and where the file is, with buttons
 to use one as the target or the draft, open its folder, convert it to another weight type (on a
-worker thread, with progress) and delete it (after asking; never the bundled model)."""
+worker thread, with progress) and delete it (after asking; never the bundled model). What each
+row says is worked out in installed_rows.py."""
 
 from __future__ import annotations
 
@@ -11,19 +12,18 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QInputDialog, QLabel, QMessageBox,
                                QProgressBar, QPushButton, QVBoxLayout, QWidget)
 
-from draftlight.engine.auto.verify_speed import verify_speed
 from draftlight.store.convert import ConversionCancelled
 from draftlight.store.convert_installed import OFFERED_TYPES, convert_installed
-from draftlight.store.default_model import DEFAULT_NAME
 from draftlight.store.errors import StoreError, describe_error
 from draftlight.settings import added_model_folders
 from draftlight.store.found_models import OWN_SOURCES, every_model, forget_found
 from draftlight.store.model_facts import shared_facts
 from draftlight.store.installed import (InstalledModel, add_local, list_installed, remove,
                                         take_notices)
-from draftlight.store.memory import assess, system_memory
-from draftlight.ui.picker.rows import PAYLOAD_ROLE, chip, fit_chip, row_item, row_list
-from draftlight.units import format_bytes
+from draftlight.store.memory import system_memory
+from draftlight.ui.picker.installed_rows import (  # noqa: F401 - also_apps: tests read it here
+    also_apps, installed_row, without_replaced_original)
+from draftlight.ui.picker.rows import PAYLOAD_ROLE, row_list
 
 
 class Conversion:
@@ -71,6 +71,17 @@ class InstalledPanel(QWidget):
         self.gpu_offload = gpu_offload
         self.conversion: Conversion | None = None
         self.list = row_list()
+        self._build_buttons()
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)
+        self.progress.hide()
+        self.cancel_button = QPushButton("Cancel conversion")
+        self.cancel_button.hide()
+        self._connect()
+        self._build_layout()
+        self.refresh()
+
+    def _build_buttons(self) -> None:
         self.target_button = QPushButton("Use as target")
         self.target_button.setToolTip("Load it in the window as the model that writes the reply")
         self.draft_button = QPushButton("Use as draft")
@@ -83,16 +94,13 @@ class InstalledPanel(QWidget):
         self.add_button = QPushButton("Add a GGUF…")
         self.add_button.setToolTip("A GGUF file already on this computer: listed here, used "
                                    "where it is (nothing is copied)")
-        self.add_button.clicked.connect(self.ask_add)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.setToolTip("Look again for models: Draftlight's, other apps' "
                                        "(Ollama, LM Studio, …) and the folders you added")
+
+    def _connect(self) -> None:
+        self.add_button.clicked.connect(self.ask_add)
         self.refresh_button.clicked.connect(self.rescan)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 0)
-        self.progress.hide()
-        self.cancel_button = QPushButton("Cancel conversion")
-        self.cancel_button.hide()
         self.target_button.clicked.connect(lambda: self._emit_path(self.target_chosen))
         self.draft_button.clicked.connect(lambda: self._emit_path(self.draft_chosen))
         self.folder_button.clicked.connect(self.open_folder)
@@ -100,6 +108,8 @@ class InstalledPanel(QWidget):
         self.delete_button.clicked.connect(self.delete_selected)
         self.cancel_button.clicked.connect(lambda: self.conversion and self.conversion.cancel())
         self.list.currentItemChanged.connect(lambda *_: self._update_buttons())
+
+    def _build_layout(self) -> None:
         buttons = QHBoxLayout()
         for button in (self.target_button, self.draft_button, self.folder_button,
                        self.convert_button):
@@ -116,25 +126,13 @@ class InstalledPanel(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(converting)
         layout.addLayout(buttons)
-        self.refresh()
 
     def refresh(self) -> None:
         chosen = self.selected()
         self.list.clear()
         memory = system_memory()  # once for the list: each row's fits / tight / too big
         for model in without_replaced_original(every_model(added_model_folders())):
-            facts, tip = self._facts(model)
-            origin = (f"converted from {model.converted_from}" if model.converted_from
-                      else model.repo or "")
-            readable = model.exists and not any(f and f.startswith("unreadable") for f in facts)
-            fit = assess(model.size, memory=memory) if readable and model.size and memory \
-                else None
-            chips = [chip(model.source)] + [chip(app) for app in also_apps(model)] + (
-                [fit_chip(fit.fit)] if fit else [])
-            also = "same file as " + ", ".join(model.also) if model.also else ""
-            self.list.addItem(row_item(model.name, "  ·  ".join(x for x in facts if x),
-                                       chips, model,
-                                       "\n".join(x for x in (origin, also, tip) if x)))
+            self.list.addItem(installed_row(model, memory, self.gpu_offload))
             if chosen is not None and model.name == chosen.name:
                 self.list.setCurrentRow(self.list.count() - 1)
         if self.list.currentRow() < 0 and self.list.count():
@@ -150,22 +148,6 @@ class InstalledPanel(QWidget):
         forget_found()
         self.refresh()
         self.changed.emit()
-
-    def _facts(self, model: InstalledModel) -> tuple[list[str | None], str]:
-        """(size, weight type, verify speed, path), and the verify speed in words; a file whose
-        header cannot be read is still listed, with the one line that says why."""
-        size = format_bytes(model.size) if model.size else None
-        if not model.exists:
-            return [size, f"file missing: {model.path}"], verify_speed(None).describe()
-        facts = shared_facts().get(model.path)  # read once per file (store/model_facts.py)
-        if facts is None:
-            return [size, f"file missing: {model.path}"], verify_speed(None).describe()
-        if facts.error:  # GGUFError (with the byte offset), PermissionError: before the path,
-            return ([size, f"unreadable: {facts.error}", str(model.path)],  # which is long
-                    f"Its header cannot be read: {facts.error}")
-        quant = facts.weight_type
-        speed = verify_speed(quant, model.path, on_gpu=self.gpu_offload)
-        return [size, quant, speed.label, str(model.path)], speed.describe()
 
     def models_shown(self) -> list[InstalledModel]:
         return [self.list.item(i).data(PAYLOAD_ROLE) for i in range(self.list.count())]
@@ -304,17 +286,3 @@ class InstalledPanel(QWidget):
             self.select(conversion.result.name)
             self.changed.emit()
         self._update_buttons()
-
-
-def without_replaced_original(models: list[InstalledModel]) -> list[InstalledModel]:
-    """The bundled model is left out once its converted default copy exists: the window loads
-    the copy as "Default model", and two rows of one model read as two targets."""
-    replaced = {m.converted_from for m in models if m.name == DEFAULT_NAME and m.converted_from}
-    return [m for m in models if not (m.source == "bundled" and m.name in replaced)]
-
-
-def also_apps(model) -> list[str]:
-    """The other apps that keep the same file as `model` (a found model), each named once."""
-    from draftlight.store.found_models import SCHEMES
-    apps = [SCHEMES.get(reference.partition(":")[0]) for reference in model.also]
-    return [a for a in dict.fromkeys(apps) if a and a != model.source]
