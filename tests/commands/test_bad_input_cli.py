@@ -1,5 +1,5 @@
 """Bad input in the terminal: one line on stderr, exit status 2 (or a one-line note and the
-command goes on), never a traceback. The window's side is in tests/ui/test_bad_input_window.py."""
+command goes on), never a traceback. The window's side is in tests/ui/chat/test_bad_input_window.py."""
 
 from __future__ import annotations
 

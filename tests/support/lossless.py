@@ -1,5 +1,5 @@
 """The check that sampled speculation keeps the target's distribution (see
-tests/engine/test_lossless_sampling.py): a target whose next-token distribution is the same
+tests/engine/step/test_lossless_sampling.py): a target whose next-token distribution is the same
 after every prefix, the tokens a drafter's replies emit at each position, and a chi-square over
 them."""
 

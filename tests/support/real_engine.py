@@ -1,6 +1,6 @@
 """The engine on real models: prompts, a reply's tokens and where each came from, and the check
 that greedy speculation on weights whose batched logits drift (K-quants) differs from plain
-decoding only at near ties (tests/engine/test_identity_kquant.py says why)."""
+decoding only at near ties (tests/engine/auto/test_identity_kquant.py says why)."""
 
 from __future__ import annotations
 

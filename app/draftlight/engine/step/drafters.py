@@ -224,7 +224,7 @@ class ModelDrafter:
     q(d_{i+1}) is small) proposes low-q tokens less often than q says, and sampled output drifts
     from the target's distribution. A rule that depends only on d_1..d_i and the next row does
     not: at each position the step either verifies a draw from q or samples p itself, and both
-    give p (tests/engine/test_lossless_sampling.py).
+    give p (tests/engine/step/test_lossless_sampling.py).
     """
 
     def __init__(self, backend: Backend, target_vocab: int, *, n_ctx: int | None = None) -> None:

@@ -236,6 +236,6 @@ def test_the_scripted_model_is_the_same_model_in_every_process():
     for salt in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": salt}
         out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                             text=True, check=True, cwd=Path(__file__).resolve().parents[2])
+                             text=True, check=True, cwd=Path(__file__).resolve().parents[3])
         digests.add(out.stdout.strip())
     assert len(digests) == 1

@@ -2,7 +2,7 @@
 smaller context, or one of another vocabulary that needs more tokens for the same text. The draft
 goes on from the latest part of the context that fits (drafters.draft_window), the reply is plain
 decoding's, and the user is told once. Scripted models here (exact and fast); the real ones are
-in tests/engine/test_draft_window_real.py."""
+in tests/engine/step/test_draft_window_real.py."""
 
 from __future__ import annotations
 

@@ -121,7 +121,7 @@ def test_engine_rpc_server_lends_this_machine_on_loopback(llama_server_binary):
     port = free_port()
     app = subprocess.Popen([sys.executable, "-P", "-m", "draftlight", "engine", "rpc-server", "--port",
                             str(port)], stderr=subprocess.PIPE, text=True,
-                           cwd=Path(__file__).resolve().parents[2])
+                           cwd=Path(__file__).resolve().parents[3])
     try:
         deadline = time.monotonic() + 30
         while unreachable((f"127.0.0.1:{port}",), timeout=0.2) and time.monotonic() < deadline:

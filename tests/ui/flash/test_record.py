@@ -19,7 +19,7 @@ from PIL import Image, ImageSequence  # noqa: E402
 
 from draftlight.ui.flash.palette import DEFAULT  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROMPT = "Repeat after me: the United States of America declared independence in 1776."
 
 

@@ -138,7 +138,7 @@ def test_sigkill_of_the_app_leaves_no_server(llama_server_binary, bundled_model,
         [sys.executable, "-P", "-m", "draftlight", "chat", "--mode", "llama:none", "--server-binary",
          str(llama_server_binary), "--target", str(bundled_model)],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        cwd=Path(__file__).resolve().parents[2], env=dict(os.environ))
+        cwd=Path(__file__).resolve().parents[3], env=dict(os.environ))
     try:
         deadline = time.monotonic() + 120
         servers = []

@@ -1,6 +1,6 @@
 """The bench's account of llama-server passes (app/draftlight/bench/server_curve.py) and the names of the
 machines a split lost (app/draftlight/engine/server/rpc.py), on made-up figures: exact and fast. The real
-measurement over two rpc-servers is in tests/server/test_server_rpc.py."""
+measurement over two rpc-servers is in tests/engine/server/test_server_rpc.py."""
 
 from __future__ import annotations
 

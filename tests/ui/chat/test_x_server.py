@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 SHOW = """
 from PySide6.QtWidgets import QApplication, QLabel
 app = QApplication([])
