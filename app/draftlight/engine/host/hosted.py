@@ -19,39 +19,30 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import queue
-import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, replace
 
-import psutil
 
-from draftlight.bounded_process import ending
 from draftlight.engine.host import wire
-from draftlight.engine.core.errors import EngineCrashed, ModelLoadError
+from draftlight.engine.core.errors import EngineCrashed
 from draftlight.engine.reply.events import Event, Notice
 from draftlight.engine.host.host_child import DEBUG_VARIABLE
 from draftlight.engine.host.host_lines import HostLines
-from draftlight.engine.host.host_spec import BATCHED, MEANINGS, ExtraBuffersCrashed, HostSpec
+from draftlight.engine.host.host_waits import STOP_SECONDS, HostWaits  # noqa: F401 - tests read it
+from draftlight.engine.host.host_spec import BATCHED, ExtraBuffersCrashed, HostSpec
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
 from draftlight.modes import Mode
 
 CHILD_COMMAND = "_engine-host"  # hidden `draftlight` command: the frozen app's host
 SILENCE_SECONDS = 300.0
-BUSY_SHARE = 0.05  # a host silent that long but using this share of a core is working
 SILENCE_VARIABLE = "DRAFTLIGHT_HOST_SILENCE"  # seconds, for tests of a hang
-STOP_SECONDS = 5.0  # interrupt(): how long the host has to stop before it is ended
-_POLL_SECONDS = 0.1  # how often a wait looks at should_cancel
-# how a host ends when its kernels crash (return codes: minus the signal)
-KERNEL_CRASHES = tuple(-number for number in (signal.SIGILL, signal.SIGSEGV,
-                                               getattr(signal, "SIGBUS", 0)) if number)
 
 
-class HostedEngine:
+class HostedEngine(HostWaits):
     """A ChatEngine whose Engine lives in the host process (and measure_next, as Engine's)."""
 
     def __init__(self, spec: HostSpec, *, should_cancel: Callable[[], bool] | None = None,
@@ -272,75 +263,3 @@ class HostedEngine:
     def _write(self, message: dict) -> None:
         self._process.stdin.write(wire.encode(message))
         self._process.stdin.flush()
-
-    def _next(self, should_cancel: Callable[[], bool] | None = None, *, cancel_id: int = -1,
-              loading: bool = False) -> dict:
-        """The host's next message. Raises EngineCrashed when it ended, or said nothing for
-        `silence_seconds` (it is killed); once `should_cancel` says so, request `cancel_id`
-        (-1: the load) is cancelled in the host, which then ends it as it does."""
-        waited, asked, stop_waited = 0.0, False, 0.0
-        limit = max(self.silence_seconds, 600.0) if loading else self.silence_seconds
-        # The host's CPU time when its silence began: read only once a wait runs long, never
-        # for the lines of a reply that follow each other (this is its hot path).
-        busy_since = None
-        while True:
-            try:
-                message = self._lines.next(_POLL_SECONDS)
-            except queue.Empty:
-                waited += _POLL_SECONDS
-                if busy_since is None:
-                    busy_since = self._cpu_seconds()
-                if waited > limit and self._cpu_seconds() - busy_since > BUSY_SHARE * limit:
-                    # silent but working (a prompt of 30,000 tokens is minutes of batches
-                    # that say nothing): a hung call does not use the CPU
-                    waited, busy_since = 0.0, self._cpu_seconds()
-                if not asked and (self._interrupted or (should_cancel is not None
-                                                        and should_cancel())):
-                    asked, stop_waited = True, 0.0
-                    try:
-                        self._write({"id": cancel_id, "op": "cancel"})
-                    except OSError:
-                        pass
-                elif asked and self._interrupted:
-                    stop_waited += _POLL_SECONDS
-                    if stop_waited > STOP_SECONDS:  # Stop waits for no native call
-                        self._process.kill()
-                        self._process.wait()
-                        raise EngineCrashed(f"the engine did not stop within {STOP_SECONDS:.0f}"
-                                            " s and was ended; the next message starts it "
-                                            "again")
-                if waited > limit:
-                    self._process.kill()
-                    self._process.wait()
-                    raise EngineCrashed(f"the engine stopped answering for {limit:.0f} s and "
-                                        "was ended; the next message starts it again")
-                continue
-            if message is None:
-                raise self._crashed(loading)
-            return message
-
-    def _cpu_seconds(self) -> float:
-        """The CPU time the host has used (its threads together); 0 where it cannot be read."""
-        try:
-            times = psutil.Process(self._process.pid).cpu_times()
-            return times.user + times.system
-        except (psutil.Error, AttributeError):
-            return 0.0
-
-    def _crashed(self, loading: bool = False) -> BaseException:
-        process = self._process
-        code = process.wait() if process is not None else None
-        how = MEANINGS.get(ending(code), ending(code))
-        if self._trying_extra and code in KERNEL_CRASHES:
-            # llama.cpp's extra buffers on trust, and a crash in native code (not a kill: a
-            # closing window, a hang, the memory): they crash this CPU (the AMX kernels of
-            # some builds); every host from now on runs without them
-            self._trying_extra, self._say_notes = False, not loading
-            self.spec = replace(self.spec, extra_buffers_crashed=True)
-            return ExtraBuffersCrashed(f"the engine stopped ({how}) with llama.cpp's extra "
-                                       "buffer types; it starts again without them")
-        if loading:
-            return ModelLoadError(f"llama.cpp could not load the model: its process ended "
-                                  f"({how})")
-        return EngineCrashed(f"the engine stopped ({how}); the conversation is kept, and the "
-                             "next message starts it again")

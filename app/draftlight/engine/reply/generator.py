@@ -1,14 +1,15 @@
-"""The engine: a target model, an optional draft model, and `generate()`.
+"""The in-process engine: a target model, an optional draft model, and `generate()`.
 
     engine = Engine.load(target_path, draft_path=None)
     for event in engine.generate(messages, SamplingParams(), NGRAM):
         ...  # TextPiece(text, source, step) ... then Done(text, stats)
 
 Modes (draftlight.modes' values): OFF (plain decoding), DRAFT (the draft model guesses), NGRAM
-(prompt lookup over the conversation), AUTO (drafts only as much as pays on this machine, with n-gram lookup and
-the draft model if one is loaded: see adaptive.py). The mode may change between two calls;
-nothing is reloaded, and each call reuses the KV cache for the part of the conversation that is
-unchanged.
+(prompt lookup over the conversation), AUTO (drafts only as much as pays on this machine, with
+n-gram lookup and the draft model if one is loaded: see adaptive.py). The mode may change
+between two calls; nothing is reloaded, and each call reuses the KV cache for the part of the
+conversation that is unchanged. What a reply is set up with (its drafter, its prompt read) is
+reply_setup.py's; its steps' helpers are reply_steps.py's; auto's drafter is auto_setup.py's.
 
 Engine depends only on the LanguageModel protocol (backend.py): llama.cpp is imported by
 Engine.load alone, so tests drive generate() on a scripted model (tests/support/fake_backend.py).
@@ -20,12 +21,12 @@ import codecs
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Generator, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
 from draftlight.engine.auto.adaptive import AdaptiveDrafter
-from draftlight.engine.core.backend import LanguageModel, sync_cache
+from draftlight.engine.core.backend import LanguageModel
 from draftlight.engine.reply.auto_setup import PROBE_TEXT, AutoSetup  # noqa: F401 - the bench's
 from draftlight.engine.text.chat_template import ChatTemplate
 from draftlight.engine.text.control_text import ControlText
@@ -41,12 +42,12 @@ from draftlight.engine.llama.kept_prompt import KeptPrompt
 from draftlight.engine.llama.kept_prompt import keep as keep_prompt
 from draftlight.engine.step.prediction import PredictionDrafter
 from draftlight.engine.text.prompt import answered_start, fit_prompt
+from draftlight.engine.reply.reply_setup import ReplySetup
 from draftlight.engine.reply.reply_steps import (emit, learn, up_to_the_end, window_full_notice,
                                            with_prediction)
-from draftlight.engine.reply.rollback_notes import rereading_notice, rollback_note
 from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.step.speculative import speculative_step
-from draftlight.modes import AUTO, DRAFT, IN_PROCESS, NGRAM, OFF, Mode
+from draftlight.modes import AUTO, DRAFT, IN_PROCESS, NGRAM, Mode
 
 if TYPE_CHECKING:
     from draftlight.engine.core.load_options import LoadOptions
@@ -68,7 +69,7 @@ class SpeculationConfig:
     prediction_tokens: int = 8
 
 
-class Engine(AutoSetup):
+class Engine(AutoSetup, ReplySetup):
     """Owns the models; use it from one thread only, and close() it."""
 
     def __init__(self, target: LanguageModel, draft: LanguageModel | None = None,
@@ -212,35 +213,6 @@ class Engine(AutoSetup):
         """The modes generate() takes now (draft mode needs a draft model)."""
         return tuple(m for m in IN_PROCESS if m != DRAFT or self.model_drafter is not None)
 
-    def drafter_for(self, mode: Mode) -> Drafter | None:
-        if mode == OFF:
-            return None
-        if mode == NGRAM:
-            return self.ngram
-        if mode == AUTO:
-            return self.prepare_auto()
-        if mode == DRAFT:
-            if self.model_drafter is None:
-                raise EngineError("draft mode needs a draft model; load one or use n-gram mode")
-            return self.model_drafter
-        raise EngineError(f"mode {mode} runs on a server engine; choose one of "
-                          f"{', '.join(map(str, IN_PROCESS))}")
-
-    def draft_length(self, mode: Mode) -> int:
-        return {OFF: 0, DRAFT: self.config.draft_tokens, NGRAM: self.config.ngram_tokens,
-                AUTO: self.config.auto_max_tokens}[mode]
-
-    def prediction_tokens(self) -> int:
-        """Draft length for a Predicted Output. Its matches are usually right to the end, so the
-        length is the one a fully accepted draft pays most at, γ = argmax k/v(k) − 1 over the
-        timed batch sizes, once auto mode has timed them (before that, the configured length)."""
-        if self.costs is None:
-            return self.config.prediction_tokens
-        sizes = [k for k in self.costs.v if 2 <= k <= self.config.auto_max_tokens + 1]
-        if not sizes:
-            return self.config.prediction_tokens
-        return max(sizes, key=lambda k: k / self.costs.v[k]) - 1
-
     def reserve(self, params: SamplingParams) -> int:
         """Tokens of context kept free for the reply (older turns are dropped to keep them)."""
         return min(params.max_tokens, max(self.target.n_ctx // 4, 1))
@@ -272,7 +244,6 @@ class Engine(AutoSetup):
         if mode in (NGRAM, AUTO):  # where n-gram matches lie: only its drafts ask
             kept = [messages[i] for i in kept_messages(messages, dropped)]
             self.ngram.regions = (answered_start(self.tokenize_chat, kept, prompt), len(prompt))
-        last = prompt[-1]
         prediction_tokens = target.tokenize(prediction, add_bos=False) if prediction else []
         path = getattr(self.draft, "path", None)  # origins name a draft model by its file
         origins = OriginFinder(target.piece, messages, kept_messages(messages, dropped), prompt,
@@ -280,8 +251,16 @@ class Engine(AutoSetup):
         drafter, draft_length, predicted = with_prediction(
             drafter, self.draft_length(mode), prediction_tokens, len(prompt),
             ngram=self.ngram, own_length=self.prediction_tokens)
-        learner = drafter if isinstance(drafter, (AdaptiveDrafter, PredictionDrafter)) else None
+        yield from self._decode(prompt[-1], drafter, draft_length, predicted, origins, params,
+                                rng, stats, started)
 
+    def _decode(self, last: int, drafter: Drafter | None, draft_length: int, predicted,
+                origins: OriginFinder, params: SamplingParams, rng, stats: Stats,
+                started: float) -> Iterator[Event]:
+        """The reply's speculative steps from the prompt's `last` token to its end: each step's
+        pieces and a Progress, then the Done."""
+        target = self.target
+        learner = drafter if isinstance(drafter, (AdaptiveDrafter, PredictionDrafter)) else None
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         text: list[str] = []
         stats.stop_reason = "max_tokens"
@@ -320,45 +299,3 @@ class Engine(AutoSetup):
             yield TextPiece(tail, "target", stats.target_passes - 1)
         stats.seconds = time.perf_counter() - started
         yield Done("".join(text), stats)
-
-    # --- the reply's setup, for generate() (its steps' helpers are in reply_steps.py) -----
-
-    def _new_stats(self, mode: Mode, params: SamplingParams, drafter: Drafter | None,
-                   predicted: bool) -> Stats:
-        stats = Stats(mode=mode, plain_token_seconds=getattr(self.costs, "token_seconds", 0.0)
-                      if self.costs is not None else 0.0)
-        if mode in (DRAFT, AUTO) and self.compatibility and not self.compatibility.same_vocabulary:
-            stats.draft_kind = self.compatibility.label
-        if drafter is not None and params.greedy and self.drift is not None:  # None: not yet
-            stats.batch_drift = self.drift.gap_change
-        if drafter is not None or predicted:
-            stats.rollback_note = rollback_note(self.target)
-        stats.untimed = mode == AUTO and self.costs is None  # auto priced by costs.PRIOR
-        return stats
-
-    def _prefill(self, messages, params: SamplingParams, stats: Stats,
-                 should_stop: Callable[[], bool] | None = None
-                 ) -> Generator[Event, None, tuple[list[int], int]]:
-        """Fit the conversation to the context and bring the cache to it; yields the notices
-        and returns (prompt tokens, oldest messages dropped). The cache holds the prompt minus
-        its last token: each step starts from that token."""
-        prompt, dropped = self.fit_prompt(messages, self.reserve(params))
-        if dropped:
-            yield Notice(f"The {dropped} oldest message(s) were left out so the conversation "
-                         f"fits the {self.target.n_ctx:,}-token context.")
-        stats.prompt_tokens = len(prompt)
-        self.kept_prompt.restore(prompt[:-1])  # sync_cache cuts it back to what is shared
-        rereading = rereading_notice(self.target, prompt[:-1])
-        if rereading:
-            yield Notice(rereading)
-        read_fast = getattr(self.target, "fast_read_tokens", 0)
-        stoppable = should_stop is not None and hasattr(self.target, "stop_reading")
-        if stoppable:
-            self.target.stop_reading = should_stop
-        try:
-            stats.reused_prompt_tokens = sync_cache(self.target, prompt[:-1])
-        finally:
-            if stoppable:
-                self.target.stop_reading = None
-        stats.prompt_read_fast = getattr(self.target, "fast_read_tokens", 0) - read_fast
-        return prompt, dropped
