@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from draftlight.engine.server.client import Endpoint, ServerError, with_model
-from draftlight.launch import EngineSpec, SpecError
+from draftlight.engine_spec import EngineSpec, SpecError
 from draftlight.settings import Settings
 from draftlight.modes import AUTO, DRAFT, NGRAM, REMOTE, Mode
 

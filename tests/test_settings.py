@@ -60,7 +60,7 @@ def test_bad_file_is_set_aside_and_defaults_apply(content, reason):
 
 def test_the_engine_is_a_kind_parsed_once_and_written_as_its_word():
     from draftlight.engine_kind import EngineKind
-    from draftlight.launch import EngineSpec, SpecError
+    from draftlight.engine_spec import EngineSpec, SpecError
     settings_path().write_text('engine = "llama-server"\n')
     settings, message = load_settings()
     assert message is None and settings.engine is EngineKind.LLAMA_SERVER

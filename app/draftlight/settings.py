@@ -115,7 +115,7 @@ def _spec_type_problem(value: str) -> str | None:
 
 @dataclass(frozen=True)
 class Rule:
-    """One option's rule, the same for Settings.check and EngineSpec.validate (launch.py),
+    """One option's rule, the same for Settings.check and EngineSpec.validate (engine_spec.py),
     which both have the field: `problem` says what is wrong with a value ("{name}" stands for
     the option as the reader knows it), None when it is fine."""
     field: str

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from draftlight.launch import EngineSpec
+from draftlight.engine_spec import EngineSpec
 
 
 class ScriptedWorker(QObject):

@@ -53,7 +53,7 @@ def _child(args: list[str], home: Path) -> dict:
 def _bare_file(target: str) -> str:
     """The file a bare llama.cpp load would open for `target` ("" = the bundled model)."""
     from draftlight import paths
-    from draftlight.launch import model_file
+    from draftlight.engine_spec import model_file
     if not target:
         bundled = paths.bundled_model_path()
         if bundled is None:

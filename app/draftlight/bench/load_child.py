@@ -51,7 +51,8 @@ def app(target: str, measure: bool) -> dict:
     from draftlight.engine.reply.events import TextPiece
     from draftlight.engine.core.sampling import SamplingParams
     from draftlight.modes import AUTO
-    from draftlight.launch import EngineSpec, open_engine, resolve_context, with_model_files
+    from draftlight.engine_spec import EngineSpec, with_model_files
+    from draftlight.launch import open_engine, resolve_context
     from draftlight.settings import Settings
     from draftlight.store.default_model import default_now
 

@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--temps", default="0,0.7", help="comma-separated temperatures")
     args = parser.parse_args(argv)
 
-    from draftlight.launch import EngineSpec, open_engine
+    from draftlight.engine_spec import EngineSpec
+    from draftlight.launch import open_engine
     from draftlight.store.default_in_terminal import default_target_in_terminal
 
     temps = [float(t) for t in args.temps.split(",") if t.strip()]

@@ -88,7 +88,8 @@ def run_bench(args: argparse.Namespace) -> int:
     from draftlight.bench.runner import (ProgressBar, first_of_each_category, load_questions,
                                   run_benchmark)
     from draftlight.engine.core.load_options import LoadOptions
-    from draftlight.launch import EngineSpec, open_engine
+    from draftlight.engine_spec import EngineSpec
+    from draftlight.launch import open_engine
     from draftlight.engine.core.sampling import SamplingParams
 
     if args.repeats < 1:

@@ -68,7 +68,8 @@ def add_chat_parser(commands) -> None:
 
 def run_chat(args: argparse.Namespace) -> int:
     from draftlight.engine.core.sampling import SamplingParams
-    from draftlight.launch import open_engine, spec_for_command_line, with_target
+    from draftlight.engine_spec import spec_for_command_line, with_target
+    from draftlight.launch import open_engine
     from draftlight.settings import load_settings
 
     args.api_key = api_key_from(args)

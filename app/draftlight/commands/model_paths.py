@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from draftlight.launch import model_file
+from draftlight.engine_spec import model_file
 
 
 def model_argument(text: str) -> Path:
-    """A path that exists, else the found model `text` names (launch.model_file); what names
+    """A path that exists, else the found model `text` names (engine_spec.model_file); what names
     neither stays a path, and the load says the file is missing."""
     return Path(model_file(text)).expanduser()

@@ -66,7 +66,8 @@ def add_serve_parser(commands) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     uvicorn, create_app = http_stack()
-    from draftlight.launch import open_engine, spec_for_command_line, with_target
+    from draftlight.engine_spec import spec_for_command_line, with_target
+    from draftlight.launch import open_engine
     from draftlight.serve.serve_worker import ServeWorker
     from draftlight.settings import load_settings
 

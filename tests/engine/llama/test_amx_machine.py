@@ -52,7 +52,8 @@ def test_a_bad_input_on_such_a_cpu_is_still_one_line(simulated_amx_crash, tmp_pa
 def test_our_llama_server_starts_without_repacked_weights_and_answers_as_plain_decoding(
         simulated_amx_crash, llama_server_binary, bundled_model):
     from draftlight.engine.core.sampling import SamplingParams
-    from draftlight.launch import EngineSpec, open_engine
+    from draftlight.engine_spec import EngineSpec
+    from draftlight.launch import open_engine
     messages = [{"role": "user", "content": "Repeat: the cat sat on the mat, the cat sat."}]
     params = SamplingParams(temperature=0.0, max_tokens=24)
     spec = EngineSpec(target_path=str(bundled_model), n_ctx=1024, engine="llama-server",

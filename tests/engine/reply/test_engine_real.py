@@ -248,7 +248,8 @@ def test_a_load_stops_when_asked_and_a_later_one_works(bundled_model):
 def test_a_draft_load_stops_when_asked(engine, bundled_model):
     """The draft model the window loads after its target (launch.attach_draft) stops as the
     target's load does; before, it was given no way to stop and a closing window waited."""
-    from draftlight.launch import EngineSpec, attach_draft
+    from draftlight.engine_spec import EngineSpec
+    from draftlight.launch import attach_draft
     spec = EngineSpec(target_path=str(bundled_model), draft_path=str(bundled_model), n_ctx=256)
     draft = engine.draft
     with pytest.raises(ModelLoadError, match="was cancelled"):

@@ -3,7 +3,7 @@ settings change, and what it reports, in order, when the worker answers."""
 
 from __future__ import annotations
 
-from draftlight.launch import EngineSpec
+from draftlight.engine_spec import EngineSpec
 from draftlight.ui.engine.loaded import DraftChanged, Loaded, LoadFailed, Loading, Preparing
 from draftlight.ui.engine.model_loader import ModelLoader
 from tests.support.recording_engine import RecordingEngine

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPoint
 from draftlight.engine.core.errors import EngineError
 from draftlight.settings import Settings, load_settings, save_settings
 from draftlight.ui.chat.settings_dialog import SettingsDialog
-from draftlight.launch import EngineSpec
+from draftlight.engine_spec import EngineSpec
 from draftlight.ui.engine.loaded import Capabilities, Loaded
 from draftlight.ui.engine.model_loader import ModelLoader
 from draftlight.ui.engine.server_log import MAX_LINES

@@ -31,7 +31,7 @@ from draftlight.ui.chat.pane import ChatPane
 from draftlight.ui.chat.session import ChatSession
 from draftlight.ui.chat.conversation_list import ConversationList
 from draftlight.ui.chat.history_settle import HistorySettle
-from draftlight.launch import EngineSpec
+from draftlight.engine_spec import EngineSpec
 from draftlight.ui.engine.model_loader import ModelLoader
 from draftlight.ui.engine.engine_choice import EngineChoice
 from draftlight.ui.engine.model_bar import ModelBar

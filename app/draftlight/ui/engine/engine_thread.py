@@ -8,7 +8,7 @@ import sys
 
 from PySide6.QtCore import QObject, QThread, Signal
 
-from draftlight.launch import EngineSpec
+from draftlight.engine_spec import EngineSpec
 from draftlight.modes import Mode
 from draftlight.ui.engine.engine_worker import SHUTDOWN_GRACE_MS, STOP_ALL, EngineWorker
 

@@ -25,7 +25,8 @@ from draftlight.engine.core.errors import EngineCrashed
 from draftlight.engine.reply.events import Done
 from draftlight.engine.server.process import HEALTH_TIMEOUT
 from draftlight.engine.server.rpc import placement
-from draftlight.launch import EngineSpec, resolve_context, with_model_files
+from draftlight.engine_spec import EngineSpec, with_model_files
+from draftlight.launch import resolve_context
 from draftlight.modes import Mode
 from draftlight.ui.engine.factory import LlamaEngineFactory
 from draftlight.ui.engine.background_steps import BackgroundSteps

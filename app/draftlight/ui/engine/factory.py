@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from draftlight.launch import EngineSpec, attach_draft, open_engine
+from draftlight.engine_spec import EngineSpec
+from draftlight.launch import attach_draft, open_engine
 from draftlight.ui.engine.loaded import Capabilities
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QWidget
 
-from draftlight.launch import model_name
+from draftlight.engine_spec import model_name
 from draftlight.modes import NGRAM as NGRAM_MODE, Mode
 from draftlight.store.pairs import vocabulary_difference
 # The draft drop-down's data besides a file: the target's own multi-token-prediction layers on

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from draftlight.launch import EngineSpec
+from draftlight.engine_spec import EngineSpec
 from draftlight.modes import Mode
 from draftlight.ui.engine.load_steps import LoadSteps
 from draftlight.ui.engine.loaded import (Capabilities, DraftChanged, DraftFailed, Loaded,
