@@ -17,7 +17,8 @@ from draftlight.engine.core.errors import EngineError
 from draftlight.engine.reply.events import Done, TextPiece
 from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.server.client import Endpoint
-from draftlight.engine.server.server_engine import ServerEngine, spec_type_of
+from draftlight.engine.server.server_engine import ServerEngine
+from draftlight.engine.server.spec_types import spec_type_of
 from draftlight.engine.server.process import ServerOptions
 from draftlight.modes import REMOTE, Mode, ModeError
 

@@ -31,21 +31,14 @@ from draftlight.engine.server.process import (HEALTH_TIMEOUT, ManagedServer, Ser
 from draftlight.engine.server.rpc import no_longer_answer, unreachable
 from draftlight.engine.server.reply_labels import ReplyLabels
 from draftlight.engine.server.vllm_metrics import STREAM_OPTIONS
-from draftlight.modes import NEEDS_DRAFT_MODEL, REMOTE, SPEC_TYPES, Mode, ModeError
+from draftlight.engine.server.spec_types import (runnable_spec_types, spec_type_of,
+                                                 why_not_runnable)
+from draftlight.modes import REMOTE, SPEC_TYPES, Mode
 
 # llama.cpp's request fields: per-chunk counters, raw text (no reasoning split), and no
 # sampler of its own beyond those the request names (its min_p defaults to 0.05).
 LLAMA_FIELDS = {"timings_per_token": True, "reasoning_format": "none", "cache_prompt": True}
 STOP_REASONS = {"stop": "eos", "length": "max_tokens"}
-
-
-def spec_type_of(mode: Mode) -> str:
-    """llama:ngram-mod -> "ngram-mod"; off -> "none"; a chain llama:a+b -> "a,b";
-    EngineError for modes llama-server does not run."""
-    try:
-        return mode.spec_type_argument
-    except ModeError as exc:
-        raise EngineError(str(exc)) from None
 
 
 class ServerEngine:
@@ -159,7 +152,7 @@ class ServerEngine:
     def _start(self, options: ServerOptions, should_cancel=lambda: False) -> None:
         missing = [t for t in options.spec_type.split(",") if t not in self._spec_types]
         if missing:
-            raise EngineError(_why_not(options, missing[0]))
+            raise EngineError(why_not_runnable(options, missing[0]))
         gone = unreachable(options.rpc)
         if gone:
             raise ServerStartError(
@@ -276,27 +269,6 @@ class ServerEngine:
             body = {k: v for k, v in body.items() if k not in LLAMA_FIELDS
                     and k not in ("top_k", "min_p", "stream_options")}
             yield from stream_chat(self.endpoint, body)
-
-
-def runnable_spec_types(options: ServerOptions) -> tuple[str, ...]:
-    """The --spec-type values llama-server can run on these models."""
-    from draftlight.store.gguf_info import has_mtp
-    try:
-        mtp = has_mtp(options.target) > 0
-    except (OSError, EngineError, ValueError):
-        mtp = False  # an unreadable header: the server will say what is wrong with the file
-    return tuple(t for t in SPEC_TYPES
-                 if (t not in NEEDS_DRAFT_MODEL or options.draft is not None)
-                 and (t != "draft-mtp" or mtp))
-
-
-def _why_not(options: ServerOptions, spec_type: str) -> str:
-    if spec_type == "draft-mtp":
-        return (f"{options.target.name} has no multi-token-prediction layers "
-                f"(nextn_predict_layers): llama:draft-mtp needs a model that carries them")
-    if spec_type in NEEDS_DRAFT_MODEL:
-        return f"llama.cpp's {spec_type} needs a draft model"
-    return f"unknown llama.cpp speculation type {spec_type!r}"
 
 
 def _fill(stats: Stats, timings: dict, passes: int, started: float) -> None:
