@@ -18,6 +18,6 @@ def test_llama_cpp_reports_the_weights_loading_from_zero_to_one(bundled_model):
 
 
 def test_the_status_line_names_the_model_and_its_size(bundled_model):
-    from draftlight.ui.engine.engine_worker import loading_words
+    from draftlight.ui.engine.load_words import loading_words
     assert loading_words("smol", str(bundled_model)) == "Loading smol (98.4 MB of weights)…"
     assert loading_words("ollama:gone:1b", "/nowhere.gguf") == "Loading ollama:gone:1b…"

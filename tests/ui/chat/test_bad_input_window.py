@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from draftlight.settings import Settings
 from draftlight.store import memory
 from draftlight.store.history import History, history_path
-from draftlight.ui.chat.main_window import EMPTY_MESSAGE
+from draftlight.ui.chat.window_wiring import EMPTY_MESSAGE
 from tests.support.real_window import cost_cache_file, real_window, shared_cost_cache  # noqa: F401
 from tests.support.waiting import wait_until, window_state
 from draftlight.modes import OFF

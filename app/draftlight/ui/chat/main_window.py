@@ -1,7 +1,7 @@
 """The main window: conversations on the left, the chat and the composer on the right, the
 speculation mode and the highlight switch in the toolbar, load progress and live statistics in
-the status bar. It only wires widgets together (the toolbar is MainToolbar, the chat column
-ChatPane); the chat logic is in ChatSession, which models are loaded in ModelLoader (what the
+the status bar. It only wires widgets together (built and connected by window_wiring.py; the
+toolbar is MainToolbar, the chat column ChatPane); the chat logic is in ChatSession, which models are loaded in ModelLoader (what the
 window shows of them and of the mode: WindowModels), the models themselves in the engine's
 host, driven from the worker thread. The engine (Settings.engine) is llama.cpp or a server;
 what only llama.cpp's engine does (Compare, serving, swapping drafts) is turned off, with a
@@ -10,46 +10,36 @@ tooltip saying why, while a server answers."""
 from __future__ import annotations
 
 import sys
-from functools import partial
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
+from PySide6.QtWidgets import QMainWindow
 
 from draftlight.settings import Settings, save_settings
-from draftlight.modes import Mode
 from draftlight.store.attachments import with_attachments
 from draftlight.store.history import History
 from draftlight.ui.chat.context_check import fits_or_offer
-from draftlight.ui.chat import branches
 from draftlight.ui.chat.look import STYLE
 from draftlight.ui.chat.message_edit import MessageEdit
 from draftlight.ui.chat.model_scan import ModelScan
 from draftlight.ui.chat.window_models import WindowModels
+from draftlight.ui.chat.window_wiring import WindowWiring
 from draftlight.ui.chat.window_place import remember_place, restore_place
-from draftlight.ui.chat.pane import ChatPane
 from draftlight.ui.chat.session import ChatSession
-from draftlight.ui.chat.conversation_list import ConversationList
 from draftlight.ui.chat.history_settle import HistorySettle
 from draftlight.engine_spec import EngineSpec
 from draftlight.ui.engine.model_loader import ModelLoader
 from draftlight.ui.engine.engine_choice import EngineChoice
-from draftlight.ui.engine.model_bar import ModelBar
-from draftlight.ui.engine.server_log import ServerLog, open_server_log
-from draftlight.ui.chat.main_toolbar import MainToolbar, model_toolbar
-from draftlight.ui.chat.menus import build_menus
+from draftlight.ui.engine.server_log import ServerLog
 from draftlight.ui.flash.palette import scheme_named
 from draftlight.ui.engine.serve_switch import ServeSwitch
 from draftlight.ui.engine.engine_thread import EngineThread
 
 
-EMPTY_MESSAGE = "Type a message first: an empty message is not sent."
-
-
 SCAN_AFTER_MS = 250  # the other apps' models are looked for this long after the window opens
 
 
-class MainWindow(WindowModels, QMainWindow):
+class MainWindow(WindowWiring, WindowModels, QMainWindow):
     model_ready = Signal()  # the models are loaded and a message can be sent
 
     def __init__(self, settings: Settings, history: History, *, factory=None,
@@ -110,110 +100,6 @@ class MainWindow(WindowModels, QMainWindow):
     @property
     def draft_name(self) -> str | None:
         return self.models.draft_name
-
-    # --- building --------------------------------------------------------------------------
-
-    def _build_widgets(self) -> None:
-        self.conversations = ConversationList(self.history)
-        right = ChatPane(self.settings)
-        self.banner, self.chat, self.composer = right.banner, right.chat, right.composer
-        self.send_button, self.stop_button = right.send_button, right.stop_button
-        self.attachments = right.attachments  # files for the next message
-        self.regenerate_button = right.regenerate_button
-
-        splitter = QSplitter()
-        splitter.addWidget(self.conversations)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([240, 860])
-        self.setCentralWidget(splitter)
-
-        status = self.statusBar()
-        self.model_bar = ModelBar()
-        self.progress = self.model_bar.progress  # loading and converting: named, in the toolbar
-        self.status_label = QLabel()
-        self.stats_label = QLabel()
-        self.stats_label.setObjectName("live-stats")
-        status.addWidget(self.status_label, 1)
-        status.addPermanentWidget(self.serve_switch.label)
-        status.addPermanentWidget(self.stats_label)
-
-    def _build_toolbar_and_menu(self) -> None:
-        self.toolbar = MainToolbar(self, self.chat.scheme, self.settings.show_highlights)
-        self.model_toolbar = model_toolbar(self, self.model_bar, self.toolbar.settings_action)
-        self.addToolBar(self.model_toolbar)
-        self.addToolBarBreak()
-        self.addToolBar(self.toolbar)
-        menus = build_menus(self, self.toolbar, self.serve_switch.action)
-        self.models_action, self.quit_action = menus.models, menus.quit
-        self.server_log_action, self.stop_action = menus.server_log, menus.stop
-        self.export_action, self.import_action = menus.export, menus.import_
-        self._tooltips = {action: action.toolTip()
-                          for action in (self.toolbar.compare_action, self.serve_switch.action)}
-        self._fill_modes()
-
-    def _connect(self) -> None:
-        models = self.models
-        models.changed.connect(self._on_models_changed)
-        models.status.connect(self._on_model_status)
-        models.percent.connect(self.model_bar.show_percent)  # a conversion's progress
-        models.loaded.connect(self._on_loaded)
-        self.model_scan.updated.connect(self._on_models_found)
-        self.model_scan.failed.connect(self.show_status)
-        QGuiApplication.instance().applicationStateChanged.connect(self._on_app_state)
-        models.failed.connect(self._on_load_failed)
-        models.problem.connect(self.banner.show_message)
-        models.about_to_change.connect(self.session.stop)
-        self.serve_switch.problem.connect(self.banner.show_message)
-        session = self.session
-        session.busy_changed.connect(self._update_actions)
-        session.conversations_changed.connect(self.conversations.refresh)
-        session.current_changed.connect(self.conversations.set_current)
-        session.writing_changed.connect(self.conversations.set_writing)
-        session.current_changed.connect(self._update_actions)  # Regenerate needs a message
-        session.error.connect(self._on_reply_failed)
-        session.engine_crashed.connect(
-            lambda line: self.banner.show_message(line[:1].upper() + line[1:], "Restart",
-                                                  self.models.restart))
-        session.info.connect(self.show_status)
-        session.saved_again.connect(self._on_saved_again)
-        session.live_stats.connect(self.stats_label.setText)
-        session.speed.connect(self.toolbar.speed_meter.show_rates)
-        self.chat.copied.connect(self.show_status)
-        self.conversations.opened.connect(self.session.open_conversation)
-        self.conversations.opened_at.connect(
-            lambda conversation, message: branches.open_at(self.session, conversation, message))
-        self.conversations.new_requested.connect(self.new_conversation)
-        self.conversations.deleted.connect(self.session.forget_conversation)
-        self.conversations.failed.connect(self.banner.show_message)
-        self.composer.submitted.connect(self.send)
-        self.chat.welcome.try_demo.connect(self.send)
-        self.chat.welcome.get_model.connect(self.open_models)
-        self.composer.empty_submitted.connect(lambda: self.show_status(EMPTY_MESSAGE))
-        self.send_button.clicked.connect(self.composer.submit)
-        self.stop_button.clicked.connect(self.session.stop)
-        self.stop_action.triggered.connect(self.session.stop)
-        self.regenerate_button.clicked.connect(self.regenerate)
-        self.chat.regenerate_requested.connect(self.regenerate)
-        self.chat.continue_requested.connect(self.continue_reply)
-        # a reply's "Try N-gram" says the mode as text (the flash room holds a reply's record)
-        self.chat.mode_requested.connect(lambda text: self.set_mode(Mode.parse(text)))
-        self.chat.version_requested.connect(partial(branches.show_source, self.session))
-        self.chat.edit_requested.connect(self.message_edit.start)
-        self.composer.edit_last.connect(self.message_edit.start_last)
-        self.chat.branch_step_requested.connect(
-            lambda view, step: branches.switch(self.session, view, step))
-        self.toolbar.compare_action.triggered.connect(self.compare)
-        self.toolbar.new_action.triggered.connect(self.new_conversation)
-        self.toolbar.settings_action.triggered.connect(self.open_settings)
-        self.models_action.triggered.connect(self.open_models)
-        self.server_log_action.triggered.connect(lambda: open_server_log(self))
-        self.quit_action.triggered.connect(self.close)
-        self.toolbar.highlight_action.toggled.connect(self.set_highlights_visible)
-        self.toolbar.mode_box.currentIndexChanged.connect(self._on_mode_chosen)
-        self.model_bar.engine_chosen.connect(self.choose_engine)
-        self.model_bar.target_chosen.connect(self.choose_target)
-        self.model_bar.draft_chosen.connect(self.choose_draft)
 
     # --- user actions ----------------------------------------------------------------------
 

@@ -17,21 +17,19 @@ from __future__ import annotations
 import sys
 import traceback
 from dataclasses import replace
-from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from draftlight.engine.core.errors import EngineCrashed
 from draftlight.engine.reply.events import Done
-from draftlight.engine.server.process import HEALTH_TIMEOUT
-from draftlight.engine.server.rpc import placement
 from draftlight.engine_spec import EngineSpec, with_model_files
-from draftlight.launch import resolve_context
 from draftlight.modes import Mode
 from draftlight.ui.engine.factory import LlamaEngineFactory
 from draftlight.ui.engine.background_steps import BackgroundSteps
-from draftlight.ui.engine.loaded import (Crashed, DraftChanged, DraftFailed, Failed, Loaded, Loading,
-                                         LoadFailed, Preparing, Stopped)
+from draftlight.ui.engine.loaded import (Crashed, DraftChanged, DraftFailed, Failed, Loading,
+                                         Stopped)
+from draftlight.ui.engine.load_words import one_line
+from draftlight.ui.engine.model_opening import ModelOpening
 from draftlight.ui.engine.pending_work import PendingWork
 from draftlight.engine_kind import EngineKind
 
@@ -39,33 +37,7 @@ STOP_ALL = sys.maxsize
 SHUTDOWN_GRACE_MS = 3000  # a closing window waits this long for its engine's host
 
 
-def mtp_layers(path: str) -> int:
-    """The target's multi-token-prediction blocks (llama-server's draft-mtp drafts with them);
-    read here, on the worker thread: a file without them is read to the end of its header."""
-    from draftlight.store.gguf_info import has_mtp
-    try:
-        return has_mtp(path) if path else 0
-    except (OSError, ValueError):
-        return 0
-
-
-def loading_words(name: str, path: str) -> str:
-    """"Loading qwen2.5:7b (4.7 GB of weights)…": what the status line says while it loads."""
-    from draftlight.units import format_bytes
-    try:
-        size = f" ({format_bytes(Path(path).stat().st_size)} of weights)"
-    except (OSError, ValueError):
-        size = ""
-    return f"Loading {name}{size}…"
-
-
-def one_line(exc: BaseException) -> str:
-    from_engine = type(exc).__module__.startswith("draftlight.")
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text if from_engine else f"{type(exc).__name__}: {text}"
-
-
-class EngineWorker(BackgroundSteps, QObject):
+class EngineWorker(ModelOpening, BackgroundSteps, QObject):
     # about the models: one of loaded.py's Capabilities (once, first), Loading, Preparing,
     # Loaded, LoadFailed, DraftChanged, DraftFailed, Measuring
     load_event = Signal(object)
@@ -123,98 +95,14 @@ class EngineWorker(BackgroundSteps, QObject):
         waits in the queue), for the default model loaded again on its faster copy."""
         self._spec, self._convert_default = spec, False
         self._measuring_failed = False
-        try:
-            if not self._capabilities_sent:
-                self.load_event.emit(self.factory.capabilities())
-                self._capabilities_sent = True
-            self._close_engine()
-            notices, context_note = [], ""
-            # a found model is called by its reference ("ollama:qwen2.5:7b"), not its blob's hash
-            reference = spec.target_path if spec.target_name == spec.target_path else None
-            if spec.engine != EngineKind.REMOTE:
-                spec = with_model_files(spec)  # "ollama:qwen2.5:7b" typed in Settings
-                spec, notices = self._resolve_target(spec)
-                spec, context_note = resolve_context(spec)  # automatic: what fits
-            self.n_ctx = spec.n_ctx
-            if spec.engine == EngineKind.LOCAL:
-                words = loading_words(reference or spec.target_name, spec.target_path)
-                if not quiet:
-                    self.load_event.emit(Loading(words))
-                self.engine = self.factory.load_engine(
-                    replace(spec, draft_path=None), should_cancel=self._closing,
-                    on_progress=None if quiet else self._load_progress(words))
-            else:
-                self.engine = self._open_server(spec)
-            self.engine_kind = spec.engine
-        except Exception as exc:  # noqa: BLE001 - shown as one line; the app stays usable
-            if self._closing():
-                return  # cancelled because the window closes: nobody is left to tell
-            if not isinstance(exc, (OSError, ImportError)) and "draftlight." not in type(exc).__module__:
-                traceback.print_exc()
-            self.load_event.emit(LoadFailed(one_line(exc)))
-            return
-        loaded = Loaded(reference or spec.target_name, notices=tuple(notices + self._notices(spec)),
-                        mtp_layers=mtp_layers(spec.target_path) if spec.engine != EngineKind.REMOTE else 0,
-                        n_ctx=spec.n_ctx if spec.engine != EngineKind.REMOTE else 0,
-                        context_note=context_note,
-                        target_path=spec.target_path if spec.engine != EngineKind.REMOTE else "")
-        if spec.engine != EngineKind.LOCAL:
-            # the server's own modes; it is given its draft model on its command line
-            loaded = replace(loaded, modes=tuple(self.engine.modes),
-                             draft=spec.draft_name if spec.engine == EngineKind.LLAMA_SERVER else None,
-                             placement=placement(self.engine.log) if spec.rpc_servers else "")
-        elif spec.draft_path:
-            try:
-                if not quiet:
-                    self.load_event.emit(Loading(f"Loading draft {spec.draft_name}…"))
-                self.factory.attach_draft(self.engine, spec, should_cancel=self._closing)
-                loaded = replace(loaded, draft=spec.draft_name, draft_path=spec.draft_path)
-            except Exception as exc:  # noqa: BLE001
-                loaded = replace(loaded, draft_error=one_line(exc))
-        self.load_event.emit(loaded)
-        self._measure_soon()
-
-    def _load_progress(self, words: str):
-        """A callback for llama.cpp's load reports (on this thread): `preparing` with the
-        percentage, each once."""
-        shown = [-1]
-
-        def report(fraction: float) -> None:
-            percent = int(100 * min(max(fraction, 0.0), 1.0))
-            if percent != shown[0]:
-                shown[0] = percent
-                self.load_event.emit(Preparing(words, percent))
-
-        return report
-
-    def _open_server(self, spec: EngineSpec):
-        """llama-server (found, else built, then started) or a remote server. Cancelled, like
-        a conversion, when the window closes."""
-        if spec.engine == EngineKind.REMOTE:
-            self.load_event.emit(Loading(f"Connecting to {spec.server_url}…"))
-            return self.factory.open_remote(spec)
-        self.load_event.emit(Loading(f"Starting llama-server with {spec.target_name}… (it "
-                                     f"has {HEALTH_TIMEOUT:.0f} s to load the model)"))
-        return self.factory.open_llama_server(
-            spec, report=lambda what, percent: self.load_event.emit(Preparing(what, percent)),
-            on_log=self.server_log.emit, should_cancel=self._closing)
+        opened = self._open(spec, quiet)
+        if opened is not None:
+            self.load_event.emit(self._with_draft(*opened, quiet=quiet))
+            self._measure_soon()
 
     def _closing(self) -> bool:
         """The window is closing: a load or a start stops (asked from llama.cpp's loader)."""
         return self.stop_upto == STOP_ALL
-
-    def _resolve_target(self, spec: EngineSpec) -> tuple[EngineSpec, list[str]]:
-        """A spec without a target means the default model: its converted copy, or until that
-        is made (in the background, _make_default_copy) the bundled file itself."""
-        if spec.target_path:
-            return spec, []
-        path, self._convert_default = self.factory.default_now()
-        return replace(spec, target_path=path), []
-
-    def _notices(self, spec: EngineSpec) -> list[str]:
-        """What the user should know about the loaded target (how it was loaded, a missing
-        chat template): the engine's own load notices."""
-        return list(self.engine.load_notices)
 
     @Slot(object)
     def change_draft(self, spec: EngineSpec) -> None:
@@ -239,7 +127,7 @@ class EngineWorker(BackgroundSteps, QObject):
         self.load_event.emit(DraftChanged(spec.draft_name))
         self._measure_soon()
 
-    @Slot(int, object, object, str, object)
+    @Slot(int, object, object, object, object)
     def generate(self, request_id: int, messages: list, params, mode: Mode,
                  prediction: str | None = None) -> None:
         self.pending.begin()
@@ -280,7 +168,7 @@ class EngineWorker(BackgroundSteps, QObject):
                 events.close()
             self._measure_soon()
 
-    @Slot(int, object, object, str)
+    @Slot(int, object, object, object)
     def compare(self, request_id: int, messages: list, params, mode: Mode) -> None:
         """Plain and speculative greedy answers to the same messages (draftlight.engine.reply.compare)."""
         from draftlight.engine.reply.compare import compare
@@ -306,7 +194,7 @@ class EngineWorker(BackgroundSteps, QObject):
                 events.close()
             self._measure_soon()
 
-    @Slot(object, str)
+    @Slot(object, object)
     def serve(self, job, mode: Mode) -> None:
         """A request from the window's local server (serve_switch.py), answered between the
         window's own replies exactly as `draftlight serve` answers it."""
