@@ -127,7 +127,7 @@ def _repack_for(binary: Path) -> tuple[bool, tuple[str, ...]]:
     in-process engine's llama.cpp libraries, so engine/llama/cpu_check.py's answer holds for it
     (another build that crashes at start is started again without: ManagedServer.start)."""
     from draftlight.engine.llama import cpu_check
-    from draftlight.engine.llama.llama_backend import extra_buffers_usable
+    from draftlight.engine.llama.llama_load import extra_buffers_usable
     from draftlight.engine.server.build import built_server_path
     from draftlight.paths import bundled_model_path
     if Path(binary) != built_server_path() or bundled_model_path() is None:

@@ -30,7 +30,7 @@ class PromptLookupPeer:
     def __init__(self, target: Path, options: LoadOptions, num_pred_tokens: int = 10) -> None:
         from llama_cpp import Llama
         from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
-        from draftlight.engine.llama.llama_backend import extra_buffers_usable
+        from draftlight.engine.llama.llama_load import extra_buffers_usable
         threads = options.n_threads or default_threads()
         # Its draft path needs logits for every prompt row; a batch as large as the context
         # avoids the "could not broadcast" crash on prompts longer than n_batch (FACTS.md).

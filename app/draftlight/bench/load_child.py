@@ -29,7 +29,7 @@ def bare(path: str, n_ctx: int) -> dict:
     import llama_cpp
 
     from draftlight.bench.lcp_pld import extra_buffers
-    from draftlight.engine.llama.llama_backend import extra_buffers_usable
+    from draftlight.engine.llama.llama_load import extra_buffers_usable
     usable = extra_buffers_usable(Path(path))  # off where they crash this CPU (cpu_check.py)
     started = time.perf_counter()
     with extra_buffers(usable):

@@ -88,7 +88,7 @@ def run_files(args: argparse.Namespace) -> int:
 def gpu_offload() -> bool:
     """Whether this llama.cpp build offloads to a GPU (False without llama.cpp)."""
     try:
-        from draftlight.engine.llama.llama_backend import gpu_offload_supported
+        from draftlight.engine.llama.llama_load import gpu_offload_supported
         return gpu_offload_supported()
     except ImportError:
         return False

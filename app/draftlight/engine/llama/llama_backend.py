@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ctypes
 import time
-from collections import deque
 from contextlib import ExitStack, closing
 from dataclasses import replace
 from pathlib import Path
@@ -35,46 +34,10 @@ from draftlight.engine.core.errors import ModelLoadError, ReadStopped
 from draftlight.engine.llama.llama_rollback import RecurrentRollback, RollbackCounters, StateCheckpoint
 from draftlight.engine.llama.llama_vocab import LlamaVocabulary
 from draftlight.engine.core.load_options import LoadOptions, default_threads
-from draftlight.store.gguf_info import GGUF_MAGIC
-
-# llama.cpp logs to stderr by default. Keep its recent lines instead: the last error explains a
-# failed load in our one-line message, and the terminal stays clean.
-_recent_log: deque[str] = deque(maxlen=20)
-
-
-@llama_cpp.llama_log_callback
-def _log_to_buffer(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-    if level in (2, 3):  # warnings and errors
-        _recent_log.append(text.decode("utf-8", "replace").strip())
-
-
-llama_cpp.llama_log_set(_log_to_buffer, ctypes.c_void_p(0))
+from draftlight.engine.llama.llama_load import (_recent_log, check_gguf_file, context_params,
+                                               extra_buffers_usable)
 
 _NO_ABORT = llama_cpp.ggml_abort_callback()  # NULL: no abort callback (llama.cpp's default)
-
-
-def gpu_offload_supported() -> bool:
-    return bool(llama_cpp.llama_supports_gpu_offload())
-
-
-def extra_buffers_usable(path: Path) -> bool:
-    """cpu_check.extra_buffers_usable, trying the bundled model (or this one) once per machine:
-    every in-process load asks it (LlamaBackend here, the bench's llama-cpp-python peer)."""
-    from draftlight import paths
-    return cpu_check.extra_buffers_usable(paths.bundled_model_path() or path,
-                                          cpu_check.cache_file())
-
-
-def check_gguf_file(path: Path) -> None:
-    """Fail early, in plain words, on a missing file or one that is not GGUF."""
-    if not path.exists():
-        raise ModelLoadError(f"model file not found: {path}")
-    if not path.is_file():
-        raise ModelLoadError(f"not a file: {path}")
-    with path.open("rb") as handle:
-        magic = handle.read(4)
-    if magic != GGUF_MAGIC:
-        raise ModelLoadError(f"not a GGUF model file (it does not start with 'GGUF'): {path}")
 
 
 class LlamaBackend(RecurrentRollback, LlamaVocabulary):
@@ -97,56 +60,8 @@ class LlamaBackend(RecurrentRollback, LlamaVocabulary):
         self.build = cpu_check.library_build()  # part of the keys of what is measured about it
         self._stack = ExitStack()
         _recent_log.clear()
-        try:
-            model_params = llama_cpp.llama_model_default_params()
-            model_params.n_gpu_layers = options.n_gpu_layers
-            model_params.use_extra_bufts = options.extra_buffers
-            if should_cancel is not None or on_progress is not None:
-                def keep_loading(progress: float, _user_data) -> bool:
-                    if on_progress is not None:
-                        on_progress(progress)
-                    return should_cancel is None or not should_cancel()
-
-                # kept on self: llama.cpp holds only the pointer
-                self._keep_loading = llama_cpp.llama_progress_callback(keep_loading)
-                model_params.progress_callback = self._keep_loading
-            self._model = self._stack.enter_context(closing(
-                _internals.LlamaModel(path_model=str(self.path), params=model_params,
-                                      verbose=False)))
-            ctx_params = llama_cpp.llama_context_default_params()
-            ctx_params.n_ctx = options.n_ctx
-            ctx_params.n_batch = options.n_batch
-            ctx_params.n_ubatch = options.n_batch
-            threads = options.n_threads or default_threads()
-            ctx_params.n_threads = threads
-            ctx_params.n_threads_batch = threads
-            ctx_params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
-            ctx_params.no_perf = True
-            # Sliding-window layers (Gemma 2/3, Mistral, ...) keep all n_ctx cells, not a ring of
-            # n_swa + n_batch that overwrites keys leaving the window: cutting the cache back
-            # (truncate: a Regenerate, a new conversation) needs them, and seq_rm does not say
-            # they are gone. It is llama.cpp's default; store/memory.py counts this full size.
-            ctx_params.swa_full = True
-            if options.k_type is not None:
-                ctx_params.type_k = options.k_type
-            if options.v_type is not None:
-                ctx_params.type_v = options.v_type
-            model = self._model.model
-            recurrent = bool(llama_cpp.llama_model_is_recurrent(model)
-                             or llama_cpp.llama_model_is_hybrid(model))
-            if recurrent:  # llama.cpp grants it only to architectures that can roll back
-                ctx_params.n_rs_seq = options.rollback_tokens
-            self._ctx = self._stack.enter_context(closing(
-                _internals.LlamaContext(model=self._model, params=ctx_params, verbose=False)))
-            self._batch = self._stack.enter_context(closing(
-                _internals.LlamaBatch(n_tokens=options.n_batch, embd=0, n_seq_max=1,
-                                      verbose=False)))
-        except (ValueError, RuntimeError, OSError) as exc:
-            self._stack.close()
-            if should_cancel is not None and should_cancel():
-                raise ModelLoadError(f"loading {self.path.name} was cancelled") from exc
-            reason = next((line for line in reversed(_recent_log) if line), str(exc))
-            raise ModelLoadError(f"llama.cpp could not load {self.path.name}: {reason}") from exc
+        threads = options.n_threads or default_threads()
+        recurrent = self._open(threads, should_cancel, on_progress)
         self.vocab = self._model.vocab
         self.n_vocab = self._model.n_vocab()
         self.n_ctx = self._ctx.n_ctx()
@@ -172,6 +87,50 @@ class LlamaBackend(RecurrentRollback, LlamaVocabulary):
             lambda _data: self.stop_reading is not None and bool(self.stop_reading()))
         if left_out:  # once loaded: a load that fails says only why it failed
             self.load_note = cpu_check.untold_note(cpu_check.cache_file())
+
+    def _open(self, threads: int, should_cancel: Callable[[], bool] | None,
+              on_progress: Callable[[float], None] | None) -> bool:
+        """llama.cpp's model, context and batch, on self._stack; whether the model is
+        recurrent. Raises ModelLoadError with llama.cpp's own last word on why it failed."""
+        try:
+            self._model = self._stack.enter_context(closing(
+                _internals.LlamaModel(path_model=str(self.path),
+                                      params=self._model_params(should_cancel, on_progress),
+                                      verbose=False)))
+            model = self._model.model
+            recurrent = bool(llama_cpp.llama_model_is_recurrent(model)
+                             or llama_cpp.llama_model_is_hybrid(model))
+            ctx_params = context_params(self.options, threads, recurrent)
+            self._ctx = self._stack.enter_context(closing(
+                _internals.LlamaContext(model=self._model, params=ctx_params, verbose=False)))
+            self._batch = self._stack.enter_context(closing(
+                _internals.LlamaBatch(n_tokens=self.options.n_batch, embd=0, n_seq_max=1,
+                                      verbose=False)))
+        except (ValueError, RuntimeError, OSError) as exc:
+            self._stack.close()
+            if should_cancel is not None and should_cancel():
+                raise ModelLoadError(f"loading {self.path.name} was cancelled") from exc
+            reason = next((line for line in reversed(_recent_log) if line), str(exc))
+            raise ModelLoadError(f"llama.cpp could not load {self.path.name}: {reason}") from exc
+        return recurrent
+
+    def _model_params(self, should_cancel: Callable[[], bool] | None,
+                      on_progress: Callable[[float], None] | None):
+        """llama.cpp's model parameters: GPU layers, extra buffers, and the load's progress
+        callback (which cancels the load once `should_cancel` says so)."""
+        model_params = llama_cpp.llama_model_default_params()
+        model_params.n_gpu_layers = self.options.n_gpu_layers
+        model_params.use_extra_bufts = self.options.extra_buffers
+        if should_cancel is not None or on_progress is not None:
+            def keep_loading(progress: float, _user_data) -> bool:
+                if on_progress is not None:
+                    on_progress(progress)
+                return should_cancel is None or not should_cancel()
+
+            # kept on self: llama.cpp holds only the pointer
+            self._keep_loading = llama_cpp.llama_progress_callback(keep_loading)
+            model_params.progress_callback = self._keep_loading
+        return model_params
 
     # --- the Backend protocol -------------------------------------------------------------
 

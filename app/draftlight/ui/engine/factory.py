@@ -20,7 +20,7 @@ class LlamaEngineFactory:
     """Opens the real engine on llama.cpp."""
 
     def capabilities(self) -> Capabilities:
-        from draftlight.engine.llama.llama_backend import gpu_offload_supported
+        from draftlight.engine.llama.llama_load import gpu_offload_supported
         from draftlight.modes import IN_PROCESS
         return Capabilities(IN_PROCESS, gpu_offload=gpu_offload_supported())
 
