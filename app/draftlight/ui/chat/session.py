@@ -1,9 +1,7 @@
 """The current conversation: opening one, sending, regenerating, continuing, and keeping the
 history in step; the reply under way is reply_stream.ReplyStream's half of it.
 
-Writes go through a WriteQueue: when the history does not answer (another Draftlight holds its
-lock, the disk is full) the reply still ends, the error is one banner line, and what was not
-saved stays in memory and is written, in order, when a retry every RETRY_MS finds it answering.
+Writes go through SessionWrites (session_writes.py): the history failing softly.
 
 Pieces arrive from the worker one signal per token and only go into a ReplyBuilder; a timer
 repaints at most ~30 times a second (FLUSH_INTERVAL_MS), whatever the token rate.
@@ -18,7 +16,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftlight.settings import Settings
 from draftlight.modes import OFF, Mode
-from draftlight.store.history import INTERRUPTED, History, HistoryError, HistoryUnavailable
+from draftlight.store.history import INTERRUPTED, History, HistoryError
 from draftlight.store.history_queue import Row, WriteQueue
 from draftlight.ui.chat.view import ChatView
 from draftlight.ui.flash.message_view import MessageView
@@ -27,6 +25,7 @@ from draftlight.ui.chat import branches
 from draftlight.ui.chat.continue_reply import continuable, resume
 from draftlight.ui.chat.earlier import EarlierMessage, page_start
 from draftlight.ui.chat.reply_stream import ReplyStream, Stream
+from draftlight.ui.chat.session_writes import SessionWrites
 from draftlight.ui.flash.reply_builder import ReplyBuilder
 from draftlight.ui.flash.reply_figures import Compared, ReplyFigures
 from draftlight.ui.engine.engine_thread import EngineThread
@@ -34,7 +33,7 @@ from draftlight.ui.engine.engine_thread import EngineThread
 TITLE_LENGTH = 60
 
 
-class ChatSession(ReplyStream, QObject):
+class ChatSession(SessionWrites, ReplyStream, QObject):
     busy_changed = Signal(bool)  # a reply started (True) or ended (False)
     reply_finished = Signal(object)  # the MessageView of a reply that completed or stopped
     conversations_changed = Signal()
@@ -81,40 +80,6 @@ class ChatSession(ReplyStream, QObject):
     def conversation_id(self) -> int | None:
         """The conversation's row, once it is written."""
         return self.conversation.id if self.conversation is not None else None
-
-    # --- history, failing softly ---------------------------------------------------------------
-
-    def save(self, write, *args, **kwargs):
-        """One of self.writes' writes; None when the history is read-only (nothing is kept)."""
-        if self.history.read_only:
-            return None
-        result = write(*args, **kwargs)
-        self._after_writing()
-        return result
-
-    def retry_writes(self) -> None:
-        """Timer tick while writes wait: try them again."""
-        self.writes.flush()
-        self._after_writing()
-
-    def _after_writing(self) -> None:
-        refusal = self.writes.refusal
-        if isinstance(refusal, HistoryUnavailable):
-            self._retry.start()
-            if self._kept_line is None:  # one line for the whole outage, not one per write
-                reason = str(refusal)
-                self._kept_line = (f"{reason[:1].upper()}{reason[1:]}: this conversation is "
-                                   f"kept here and saved when the history answers again.")
-                self.error.emit(self._kept_line)
-            return
-        if refusal is not None:
-            self.error.emit(str(refusal))
-        if not self.writes.waiting and self._kept_line is not None:
-            line, self._kept_line = self._kept_line, None
-            self._retry.stop()
-            self.saved_again.emit(line)
-            self.conversations_changed.emit()
-            self.current_changed.emit(self.conversation_id)
 
     # --- conversations -------------------------------------------------------------------------
 
