@@ -43,7 +43,7 @@ def agreeing_model(tmp_path_factory):
 def answers(binary, model, mode):
     """(Done, pieces) for each prompt, from one llama-server on `model` in `mode`."""
     # One thread: two llama.cpp threads on shared cores wait on each other at every op.
-    options = ServerOptions(target=model, spec_type=mode.split(":")[1], threads=1, n_ctx=512)
+    options = ServerOptions(target=model, spec_type=mode.spec_type_argument, threads=1, n_ctx=512)
     engine = ServerEngine.managed(binary, options)
     try:
         results = []

@@ -64,7 +64,7 @@ def test_greedy_text_equals_the_in_process_engines(server_engine, local_answers,
         done, pieces = ask(server_engine, prompt, mode)
         assert done.text == local_answers[prompt]
         assert "".join(p.text for p in pieces) == done.text
-        assert done.stats.mode == mode and server_engine.spec_type == mode.split(":")[1]
+        assert done.stats.mode == mode and server_engine.spec_type == mode.spec_type_argument
 
 
 @pytest.mark.parametrize("mode", [Mode.llama("ngram-simple"), Mode.llama("draft-simple")], ids=str)
