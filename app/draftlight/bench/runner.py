@@ -204,14 +204,7 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
             plain_turns.append((plain, messages))
             history = messages + [{"role": "assistant", "content": plain.text}]
             for mode in modes:  # report rows in the order asked for
-                result = turn[mode]
-                if mode != "plain" and not compared_on_text(mode):
-                    result.identical_to_plain = result.tokens == plain.tokens
-                    if not result.identical_to_plain and params.greedy:
-                        divergence = explain_divergence(engine, messages, plain.tokens,
-                                                        result.tokens)
-                        result.divergence = divergence.describe() if divergence else "length"
-                log.results.append(result)
+                log.results.append(_compared(engine, turn[mode], plain, messages, params))
         # lcp-pld and the server modes are compared on text (their tokens are not exposed)
         _mark_peer_identity(log, question, repeat)
     _price_the_oracle(engine, plain_turns)
@@ -220,6 +213,18 @@ def run_benchmark(engine: Engine, questions: list[dict], modes: list[str], param
         log.cost_curve = {k: round(curve(k), 2) for k in sorted(engine.costs.v)}
         log.draft_cost = round(engine.draft_cost, 3)
     return log
+
+
+def _compared(engine: Engine, result: TurnResult, plain: TurnResult, messages,
+              params: SamplingParams) -> TurnResult:
+    """`result`, marked as the same tokens as plain decoding's or not (and, greedy, where it
+    parted from them); the modes compared on text are marked by _mark_peer_identity."""
+    if result.mode != "plain" and not compared_on_text(result.mode):
+        result.identical_to_plain = result.tokens == plain.tokens
+        if not result.identical_to_plain and params.greedy:
+            divergence = explain_divergence(engine, messages, plain.tokens, result.tokens)
+            result.divergence = divergence.describe() if divergence else "length"
+    return result
 
 
 def compared_on_text(mode: str) -> bool:

@@ -68,6 +68,11 @@ def add_bench_parser(commands) -> None:
                             "the draft, at temperatures 0 and 0.7 (draftlight.bench.retry; "
                             "--target, --max-tokens, --limit, --repeats apply)")
     bench.set_defaults(run=run_bench)
+    _add_subcommands(bench)
+
+
+def _add_subcommands(bench) -> None:
+    """`draftlight bench rollback`, `load`, `prefill`, `hosted` and `scale`: each its module's."""
     subcommands = bench.add_subparsers(
         dest="bench_command", metavar="{rollback,load,prefill,hosted,scale}",
         help="rollback: what a rejected draft costs a model; load: time to the first token "
@@ -83,13 +88,6 @@ def add_bench_parser(commands) -> None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from draftlight.bench.lcp_pld import PromptLookupPeer
-    from draftlight.bench.report import write_reports
-    from draftlight.bench.runner import (ProgressBar, first_of_each_category, load_questions,
-                                  run_benchmark)
-    from draftlight.engine.core.load_options import LoadOptions
-    from draftlight.engine_spec import EngineSpec
-    from draftlight.launch import open_engine
     from draftlight.engine.core.sampling import SamplingParams
 
     if args.repeats < 1:
@@ -98,32 +96,52 @@ def run_bench(args: argparse.Namespace) -> int:
     args.api_key = api_key_from(args)
     if args.prediction:
         from draftlight.bench.prediction_speed import main as prediction_bench
-        forwarded = ["--max-tokens", str(args.max_tokens), "--repeats", str(args.repeats),
-                     "--questions", str(args.questions)]
-        forwarded += ["--target", str(args.target)] if args.target else []
-        forwarded += ["--limit", str(args.limit)] if args.limit else []
-        return prediction_bench(forwarded)
+        return prediction_bench(_forwarded(args))
     if args.retry:
         from draftlight.bench.retry import main as retry_bench
-        forwarded = ["--max-tokens", str(args.max_tokens), "--repeats", str(args.repeats),
-                     "--questions", str(args.questions)]
-        forwarded += ["--target", str(args.target)] if args.target else []
-        forwarded += ["--limit", str(args.limit)] if args.limit else []
-        return retry_bench(forwarded)
+        return retry_bench(_forwarded(args))
     modes = bench_modes(args.modes)
     if args.engine:
         modes.append("remote")
+    questions = _questions(args)
+    params = SamplingParams(temperature=args.temp, max_tokens=args.max_tokens, seed=0)
+    try:
+        params.validate()
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    log = _run_modes(args, modes, questions, params)
+    _write_report(log, args, typed_key)
+    return 0
+
+
+def _forwarded(args: argparse.Namespace) -> list[str]:
+    """The options --prediction's and --retry's benchmarks take, as their command lines."""
+    forwarded = ["--max-tokens", str(args.max_tokens), "--repeats", str(args.repeats),
+                 "--questions", str(args.questions)]
+    forwarded += ["--target", str(args.target)] if args.target else []
+    forwarded += ["--limit", str(args.limit)] if args.limit else []
+    return forwarded
+
+
+def _questions(args: argparse.Namespace) -> list[dict]:
+    from draftlight.bench.runner import first_of_each_category, load_questions
     try:
         questions = load_questions(args.questions)
     except (OSError, ValueError) as exc:
         raise UserError(str(exc)) from exc
     if args.limit:
         questions = first_of_each_category(questions, args.limit)
-    params = SamplingParams(temperature=args.temp, max_tokens=args.max_tokens, seed=0)
-    try:
-        params.validate()
-    except ValueError as exc:
-        raise UserError(str(exc)) from exc
+    return questions
+
+
+def _run_modes(args: argparse.Namespace, modes: list[str], questions: list[dict], params):
+    """Load what `modes` need (the engine, lcp-pld's peer, the servers), run the questions
+    in every mode, close them all; the RunLog."""
+    from draftlight.bench.lcp_pld import PromptLookupPeer
+    from draftlight.bench.runner import ProgressBar, run_benchmark
+    from draftlight.engine.core.load_options import LoadOptions
+    from draftlight.engine_spec import EngineSpec
+    from draftlight.launch import open_engine
 
     target = default_target_in_terminal(args.target)
     options = LoadOptions(n_ctx=4096)
@@ -144,6 +162,13 @@ def run_bench(args: argparse.Namespace) -> int:
         engine.close()
         if peer:
             peer.close()
+    return log
+
+
+def _write_report(log, args: argparse.Namespace, typed_key: str | None) -> None:
+    """report.json, .md and .png in --out, naming the command that ran (without a typed
+    key); the Markdown printed."""
+    from draftlight.bench.report import write_reports
     command = "draftlight " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     if typed_key:
         command = command.replace(typed_key, "KEY")
@@ -151,7 +176,6 @@ def run_bench(args: argparse.Namespace) -> int:
     print((args.out / "report.md").read_text())
     if not report["png_written"]:
         print("report.png skipped: install matplotlib (pip install matplotlib)", file=sys.stderr)
-    return 0
 
 
 def bench_modes(text: str) -> list[str]:

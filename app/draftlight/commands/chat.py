@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
-from draftlight.modes import OFF, mode_argument
+from draftlight.modes import mode_argument
 from draftlight.store.default_in_terminal import default_target_in_terminal
 from draftlight.user_messages import UserError, note
 from draftlight.store.attachments import with_attachments
@@ -67,8 +67,7 @@ def add_chat_parser(commands) -> None:
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    from draftlight.engine.core.sampling import SamplingParams
-    from draftlight.engine_spec import spec_for_command_line, with_target
+    from draftlight.engine_spec import spec_for_command_line
     from draftlight.launch import open_engine
     from draftlight.settings import load_settings
 
@@ -78,11 +77,7 @@ def run_chat(args: argparse.Namespace) -> int:
         note(problem)
     # Scripts depend on it: the target is --target or the bundled model, never a setting.
     spec = spec_for_command_line(args, settings)
-    params = SamplingParams(temperature=args.temp, seed=args.seed, max_tokens=args.max_tokens)
-    try:
-        params.validate()
-    except ValueError as exc:
-        raise UserError(str(exc)) from exc
+    params = _sampling_params(args)
     question = sys.stdin.read() if args.question == "-" else args.question
     if question is not None and not question.strip():
         raise UserError("the message is empty")
@@ -90,22 +85,10 @@ def run_chat(args: argparse.Namespace) -> int:
     # --edit: the file as the reply's Predicted Output (an edit repeats most of it)
     prediction = attachments[-1].text if args.edit else None
     colour = not args.no_color and not args.json and sys.stdout.isatty()
-    if spec.engine != EngineKind.REMOTE:
-        spec = with_target(spec, default_target_in_terminal(args.target))
-    # the first answer does not wait for what is measured about the models: an interactive
-    # chat measures while it waits for the next line (measured_meanwhile)
-    # llama.cpp in a process of its own: a crash there is one line (exit 2), not a segfault
-    spec = replace(spec, measure_later=True, time_auto=False, hosted=True)
-    if spec.engine == EngineKind.LLAMA_SERVER:
-        note(f"starting llama-server with --spec-type {spec.spec_type}"
-             + (f", split over {spec.rpc_servers}" if spec.rpc_servers else ""))
+    spec = _hosted_spec(spec, args)
     engine = open_engine(spec)
     try:
-        if spec.rpc_servers:
-            from draftlight.engine.server.rpc import placement
-            note(f"placed: {placement(engine.log) or 'nothing on the other machines'}")
-        for line in engine.load_notices:
-            note(line)
+        _say_how_it_loaded(engine, spec)
         printer = JsonPrinter() if args.json else TextPrinter(colour, args.stats)
         system = settings.system_prompt.strip()
         messages = [{"role": "system", "content": system}] if system else []
@@ -122,6 +105,39 @@ def run_chat(args: argparse.Namespace) -> int:
         return interactive(engine, params, spec.mode, printer, messages)
     finally:
         engine.close()
+
+
+def _sampling_params(args: argparse.Namespace):
+    from draftlight.engine.core.sampling import SamplingParams
+    params = SamplingParams(temperature=args.temp, seed=args.seed, max_tokens=args.max_tokens)
+    try:
+        params.validate()
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    return params
+
+
+def _hosted_spec(spec, args: argparse.Namespace):
+    """The EngineSpec the chat opens: its target, and llama.cpp in a process of its own."""
+    from draftlight.engine_spec import with_target
+    if spec.engine != EngineKind.REMOTE:
+        spec = with_target(spec, default_target_in_terminal(args.target))
+    # the first answer does not wait for what is measured about the models: an interactive
+    # chat measures while it waits for the next line (measured_meanwhile)
+    # llama.cpp in a process of its own: a crash there is one line (exit 2), not a segfault
+    spec = replace(spec, measure_later=True, time_auto=False, hosted=True)
+    if spec.engine == EngineKind.LLAMA_SERVER:
+        note(f"starting llama-server with --spec-type {spec.spec_type}"
+             + (f", split over {spec.rpc_servers}" if spec.rpc_servers else ""))
+    return spec
+
+
+def _say_how_it_loaded(engine, spec) -> None:
+    if spec.rpc_servers:
+        from draftlight.engine.server.rpc import placement
+        note(f"placed: {placement(engine.log) or 'nothing on the other machines'}")
+    for line in engine.load_notices:
+        note(line)
 
 
 def answer(messages, engine, params, mode, printer, prediction: str | None = None) -> str:
@@ -171,74 +187,28 @@ def measured_meanwhile(engine):
 
 
 def interactive(engine, params, mode, printer, start: list[dict[str, str]] | None = None) -> int:
-    from draftlight.engine.core.errors import EngineError
+    """The chat after `start`: a line at a time until Ctrl-D (what each does:
+    interactive_chat.Conversation), the engine measuring while it waits for one."""
+    from draftlight.commands.interactive_chat import Conversation
     print(f"Draftlight chat. /mode {'|'.join(map(str, engine.modes))} switches speculation, "
           f"/retry answers the last question again (drafted by the earlier answer), /edit TEXT replaces it, "
           f"/continue writes more of the last answer, /reset starts over, Ctrl-D quits.",
           file=sys.stderr)
-    messages: list[dict[str, str]] = list(start or [])
+
+    def ask(messages, mode, prediction):
+        return answer(messages, engine, params, mode, printer, prediction)
+
+    conversation = Conversation(engine, ask, mode, start)
     while True:
         try:
             with measured_meanwhile(engine):
-                line = input(f"[{mode}] > ")
+                line = input(f"[{conversation.mode}] > ")
         except EOFError:
             print(file=sys.stderr)
             return 0
         line = line.strip()
-        if not line:
-            continue
-        if line.startswith("/mode"):
-            wanted = line.split(maxsplit=1)[1] if " " in line else ""
-            chosen = next((m for m in engine.modes if str(m) == wanted.strip()), None)
-            if chosen is not None:
-                mode = chosen
-            else:
-                print(f"draftlight: no mode {wanted!r} here; choose one of "
-                      f"{', '.join(map(str, engine.modes))}", file=sys.stderr)
-            continue
-        if line == "/reset":
-            messages = list(start or [])
-            continue
-        if line == "/continue":  # the conversation ends with the answer: it goes on from it
-            if not messages or messages[-1]["role"] != "assistant":
-                print("draftlight: no answer to continue yet", file=sys.stderr)
-                continue
-            try:
-                more = answer(messages, engine, params, mode, printer, None)
-            except KeyboardInterrupt:
-                print("\n(stopped)", file=sys.stderr)
-                continue
-            except EngineError as exc:
-                print(f"draftlight: {exc}", file=sys.stderr)
-                continue
-            messages[-1] = {**messages[-1], "content": messages[-1]["content"] + more}
-            continue
-        earlier = None
-        if line == "/retry" or line.startswith("/edit"):
-            if len(messages) < 2 or messages[-1]["role"] != "assistant":
-                print("draftlight: nothing to answer again yet", file=sys.stderr)
-                continue
-            earlier = messages.pop()["content"]  # drafts the new answer, never shown to it
-            question = messages.pop()["content"]
-            line = line.removeprefix("/edit").strip() if line.startswith("/edit") else question
-            if not line:
-                messages += [{"role": "user", "content": question},
-                             {"role": "assistant", "content": earlier}]
-                print("draftlight: /edit needs the new question: /edit TEXT", file=sys.stderr)
-                continue
-        messages.append({"role": "user", "content": line})
-        try:
-            reply = answer(messages, engine, params, mode, printer,
-                           earlier if mode != OFF else None)
-        except KeyboardInterrupt:
-            print("\n(stopped)", file=sys.stderr)
-            messages.pop()
-            continue
-        except EngineError as exc:  # e.g. a message longer than the context: say so, go on
-            print(f"draftlight: {exc}", file=sys.stderr)
-            messages.pop()
-            continue
-        messages.append({"role": "assistant", "content": reply})
+        if line:
+            conversation.take(line)
 
 
 class TextPrinter:

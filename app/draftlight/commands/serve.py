@@ -67,8 +67,6 @@ def add_serve_parser(commands) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     uvicorn, create_app = http_stack()
     from draftlight.engine_spec import spec_for_command_line, with_target
-    from draftlight.launch import open_engine
-    from draftlight.serve.serve_worker import ServeWorker
     from draftlight.settings import load_settings
 
     settings, problem = load_settings()
@@ -81,14 +79,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UserError("--time-limit must be a number of seconds, 0 or more (0 = no limit)")
     args.api_key = api_key_from(args)
     if not is_loopback(args.host):
-        if args.api_key is None and not args.insecure_no_key:
-            raise UserError(f"--host {args.host} can be reached from other machines: give a "
-                            "key (--api-key-file PATH, $DRAFTLIGHT_API_KEY or --api-key KEY), or "
-                            "--insecure-no-key to serve without one")
-        print(f"draftlight: warning: serving on {args.host}: other machines on the network can "
-              "reach the model" + ("" if args.api_key else ", and no API key is asked for")
-              + "; they must call it by an address or name given with --host or --allow-host",
-              file=sys.stderr, flush=True)
+        _refuse_or_warn_reachable(args)
     listener = bind(args.host, args.port)  # a port in use fails now, not after loading
     access = access_for(args.host, listener.getsockname()[1], allow_hosts=args.allow_host,
                         allow_origins=args.allow_origin)
@@ -96,26 +87,11 @@ def run_serve(args: argparse.Namespace) -> int:
     # llama.cpp in a process of its own: a crash there fails one request (500), and the next
     # request starts it again
     spec = replace(spec, hosted=True)
-    target = spec.target_path
-
-    def load():  # on the engine thread, which owns the engine
-        engine = open_engine(spec)
-        for line in engine.load_notices:
-            note(line)
-        return engine
-
-    model_id = Path(target).name.removesuffix(".gguf")
-    worker = ServeWorker(load, spec.mode, args.queue_size, model_id,
-                         time_limit=args.time_limit or None)
-    worker.start()
-    worker.ready.wait()
-    if worker.load_error is not None:
-        listener.close()
-        raise worker.load_error
+    worker = _loaded_worker(spec, args, listener)
     app = create_app(worker, api_key=args.api_key, access=access)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2,
                             lifespan="off")
-    print(f"draftlight: serving {model_id} at {url_of(listener)} "
+    print(f"draftlight: serving {worker.model_id} at {url_of(listener)} "
           f"(mode {spec.mode}{', API key required' if args.api_key else ''}); Ctrl-C stops",
           file=sys.stderr, flush=True)
     try:
@@ -125,3 +101,39 @@ def run_serve(args: argparse.Namespace) -> int:
         listener.close()
         print("draftlight: server stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _refuse_or_warn_reachable(args: argparse.Namespace) -> None:
+    """--host is one other machines can reach: refused without a key (or --insecure-no-key),
+    else said on stderr."""
+    if args.api_key is None and not args.insecure_no_key:
+        raise UserError(f"--host {args.host} can be reached from other machines: give a "
+                        "key (--api-key-file PATH, $DRAFTLIGHT_API_KEY or --api-key KEY), or "
+                        "--insecure-no-key to serve without one")
+    print(f"draftlight: warning: serving on {args.host}: other machines on the network can "
+          "reach the model" + ("" if args.api_key else ", and no API key is asked for")
+          + "; they must call it by an address or name given with --host or --allow-host",
+          file=sys.stderr, flush=True)
+
+
+def _loaded_worker(spec, args: argparse.Namespace, listener):
+    """The ServeWorker, started, once it has loaded the engine `spec` names; a failed load
+    closes `listener` and raises the load's error."""
+    from draftlight.launch import open_engine
+    from draftlight.serve.serve_worker import ServeWorker
+
+    def load():  # on the engine thread, which owns the engine
+        engine = open_engine(spec)
+        for line in engine.load_notices:
+            note(line)
+        return engine
+
+    model_id = Path(spec.target_path).name.removesuffix(".gguf")
+    worker = ServeWorker(load, spec.mode, args.queue_size, model_id,
+                         time_limit=args.time_limit or None)
+    worker.start()
+    worker.ready.wait()
+    if worker.load_error is not None:
+        listener.close()
+        raise worker.load_error
+    return worker

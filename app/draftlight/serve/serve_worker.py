@@ -161,54 +161,14 @@ def run_job(engine, job: Job, mode: Mode, *,
     if request is None:  # cancelled after it was taken from the queue: nobody waits
         return
     deadline = None if time_limit is None else time.monotonic() + time_limit
-    n_ctx = engine.n_ctx
-    try:
-        prompt_tokens = len(engine.tokenize_chat(request.messages))
-    except EngineCrashed as exc:
-        job.deliver(ApiError(500, str(exc), type="server_error", code="engine_crashed"))
-        return
-    except EngineError as exc:  # e.g. a chat template that refuses these roles
-        job.deliver(ApiError(400, str(exc), param="messages"))
-        return
-    reserve = engine.reserve(request.params)
-    if prompt_tokens + reserve > n_ctx:
-        job.deliver(ApiError(
-            400, f"the messages are {prompt_tokens:,} tokens long; with room for a reply "
-                 f"({reserve:,} tokens) they do not fit the {n_ctx:,}-token context",
-            code="context_length_exceeded", param="messages"))
+    prompt_tokens = _prompt_that_fits(engine, job, request)
+    if prompt_tokens is None:
         return
     job.deliver(Started(prompt_tokens))
     events = engine.generate(request.messages, request.params, mode,
                              prediction=request.prediction)
-    stops: StopFilter[tuple[str, int, dict | None]] = StopFilter(request.stop)
-    sent: list[str] = []
-    stats = Stats(mode=mode)
-
-    def send(pieces) -> None:
-        for text, (source, step, origin) in pieces:
-            sent.append(text)
-            # A stop filter may join or hold back tokens' text: a piece has no one token (-1)
-            job.deliver(TextPiece(text, source, step, origin=origin))
-
     try:
-        for event in events:
-            if job.cancelled.is_set():
-                return
-            if isinstance(event, TextPiece) and event.text:
-                send(stops.feed(event.text, (event.source, event.step, event.origin)))
-            elif isinstance(event, Progress):
-                stats = event.stats
-                if stops.stopped:  # the pass that held the stop sequence is counted
-                    stats.stop_reason = "stop"
-                    break
-                if deadline is not None and time.monotonic() > deadline:
-                    stats.stop_reason = TIME_LIMIT_REASON  # so is the pass that ran past it
-                    break
-            elif isinstance(event, Done):
-                stats = event.stats
-        send(stops.flush())
-        job.deliver(Finished("".join(sent), stats, finish_reason=stats.stop_reason,
-                             prompt_tokens=prompt_tokens))
+        _stream_reply(events, job, request.stop, mode, deadline, prompt_tokens)
     except EngineCrashed as exc:  # the host ended mid-reply: the next request restarts it
         log.error("%s", exc)
         job.deliver(ApiError(500, str(exc), type="server_error", code="engine_crashed"))
@@ -220,3 +180,60 @@ def run_job(engine, job: Job, mode: Mode, *,
                              type="server_error", code="internal_error"))
     finally:
         events.close()
+
+
+def _prompt_that_fits(engine, job: Job, request: ChatRequest) -> int | None:
+    """The prompt's length in tokens, or None when `job` was answered with an ApiError
+    instead: the messages cannot be tokenized, or they leave no room for the reply."""
+    n_ctx = engine.n_ctx
+    try:
+        prompt_tokens = len(engine.tokenize_chat(request.messages))
+    except EngineCrashed as exc:
+        job.deliver(ApiError(500, str(exc), type="server_error", code="engine_crashed"))
+        return None
+    except EngineError as exc:  # e.g. a chat template that refuses these roles
+        job.deliver(ApiError(400, str(exc), param="messages"))
+        return None
+    reserve = engine.reserve(request.params)
+    if prompt_tokens + reserve > n_ctx:
+        job.deliver(ApiError(
+            400, f"the messages are {prompt_tokens:,} tokens long; with room for a reply "
+                 f"({reserve:,} tokens) they do not fit the {n_ctx:,}-token context",
+            code="context_length_exceeded", param="messages"))
+        return None
+    return prompt_tokens
+
+
+def _stream_reply(events, job: Job, stop: tuple[str, ...], mode: Mode,
+                  deadline: float | None, prompt_tokens: int) -> None:
+    """Deliver the engine's `events` as TextPieces through the stop sequences `stop`, then
+    Finished; the reply ends at a stop sequence, at `deadline` (time.monotonic), or quietly
+    when the job is cancelled. The engine's errors are the caller's to answer."""
+    stops: StopFilter[tuple[str, int, dict | None]] = StopFilter(stop)
+    sent: list[str] = []
+    stats = Stats(mode=mode)
+
+    def send(pieces) -> None:
+        for text, (source, step, origin) in pieces:
+            sent.append(text)
+            # A stop filter may join or hold back tokens' text: a piece has no one token (-1)
+            job.deliver(TextPiece(text, source, step, origin=origin))
+
+    for event in events:
+        if job.cancelled.is_set():
+            return
+        if isinstance(event, TextPiece) and event.text:
+            send(stops.feed(event.text, (event.source, event.step, event.origin)))
+        elif isinstance(event, Progress):
+            stats = event.stats
+            if stops.stopped:  # the pass that held the stop sequence is counted
+                stats.stop_reason = "stop"
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                stats.stop_reason = TIME_LIMIT_REASON  # so is the pass that ran past it
+                break
+        elif isinstance(event, Done):
+            stats = event.stats
+    send(stops.flush())
+    job.deliver(Finished("".join(sent), stats, finish_reason=stats.stop_reason,
+                         prompt_tokens=prompt_tokens))

@@ -122,64 +122,75 @@ def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
         on_trust.before(op)
         try:
             if op == "generate":
-                pieces = 0
-                events = engine.generate(request["messages"], wire.params_from(request["params"]),
-                                         Mode.parse(request["mode"]), prediction=request.get("prediction"),
-                                         should_stop=should_cancel)
-                # one line a pass (its pieces and its Progress), or for the passes of
-                # LINE_SECONDS together when they are quicker than that
-                batch: list[dict] = []
-                sent = 0.0
-                try:
-                    for event in events:
-                        batch.append(wire.event_record(event))
-                        pieces += 1
-                        if debug is not None and pieces == debug[1]:
-                            out.send({"id": ident, "events": batch})
-                            _fail_natively(debug[0])
-                            batch = []
-                        if (isinstance(event, (Done, Notice)) or should_cancel() or isinstance(
-                                event, Progress) and time.monotonic() - sent >= LINE_SECONDS):
-                            out.send({"id": ident, "events": batch})
-                            batch, sent = [], time.monotonic()
-                        if should_cancel():
-                            break
-                finally:
-                    events.close()
+                batch = _send_generation(engine, out, request, should_cancel, debug)
                 on_trust.after(op)
                 out.send({"id": ident, "events": batch, "end": True})
-                continue
-            if op == "tokenize_chat":
-                result = engine.tokenize_chat(request["messages"])
-            elif op == "reserve":
-                result = engine.reserve(wire.params_from(request["params"]))
-            elif op == "pending_measurements":
-                result = list(engine.pending_measurements())
-            elif op == "measure_next":
-                result = engine.measure_next(should_cancel=should_cancel)
-            elif op == "attach_draft":
-                from draftlight.engine.core.load_options import LoadOptions
-                engine.attach_draft_file(request["path"], LoadOptions(**request["options"]),
-                                         should_cancel=should_cancel)
-                result = [str(mode) for mode in engine.modes]
-            elif op == "detach_draft":
-                engine.detach_draft()
-                result = [str(mode) for mode in engine.modes]
-            elif op == "explain_divergence":
-                from dataclasses import asdict
-
-                from draftlight.engine.reply.compare import explain_divergence
-                found = explain_divergence(engine, request["messages"], request["a"],
-                                           request["b"])
-                result = asdict(found) if found is not None else None
             else:
-                raise ValueError(f"unknown request {op!r}")
-            on_trust.after(op)
-            out.send({"id": ident, "result": result})
+                result = _answer(engine, request, should_cancel)
+                on_trust.after(op)
+                out.send({"id": ident, "result": result})
         except Exception as exc:  # noqa: BLE001 - said to the app, which raises it again
             out.send({"id": ident, "error": wire.error_record(exc)})
         finally:
             cancelled.discard(ident)
+
+
+def _send_generation(engine, out: _Output, request: dict, should_cancel, debug) -> list[dict]:
+    """Run a "generate" request, sending its events as they come: one line a pass (its
+    pieces and its Progress), or for the passes of LINE_SECONDS together when they are
+    quicker than that. Returns the events not sent yet, which the end line carries."""
+    ident = request["id"]
+    pieces = 0
+    events = engine.generate(request["messages"], wire.params_from(request["params"]),
+                             Mode.parse(request["mode"]), prediction=request.get("prediction"),
+                             should_stop=should_cancel)
+    batch: list[dict] = []
+    sent = 0.0
+    try:
+        for event in events:
+            batch.append(wire.event_record(event))
+            pieces += 1
+            if debug is not None and pieces == debug[1]:
+                out.send({"id": ident, "events": batch})
+                _fail_natively(debug[0])
+                batch = []
+            if (isinstance(event, (Done, Notice)) or should_cancel() or isinstance(
+                    event, Progress) and time.monotonic() - sent >= LINE_SECONDS):
+                out.send({"id": ident, "events": batch})
+                batch, sent = [], time.monotonic()
+            if should_cancel():
+                break
+    finally:
+        events.close()
+    return batch
+
+
+def _answer(engine, request: dict, should_cancel):
+    """The result of any request but "generate", sent back in one line."""
+    op = request["op"]
+    if op == "tokenize_chat":
+        return engine.tokenize_chat(request["messages"])
+    if op == "reserve":
+        return engine.reserve(wire.params_from(request["params"]))
+    if op == "pending_measurements":
+        return list(engine.pending_measurements())
+    if op == "measure_next":
+        return engine.measure_next(should_cancel=should_cancel)
+    if op == "attach_draft":
+        from draftlight.engine.core.load_options import LoadOptions
+        engine.attach_draft_file(request["path"], LoadOptions(**request["options"]),
+                                 should_cancel=should_cancel)
+        return [str(mode) for mode in engine.modes]
+    if op == "detach_draft":
+        engine.detach_draft()
+        return [str(mode) for mode in engine.modes]
+    if op == "explain_divergence":
+        from dataclasses import asdict
+
+        from draftlight.engine.reply.compare import explain_divergence
+        found = explain_divergence(engine, request["messages"], request["a"], request["b"])
+        return asdict(found) if found is not None else None
+    raise ValueError(f"unknown request {op!r}")
 
 
 def main(argv: list[str]) -> int:

@@ -78,7 +78,13 @@ class ModelBar(QWidget):
         ModelScan found them), the current ones chosen; `facts`: their headers as far as read
         (store.model_facts; none is read here); `mtp`: the target carries multi-token-prediction
         layers, which llama.cpp's server drafts with."""
-        current_target = target_path or ""
+        self._fill_targets(target_path or "", models)
+        self._fill_drafts(_resolved_target(target_path, models), draft_path, mode, modes, models,
+                          facts, mtp)
+
+    def _fill_targets(self, current_target: str, models: list) -> None:
+        """The default model, then `models`; `current_target` chosen, as whichever app's
+        reference to its file the list has, or added when the list has it not."""
         self.target_box.blockSignals(True)
         self.target_box.clear()
         self.target_box.addItem("Default model", "")
@@ -98,10 +104,10 @@ class ModelBar(QWidget):
         self.target_box.setCurrentIndex(max(shown, 0))
         self.target_box.blockSignals(False)
 
-        by_reference = {m.name: str(m.path) for m in models}
-        resolved_target = by_reference.get(target_path or "", target_path) or next(
-            (str(m.path) for m in models if m.source == "converted"),
-            next((str(m.path) for m in models if m.source == "bundled"), None))
+    def _fill_drafts(self, resolved_target: str | None, draft_path: str | None, mode: Mode,
+                     modes: tuple[Mode, ...], models: list, facts, mtp: bool) -> None:
+        """No draft, n-gram lookup and MTP where they apply, then `models` but the target's
+        file, each marked when it cannot draft for it as it is; the current one chosen."""
         self.draft_box.blockSignals(True)
         self.draft_box.clear()
         # "No draft model", not "None": auto drafts by n-gram lookup without one
@@ -118,19 +124,8 @@ class ModelBar(QWidget):
             if str(model.path) == resolved_target:
                 continue
             self.draft_box.addItem(model.name, _setting(model))
-            item = self.draft_box.model().item(self.draft_box.count() - 1)
-            try:
-                difference = (vocabulary_difference(resolved_target, str(model.path), facts,
-                                                    read=False) if resolved_target else None)
-            except Exception as exc:  # noqa: BLE001 - an unreadable file is a reason too
-                item.setEnabled(False)
-                item.setText(f"{model.name} — unreadable")
-                item.setToolTip(f"Cannot draft: its header could not be read ({exc})")
-                continue
-            if difference:
-                item.setText(f"{model.name} — cross-vocabulary")
-                item.setToolTip(f"{difference}: drafts through the tokens both share; the "
-                                "overlap is measured when it loads")
+            _mark_vocabulary(self.draft_box.model().item(self.draft_box.count() - 1), model,
+                             resolved_target, facts)
         wanted = draft_path and next((_setting(m) for m in models if str(m.path) == draft_path),
                                      draft_path)
         wanted = wanted or (NGRAM if mode == NGRAM_MODE else MTP if mode == Mode.llama("draft-mtp")
@@ -166,6 +161,32 @@ class ModelBar(QWidget):
 
     def hide_progress(self) -> None:
         self.progress.setVisible(False)
+
+
+def _resolved_target(target_path: str | None, models: list) -> str | None:
+    """The target's file: a found model's reference resolved through `models`; with no
+    target set, the model loaded by default (a converted one, else the bundled one)."""
+    by_reference = {m.name: str(m.path) for m in models}
+    return by_reference.get(target_path or "", target_path) or next(
+        (str(m.path) for m in models if m.source == "converted"),
+        next((str(m.path) for m in models if m.source == "bundled"), None))
+
+
+def _mark_vocabulary(item, model, resolved_target: str | None, facts) -> None:
+    """The draft drop-down's row for `model`: disabled when its header could not be read,
+    marked cross-vocabulary when its vocabulary is not the target's."""
+    try:
+        difference = (vocabulary_difference(resolved_target, str(model.path), facts,
+                                            read=False) if resolved_target else None)
+    except Exception as exc:  # noqa: BLE001 - an unreadable file is a reason too
+        item.setEnabled(False)
+        item.setText(f"{model.name} — unreadable")
+        item.setToolTip(f"Cannot draft: its header could not be read ({exc})")
+        return
+    if difference:
+        item.setText(f"{model.name} — cross-vocabulary")
+        item.setToolTip(f"{difference}: drafts through the tokens both share; the "
+                        "overlap is measured when it loads")
 
 
 def _say_also(box, model) -> None:
