@@ -9,7 +9,7 @@ import re
 
 from draftlight.engine.auto.acceptance import AcceptanceModel, bucket, evidence_key
 from draftlight.engine.auto.costs import BatchCosts
-from draftlight.engine.reply.events import Done, Progress
+from draftlight.engine.reply.events import Progress
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.core.sampling import SamplingParams
 
@@ -17,6 +17,7 @@ from tests.support.fake_backend import FakeWordChatModel
 from tests.support.cpu_curve import CURVE, cpu_costs
 from tests.support.fake_engine import run
 from draftlight.modes import AUTO, NGRAM, OFF
+from tests.support.replies import reply as run_reply
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=200)
 DEMO = "Repeat after me: the United States of America declared independence in 1776."
@@ -81,14 +82,9 @@ def test_after_a_session_of_failed_drafts_auto_drafts_a_copy_of_the_message_at_o
 
 def passes(engine, mode) -> list[int]:
     """The tokens drafted for each target pass of the demo's reply (its text checked)."""
-    drafted, text = [], []
-    for event in engine.generate([{"role": "user", "content": DEMO}], GREEDY, mode):
-        if isinstance(event, Progress):
-            drafted.append(event.pass_drafted)
-        elif isinstance(event, Done):
-            text.append(event.text)
-    assert text == [COPY]
-    return drafted
+    answer = run_reply(engine, [{"role": "user", "content": DEMO}], GREEDY, mode)
+    assert answer.done.text == COPY
+    return [e.pass_drafted for e in answer.events if isinstance(e, Progress)]
 
 
 def first_draft(steps: list[int]) -> int:

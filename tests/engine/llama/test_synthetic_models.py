@@ -13,13 +13,13 @@ import pytest
 import llama_cpp
 from llama_cpp import _internals
 
-from draftlight.engine.reply.events import Done, TextPiece
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.llama.llama_backend import LlamaBackend
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
 from tests.support.synthetic_models import ARCHS, write_model
 from draftlight.modes import OFF
+from tests.support.replies import reply as run_reply
 
 # arch -> (llama_model_is_recurrent, llama_model_is_hybrid, can cut a sequence natively)
 MEMORY = {
@@ -63,11 +63,9 @@ def test_memory_kind(backend):
 def test_greedy_reply_varies(backend):
     arch, model = backend
     engine = Engine(model)
-    events = list(engine.generate([{"role": "user", "content": "Tell me about the sea."}],
-                                  SamplingParams(temperature=0.0, max_tokens=40), mode=OFF))
-    done = events[-1]
-    assert isinstance(done, Done)
-    tokens = [e.token for e in events if isinstance(e, TextPiece) and e.token >= 0]
+    answer = run_reply(engine, [{"role": "user", "content": "Tell me about the sea."}],
+                       SamplingParams(temperature=0.0, max_tokens=40), OFF)
+    done, tokens = answer.done, answer.tokens
     assert len(tokens) >= 30, (arch, done.stats.stop_reason)
     assert len(set(tokens)) >= 10, (arch, done.text)  # not one token repeated forever
 

@@ -14,13 +14,14 @@ from draftlight.engine.server.reply_labels import UNKNOWN_NOTE
 from draftlight.engine.server.process import free_port
 from tests.support.openai_stub import WORDS
 from draftlight.modes import REMOTE
+from tests.support.replies import reply as run_reply
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
 
 
 def run(engine, params=SamplingParams(max_tokens=20)):
-    events = list(engine.generate(MESSAGES, params, REMOTE))
-    return [e for e in events if isinstance(e, TextPiece)], events[-1]
+    answer = run_reply(engine, MESSAGES, params, REMOTE)
+    return answer.pieces, answer.done
 
 
 def test_a_plain_openai_stream_is_text_of_unknown_provenance(stub):

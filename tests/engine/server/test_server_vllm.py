@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from draftlight.engine.reply.events import Done, TextPiece
 from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.server.client import Endpoint
 from draftlight.engine.server.server_engine import ServerEngine
@@ -16,6 +15,7 @@ from draftlight.engine.server.reply_labels import (FIRST_VLLM_NOTE, MERGED_NOTE,
 from draftlight.engine.server.vllm_metrics import chunks_as_steps, spec_metrics
 from tests.support.openai_stub import VLLM_ACCEPTED, VLLM_DRAFTED, VLLM_STEPS, WORDS
 from draftlight.modes import REMOTE
+from tests.support.replies import reply as run_reply
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
 TEXT = "".join("".join(tokens) for tokens, _ in VLLM_STEPS)
@@ -28,9 +28,8 @@ MARKED = [("target", 0), ("draft", 1), ("target", 1), ("target", 2), ("draft", 3
 
 
 def run(engine):
-    events = list(engine.generate(MESSAGES, SamplingParams(max_tokens=20), REMOTE))
-    assert isinstance(events[-1], Done)
-    return [e for e in events if isinstance(e, TextPiece)], events[-1]
+    answer = run_reply(engine, MESSAGES, SamplingParams(max_tokens=20), REMOTE)
+    return answer.pieces, answer.done
 
 
 def test_the_request_asks_for_usage_on_every_chunk(stub):

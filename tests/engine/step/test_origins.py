@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from draftlight.engine.step.drafters import DraftOrigin, ModelDrafter
-from draftlight.engine.reply.events import TextPiece
 from draftlight.engine.reply.generator import Engine
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.step.origins import Origin, OriginFinder, kept_messages
 from draftlight.engine.core.sampling import SamplingParams
 from tests.support.fake_backend import FakeChatModel, FakeWordChatModel, scripted_costs
 from draftlight.modes import DRAFT, NGRAM, OFF
+from tests.support.replies import reply as run_reply
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=400)
 DOCUMENT = ("The committee approved the budget for the new library on Tuesday. Construction "
@@ -30,8 +30,7 @@ REPLY = f"{SECOND} In short: {OWN} Again: {OWN}"
 
 
 def pieces(engine, messages, mode=NGRAM, **options):
-    return [e for e in engine.generate(messages, GREEDY, mode, **options)
-            if isinstance(e, TextPiece)]
+    return run_reply(engine, messages, GREEDY, mode, **options).pieces
 
 
 def check_spans(found, messages, prediction=""):
@@ -127,9 +126,8 @@ def bundled_engine(bundled_model, module_home):
 def test_on_the_real_model_a_repeated_phrase_is_copied_from_the_users_message(bundled_engine):
     phrase = "the United States of America declared independence in 1776"
     messages = [{"role": "user", "content": f"Repeat after me: {phrase}."}]
-    found = [e for e in bundled_engine.generate(
-        messages, SamplingParams(temperature=0.0, max_tokens=40), NGRAM)
-        if isinstance(e, TextPiece)]
+    found = run_reply(bundled_engine, messages, SamplingParams(temperature=0.0, max_tokens=40),
+                      NGRAM).pieces
     kinds = check_spans(found, messages)
     assert kinds.count("message") >= 4, "".join(p.text for p in found)
     copied = [p.origin for p in found if p.origin and p.origin.kind == "message"]
