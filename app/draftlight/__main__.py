@@ -1,4 +1,4 @@
 from draftlight.cli import main
 
-if __name__ == "__main__":  # a spawned child process (draftlight.store.convert) imports this module
+if __name__ == "__main__":  # not when a child process imports this module as it starts
     raise SystemExit(main())

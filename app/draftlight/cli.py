@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == [QUANTIZE_CHILD]:  # the frozen app runs its own quantizer child this way
-        from draftlight.store.convert import quantize_child
+        from draftlight.store.quantize_child import quantize_child
         source, temp, weights, threads = argv[1:5]
         return quantize_child(source, temp, weights, int(threads))
     if argv[:1] == [CPU_CHECK_CHILD]:  # ... and its CPU check's child (draftlight.engine.llama.cpu_check)

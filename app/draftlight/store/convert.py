@@ -32,7 +32,6 @@ from draftlight.lifetimes import owned, popen_tied, remove_abandoned
 from draftlight.shared_files import WaitCancelled, lock_path, once
 from draftlight.store.errors import StoreError
 from draftlight.store.gguf_info import read_gguf_info
-from draftlight.store.quantize_child import quantize_child  # noqa: F401 (cli.py's hidden command)
 
 # Weight types a user may ask for -> bits per weight (llama.cpp's figures, for the size estimate).
 # Left out: the IQ1/IQ2/IQ3 types, which need an importance matrix to be usable.
