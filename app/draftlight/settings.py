@@ -94,23 +94,24 @@ class Settings:
                               min_p=self.min_p, seed=self.seed, max_tokens=self.max_tokens)
 
 
+def _said(check: Callable[[str], object], value: str, errors) -> str | None:
+    """What `check(value)` objects to, in its own words (None: nothing)."""
+    try:
+        check(value)
+    except errors as exc:
+        return str(exc)
+    return None
+
+
 def _rpc_problem(value: str) -> str | None:
     from draftlight.engine.core.errors import EngineError
     from draftlight.engine.server.rpc import rpc_addresses
-    try:
-        rpc_addresses(value)
-    except EngineError as exc:
-        return str(exc)
-    return None
+    return _said(rpc_addresses, value, EngineError)
 
 
 def _spec_type_problem(value: str) -> str | None:
     from draftlight.modes import ModeError, spec_types_argument
-    try:
-        spec_types_argument(value)
-    except ModeError as exc:
-        return str(exc)
-    return None
+    return _said(spec_types_argument, value, ModeError)
 
 
 @dataclass(frozen=True)

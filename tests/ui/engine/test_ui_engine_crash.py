@@ -94,7 +94,7 @@ def test_stop_never_waits_for_a_hung_native_call(qtbot, monkeypatch, real_window
     window.session.stop()
     wait_until(qtbot, lambda: window.session.stream is None, "Stop to end the reply", 20_000,
                lambda: window_state(window))
-    assert time.monotonic() - began < 10  # hosted.STOP_SECONDS, not the 300 s of silence
+    assert time.monotonic() - began < 10  # host_waits.STOP_SECONDS, not the 300 s of silence
     assert stored_reply(window)[1] == "interrupted" and not window.banner.isVisible()
     again = send_and_wait_real(qtbot, window, "And one more colour?")  # a fresh host answers
     assert again.text and again.figures.stats.stop_reason in ("eos", "max_tokens")

@@ -31,7 +31,7 @@ from draftlight.engine.core.errors import EngineCrashed
 from draftlight.engine.reply.events import Event, Notice
 from draftlight.engine.host.host_child import DEBUG_VARIABLE
 from draftlight.engine.host.host_lines import HostLines
-from draftlight.engine.host.host_waits import STOP_SECONDS, HostWaits  # noqa: F401 - tests read it
+from draftlight.engine.host.host_waits import HostWaits
 from draftlight.engine.host.host_spec import BATCHED, ExtraBuffersCrashed, HostSpec
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
