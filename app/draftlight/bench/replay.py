@@ -74,17 +74,26 @@ def parse_curve(text: str) -> BatchCosts:
     return curve(points)
 
 
+Policy = Callable[[BatchCosts, list[Candidate]], AdaptiveDrafter]
+
+
 def replay(records: list[dict], costs: BatchCosts,
            config: SpeculationConfig = SpeculationConfig(),
            step_overhead: float = 0.0, fold: Fold | None = None,
-           watch: Callable[[dict, list[int], int, int], None] | None = None) -> list[Replayed]:
+           watch: Callable[[dict, list[int], int, int], None] | None = None,
+           policy: Policy = AdaptiveDrafter,
+           foresee: Callable[[AdaptiveDrafter, list[int], list[int]], None] | None = None
+           ) -> list[Replayed]:
     """Auto (n-gram lookup only) over every record in order, learning across them as in one
     bench run. `step_overhead`: time outside the pass per drafting step, in one-token passes;
     `fold`: the recording's words (load_words), as the engine measures matches; `watch`, if
     given, sees every step before its tokens join the context: (record, context, drafted,
-    accepted) (replay_losses.py)."""
+    accepted) (replay_losses.py). `policy` makes the drafter replayed (auto's by default);
+    `foresee`, if given, is shown (that drafter, the context, the answer still to come) before
+    each step: what a policy told something only the ceiling knows makes of it
+    (foreknowledge.py)."""
     ngram = NgramDrafter(config.ngram_max, config.ngram_min, fold=fold)
-    auto = AdaptiveDrafter(costs, [Candidate(ngram, 0.0, config.auto_max_tokens)])
+    auto = policy(costs, [Candidate(ngram, 0.0, config.auto_max_tokens)])
     out = []
     for record in records:
         prompt, answer = record["prompt"], record["answer"]
@@ -94,6 +103,8 @@ def replay(records: list[dict], costs: BatchCosts,
         while position < len(answer):
             budget = len(answer) - position - 1
             gamma = max(0, min(config.auto_max_tokens, budget))
+            if foresee is not None:
+                foresee(auto, context, answer[position:])
             draft = auto.propose(context, gamma, None, None).tokens[:gamma] if gamma else []
             right = followed(draft, answer, position)
             seconds = costs(len(draft) + 1) * costs.token_seconds
