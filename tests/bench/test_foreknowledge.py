@@ -72,6 +72,11 @@ def test_either_knowledge_buys_a_share_of_the_ceiling_and_neither_passes_it(reco
         assert row["auto"] < row["end"] <= 1.0 + 1e-9, (name, row)
 
 
+def test_it_is_told_one_of_two_things():
+    with pytest.raises(ValueError, match="start, end"):
+        Foreknowing(curve(CURVES["gpu-like"]), [], "everything")
+
+
 def test_copy_share_pools_the_copy_categories(recording):
     records, fold = recording
     rows = replay(records, curve(CURVES["gpu-like"]), fold=fold)

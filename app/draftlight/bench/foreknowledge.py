@@ -47,6 +47,8 @@ class Foreknowing(AdaptiveDrafter):
     (`run`), and using only the part `told` names (the module's docstring)."""
 
     def __init__(self, costs: BatchCosts, candidates: list[Candidate], told: str) -> None:
+        if told not in TOLD:
+            raise ValueError(f"told {told!r}: one of {', '.join(TOLD)}")
         super().__init__(costs, candidates)
         self.told = told
         self.run: int | None = None  # None: told nothing this step
