@@ -85,12 +85,14 @@ def test_loading_shows_a_progress_bar_with_the_model_name(qtbot, open_window, in
     assert window.progress.isHidden()
     seen = []
     window.models.status.connect(lambda _t: seen.append((window.progress.isVisible(),
-                                                         window.progress.format())))
+                                                         window.progress.format(),
+                                                         window.progress.toolTip())))
     window.model_bar.target_box.activated.emit(
         window.model_bar.target_box.findData(str(same.path)))
     wait_until(qtbot, lambda: window.ready and not window.loading, "the models to load", 5000,
                lambda: window_state(window))
-    assert (True, "Loading smol-copy.gguf (98.4 MB of weights)…") in seen
+    whole = "Loading smol-copy.gguf (98.4 MB of weights)…"
+    assert (True, whole, whole) in seen
     assert len(factory.loads) == 2 and factory.loads[-1].target_path == str(same.path)
     assert window.progress.isHidden()
 
@@ -131,3 +133,54 @@ def test_the_draft_box_says_n_gram_for_n_gram_mode_before_and_after_the_engine_l
         assert bar.draft_box.currentText() == "N-gram (no model)"
     bar.fill(None, None, AUTO, (OFF, NGRAM, AUTO), [], {})
     assert bar.draft_box.currentText() == "No draft model"  # auto drafts by n-gram without one
+
+
+def test_a_chosen_model_gets_the_room_to_show_its_whole_name(qtbot):
+    """Found models are named like "ollama:qwen2.5-coder:1.5b", what tells them apart last:
+    in a wide window the drop-down shows the whole name; in a narrow one it makes do with 14
+    characters, and a long name never makes the window wider than its user left it."""
+    from PySide6.QtWidgets import QMainWindow
+    from draftlight.ui.chat.main_toolbar import model_toolbar
+    from draftlight.ui.engine.model_bar import NAME_WIDTH, ModelBar
+    from PySide6.QtGui import QAction
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    bar = ModelBar()
+    window.addToolBar(model_toolbar(window, bar, QAction("Settings", window)))
+    box = bar.target_box
+    box.addItem("Default model", "")
+    box.fit()
+    window.resize(1366, 300)
+    window.show()
+    qtbot.waitExposed(window)
+    narrow, least = box.width(), window.minimumSizeHint().width()
+    name = "ollama:qwen2.5-coder:1.5b"
+    box.addItem(name, name)
+    box.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: box.width() > narrow, timeout=2000)
+    assert box.width() >= box.fontMetrics().horizontalAdvance(name) + 20  # and its arrow
+    assert window.minimumSizeHint().width() == least  # a narrow window still fits the bar
+    box.addItem("x" * 200, "long")
+    box.setCurrentIndex(2)
+    qtbot.waitUntil(lambda: box.width() == NAME_WIDTH, timeout=2000)  # cut, not given the bar
+    box.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: box.width() == narrow, timeout=2000)
+
+
+def test_the_loading_bar_names_the_model_on_one_line(qtbot):
+    """A name longer than the bar is cut with "…" to its width, not wrapped onto a second line
+    the bar's height cuts off; the tooltip has it whole."""
+    from draftlight.ui.engine.model_bar import ModelBar
+    bar = ModelBar()
+    qtbot.addWidget(bar)
+    whole = "Loading ollama:qwen2.5-coder:1.5b (1.1 GB of weights)…"
+    bar.show_loading(whole)
+    bar.show_percent(40)  # a conversion's progress: the bar shows its text
+    bar.progress.resize(120, 22)
+    text = bar.progress.text()
+    assert text.startswith("Loading ol") and text.endswith("…") and text != whole, text
+    assert bar.progress.fontMetrics().horizontalAdvance(text) <= 120
+    assert bar.progress.toolTip() == whole
+    bar.progress.resize(260, 22)
+    bar.show_loading("Loading a.gguf…")
+    assert bar.progress.text() == "Loading a.gguf…"  # room for all of it

@@ -7,7 +7,7 @@ also fill the window's menus; the window connects them."""
 from __future__ import annotations
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QLabel, QSizePolicy, QToolBar, QWidget
+from PySide6.QtWidgets import QLabel, QToolBar, QWidget
 
 from draftlight.ui.flash.legend import Legend
 from draftlight.ui.chat.mode_box import ModeBox
@@ -20,10 +20,7 @@ def model_toolbar(window: QWidget, model_bar: QWidget, settings_action: QAction)
     bar = QToolBar("Models", window)
     bar.setObjectName("model-toolbar")
     bar.setMovable(False)
-    bar.addWidget(model_bar)
-    spacer = QWidget()
-    spacer.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
-    bar.addWidget(spacer)
+    bar.addWidget(model_bar)  # it takes the row's room, so Settings sits at the right end
     bar.addAction(settings_action)
     return bar
 

@@ -69,7 +69,7 @@ class WindowModels:
         self.status_label.setText(text)
         self.status_label.setToolTip(text)  # the whole line, where a narrow window cuts it
         if self.models.loading:
-            self.progress.setFormat(text)
+            self.model_bar.show_loading(text)
         self._show_steps()
 
     def _show_steps(self) -> None:

@@ -15,7 +15,8 @@ were read off the GUI thread (ui/chat/model_scan.py), and loading is the worker'
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QWidget
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QProgressBar, QSizePolicy,
+                               QWidget)
 
 from draftlight.engine_spec import model_name
 from draftlight.modes import NGRAM as NGRAM_MODE, Mode
@@ -28,6 +29,39 @@ from draftlight.engine_kind import EngineKind
 # Settings.engine values, as the window names them
 ENGINE_LABELS = {EngineKind.LOCAL: "This computer", EngineKind.LLAMA_SERVER: "llama.cpp server",
                  EngineKind.REMOTE: "Remote server"}
+
+
+# The target and draft drop-downs show at least BOX_CHARACTERS of a name, and widen to show a
+# chosen name whole, up to NAME_WIDTH pixels where the window has room (the drop-down's arrow
+# and frame take BOX_PADDING).
+BOX_CHARACTERS, NAME_WIDTH, BOX_PADDING = 14, 230, 36
+
+
+class NamedProgress(QProgressBar):
+    """A busy bar that names what it waits for on one line, cut with "…" to its width (the
+    style would wrap a long name onto a second line that the bar's height cuts off)."""
+
+    def text(self) -> str:
+        return self.fontMetrics().elidedText(super().text(), Qt.ElideRight, self.width() - 12)
+
+
+class NameBox(QComboBox):
+    """A drop-down of models that grows, where the window has room, to show its chosen model's
+    whole name (found models are named like "ollama:qwen2.5-coder:1.5b": what tells them
+    apart comes last), up to NAME_WIDTH pixels; in a narrow window it makes do with
+    BOX_CHARACTERS. Its size hint stays that of BOX_CHARACTERS, so a long name never makes the
+    window wider than its user left it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setMinimumContentsLength(BOX_CHARACTERS)
+        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+        self.currentIndexChanged.connect(self.fit)
+
+    def fit(self) -> None:
+        """At most as wide as the chosen name needs (called where signals were blocked)."""
+        name = self.fontMetrics().horizontalAdvance(self.currentText()) + BOX_PADDING
+        self.setMaximumWidth(max(self.minimumSizeHint().width(), min(name, NAME_WIDTH)))
 
 
 class ModelBar(QWidget):
@@ -50,21 +84,21 @@ class ModelBar(QWidget):
                                    "own server, or a server elsewhere (set up in Settings)")
         layout.addWidget(self.engine_box)
         layout.addWidget(QLabel("Target:"))
-        self.target_box = QComboBox()
-        self.target_box.setMinimumContentsLength(14)
+        self.target_box = NameBox()
         self.target_box.setToolTip(self.TARGET_TIP)
-        layout.addWidget(self.target_box)
+        layout.addWidget(self.target_box, 1)
         layout.addWidget(QLabel("Draft:"))
-        self.draft_box = QComboBox()
-        self.draft_box.setMinimumContentsLength(14)
+        self.draft_box = NameBox()
         self.draft_box.setToolTip(self.DRAFT_TIP)
-        layout.addWidget(self.draft_box)
-        self.progress = QProgressBar()
+        layout.addWidget(self.draft_box, 1)
+        self.progress = NamedProgress()
         self.progress.setRange(0, 0)  # busy: llama.cpp reports no load progress
         self.progress.setMaximumWidth(260)
         self.progress.setTextVisible(True)
         self.progress.setVisible(False)
         layout.addWidget(self.progress)
+        layout.addStretch(0)  # room the drop-downs' names do not need
+        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)  # the window's room
         self.engine_box.activated.connect(
             lambda i: self.engine_chosen.emit(self.engine_box.itemData(i)))
         self.target_box.activated.connect(
@@ -102,6 +136,7 @@ class ModelBar(QWidget):
             self.target_box.addItem(model_name(current_target), current_target)
             shown = self.target_box.count() - 1
         self.target_box.setCurrentIndex(max(shown, 0))
+        self.target_box.fit()
         self.target_box.blockSignals(False)
 
     def _fill_drafts(self, resolved_target: str | None, draft_path: str | None, mode: Mode,
@@ -131,6 +166,7 @@ class ModelBar(QWidget):
         wanted = wanted or (NGRAM if mode == NGRAM_MODE else MTP if mode == Mode.llama("draft-mtp")
                                 else NONE)
         self.draft_box.setCurrentIndex(max(self.draft_box.findData(wanted), 0))
+        self.draft_box.fit()
         self.draft_box.blockSignals(False)
 
     def show_engine(self, kind: str, server_url: str = "") -> None:
@@ -148,7 +184,9 @@ class ModelBar(QWidget):
             "types)" if kind == EngineKind.LLAMA_SERVER else "The remote server drafts as it is set up")
 
     def show_loading(self, what: str) -> None:
+        """The bar names what is loading (NamedProgress); its tooltip, as the status bar, whole."""
         self.progress.setFormat(what)
+        self.progress.setToolTip(what)
         self.progress.setVisible(True)
 
     def show_percent(self, percent: int) -> None:
