@@ -38,7 +38,7 @@ BOX_CHARACTERS, NAME_WIDTH, BOX_PADDING = 14, 230, 36
 
 
 class NamedProgress(QProgressBar):
-    """A busy bar that names what it waits for on one line, cut with "…" to its width (the
+    """A loading bar that names what it waits for on one line, cut with "…" to its width (the
     style would wrap a long name onto a second line that the bar's height cuts off)."""
 
     def text(self) -> str:
