@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from draftlight.bench.ceiling import followed
-from draftlight.bench.foreknowledge import COPY_CATEGORIES, Foreknowing
+from draftlight.bench.foreknowledge import COPY_CATEGORIES, Foreknowing, copy_share
 from draftlight.bench.recorded_answers import load_records
 from draftlight.bench.recorded_words import load_words
 from draftlight.bench.replay import CURVES, parse_curve, replay
@@ -147,9 +147,10 @@ def replay_scored(records: list[dict], costs: BatchCosts, told: str, scorer: Gue
 
     rows = replay(records, costs, config, 0.01, fold,
                   policy=lambda c, candidates: Scoring(c, candidates, told), foresee=foresee)
-    copies = [(i, row) for i, row in enumerate(rows) if row.category in COPY_CATEGORIES]
+    copies = [(i, row) for i, row in enumerate(rows)
+              if row.category in COPY_CATEGORIES] or list(enumerate(rows))  # as copy_share
     oracle = sum(row.oracle for _, row in copies)
-    return Scored(oracle / sum(row.passes for _, row in copies),
+    return Scored(copy_share(rows),
                   oracle / sum(row.passes + charged.get(i, 0.0) for i, row in copies), oracle,
                   pairs)
 
@@ -187,9 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         pairs: list[tuple[int, int]] = []
         for name in args.curve or list(CURVES):
             costs = parse_curve(name)
-            rows = [r for r in replay(records, costs, step_overhead=0.01, fold=fold)
-                    if r.category in COPY_CATEGORIES]
-            auto = sum(r.oracle for r in rows) / sum(r.passes for r in rows)
+            auto = copy_share(replay(records, costs, step_overhead=0.01, fold=fold))
             start = replay_scored(records, costs, "start", scorer, args.token_seconds, fold)
             end = replay_scored(records, costs, "end", scorer, args.token_seconds, fold)
             pairs = pairs or start.pairs
