@@ -112,13 +112,14 @@ class Scored:
     free: float  # share of the ceiling, copy categories pooled, the scorer's time not charged
     priced: float  # the same, each step charged the scorer's pass
     oracle: float  # the ceiling's passes over the copy categories
+    charged: int  # scored steps charged a pass there (a reply's first, reading its prompt, not)
     pairs: list[tuple[int, int]] = field(default_factory=list)  # (r̂, r) at each scored step
 
     def break_even(self, auto: float) -> float:
-        """What a scored step's pass may cost, in the target's one-token passes, for the
+        """What a charged step's pass may cost, in the target's one-token passes, for the
         evidence to leave auto's share (`auto`) where it is: the passes it saves, per step."""
         saved = self.oracle / auto - self.oracle / self.free
-        return saved / max(len(self.pairs), 1)
+        return saved / max(self.charged, 1)
 
 
 def replay_scored(records: list[dict], costs: BatchCosts, told: str, scorer: GuessScorer,
@@ -126,7 +127,7 @@ def replay_scored(records: list[dict], costs: BatchCosts, told: str, scorer: Gue
                   config: SpeculationConfig = SpeculationConfig()) -> Scored:
     """Auto told r̂ (as Foreknowing is told r) before each step that has a guess."""
     lookup = NgramDrafter(config.ngram_max, config.ngram_min, fold=fold)
-    charged: dict[int, float] = {}
+    charged: dict[int, tuple[float, int]] = {}  # reply -> (its scorer passes, how many)
     pairs: list[tuple[int, int]] = []
     replies = iter(range(len(records)))
     now = {"reply": -1}
@@ -143,16 +144,18 @@ def replay_scored(records: list[dict], costs: BatchCosts, told: str, scorer: Gue
             auto.run, seconds, prefill = scorer.agreed(context, guess)
             pairs.append((auto.run, followed(guess, ahead, 0)))
             if not prefill:
-                charged[now["reply"]] = charged.get(now["reply"], 0.0) + seconds / token_seconds
+                passes, steps = charged.get(now["reply"], (0.0, 0))
+                charged[now["reply"]] = (passes + seconds / token_seconds, steps + 1)
 
     rows = replay(records, costs, config, 0.01, fold,
                   policy=lambda c, candidates: Scoring(c, candidates, told), foresee=foresee)
     copies = [(i, row) for i, row in enumerate(rows)
               if row.category in COPY_CATEGORIES] or list(enumerate(rows))  # as copy_share
     oracle = sum(row.oracle for _, row in copies)
+    scored = [charged.get(i, (0.0, 0)) for i, _ in copies]
     return Scored(copy_share(rows),
-                  oracle / sum(row.passes + charged.get(i, 0.0) for i, row in copies), oracle,
-                  pairs)
+                  oracle / (sum(row.passes for _, row in copies) + sum(p for p, _ in scored)),
+                  oracle, sum(n for _, n in scored), pairs)
 
 
 def evidence_lines(pairs: list[tuple[int, int]]) -> list[str]:
@@ -201,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"the scorer's pass: {scorer.step_seconds / scorer.steps * 1000:.1f} ms a step, "
                   f"{scorer.step_seconds / scorer.steps / args.token_seconds:.2f} of the "
                   f"target's one-token pass (break-even: what it may cost for the share to stay "
-                  f"auto's)")
+                  f"auto's); prompts read, not charged: {scorer.prefill_seconds:.1f} s")
     finally:
         scorer.close()
     return 0
