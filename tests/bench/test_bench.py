@@ -324,3 +324,29 @@ def test_documents_questions_attach_their_files_and_a_missing_one_is_named(tmp_p
     mine.write_text('{"turns": ["When?"], "attach": ["notes.txt"]}\n')
     [question] = load_questions(mine)
     assert question["turns"] == ["Attached file: notes.txt\n```\nShip on Friday.\n```\n\nWhen?"]
+
+
+def test_the_report_gives_autos_speed_over_the_fastest_fixed_mode_per_category():
+    """Auto's regret (issue 74): per category, its speed over the best of plain, n-gram and
+    draft there, with the interval, so a category where auto trails the best shows it."""
+    from draftlight.bench.report import markdown
+    rows = []
+    for q in range(4):  # copy: n-gram twice plain's speed, auto 1.8x; free writing: plain best
+        rows += [TurnResult(q, "copy", 0, "plain", "", [], new_tokens=100, decode_seconds=2.0),
+                 TurnResult(q, "copy", 0, "ngram", "", [], new_tokens=100, decode_seconds=1.0),
+                 TurnResult(q, "copy", 0, "auto", "", [], new_tokens=90, decode_seconds=1.0),
+                 TurnResult(q, "free", 0, "plain", "", [], new_tokens=100, decode_seconds=1.0),
+                 TurnResult(q, "free", 0, "ngram", "", [], new_tokens=100, decode_seconds=1.25),
+                 TurnResult(q, "free", 0, "auto", "", [], new_tokens=99, decode_seconds=1.0)]
+    report = build_report(RunLog(results=rows))
+    copy, free = report["categories"]["copy"]["auto"], report["categories"]["free"]["auto"]
+    assert (copy["best_fixed"], copy["vs_best_fixed"]) == ("ngram", 0.9)
+    assert copy["vs_best_fixed_ci"] == [0.9, 0.9]
+    assert (free["best_fixed"], free["vs_best_fixed"]) == ("plain", 0.99)
+    assert "vs_best_fixed" not in report["categories"]["copy"]["ngram"]
+    text = markdown(report, "draftlight bench")
+    assert "| auto / best fixed |" in text
+    assert "0.90x of ngram (0.90–0.90)" in text and "0.99x of plain" in text
+    # without auto, no such column
+    assert "best fixed" not in markdown(
+        build_report(RunLog([r for r in rows if r.mode != "auto"])), "draftlight bench")

@@ -12,6 +12,8 @@ from draftlight.bench.runner import ORIGIN_KINDS, RunLog, TurnResult
 from draftlight.bench.server_curve import passes_markdown, passes_report
 
 BOOTSTRAP = 2000  # resamples of the questions for a speedup's 95% interval
+# The fixed modes auto chooses between: its regret is measured against the fastest of them
+FIXED_MODES = ("plain", "ngram", "draft")
 
 
 def _figures(rows: list[TurnResult], plain_tps: float | None) -> dict:
@@ -64,6 +66,8 @@ def build_report(log: RunLog) -> dict:
                 figures[mode]["speedup_ci"] = speedup_interval(rows, groups["plain"])
                 figures[mode]["flat_cost_projection"] = flat_cost_projection(
                     rows, groups["plain"], log.draft_cost if mode == "draft" else 0.0)
+        if "auto" in groups:
+            figures["auto"].update(auto_vs_best_fixed(groups, figures))
         return figures
 
     divergences = [
@@ -87,6 +91,20 @@ def build_report(log: RunLog) -> dict:
         # accepted (app/draftlight/bench/ceiling.py); only when auto ran (it needs the cost curve).
         "ngram_ceiling": ceiling if ceiling["overall"] is not None else {},
     }
+
+
+def auto_vs_best_fixed(groups: dict[str, list[TurnResult]], figures: dict) -> dict:
+    """Auto's speed over the fastest fixed mode's (FIXED_MODES) in one group of rows, with its
+    95% interval (whole questions resampled, speedup_interval): auto's regret is 1 minus it.
+    {} where no fixed mode ran beside auto."""
+    fixed = [m for m in FIXED_MODES if groups.get(m)]
+    if not fixed:
+        return {}
+    best = max(fixed, key=lambda m: figures[m]["tokens_per_second"])
+    best_tps = figures[best]["tokens_per_second"]
+    ratio = figures["auto"]["tokens_per_second"] / best_tps if best_tps > 0 else 1.0
+    return {"best_fixed": best, "vs_best_fixed": round(ratio, 3),
+            "vs_best_fixed_ci": speedup_interval(groups["auto"], groups[best])}
 
 
 def flat_cost_projection(rows: list[TurnResult], plain_rows: list[TurnResult],
@@ -142,11 +160,15 @@ def markdown(report: dict, command: str) -> str:
     ceiling = report.get("ngram_ceiling") or {}
     rows = list(report["categories"].items()) + [("**overall**", report["overall"])]
     lines = _header_lines(report, command)
+    regret = any("vs_best_fixed" in (figures.get("auto") or {}) for _, figures in rows)
     lines += ["Speedup vs plain decoding (tokens/s over decoding time, prefill excluded):\n",
-              "| category | " + " | ".join(modes) + (" | n-gram ceiling |" if ceiling else " |"),
-              "|---|" + "---|" * (len(modes) + bool(ceiling))]
+              "| category | " + " | ".join(modes) + (" | auto / best fixed" if regret else "")
+              + (" | n-gram ceiling |" if ceiling else " |"),
+              "|---|" + "---|" * (len(modes) + regret + bool(ceiling))]
     for category, figures in rows:
         cells = [_speedup_cell(figures.get(mode)) for mode in modes]
+        if regret:
+            cells.append(_regret_cell(figures.get("auto") or {}))
         if ceiling:
             key = "overall" if figures is report["overall"] else category
             cells.append("–" if ceiling.get(key) is None else f"{ceiling[key]:.2f}x")
@@ -154,6 +176,11 @@ def markdown(report: dict, command: str) -> str:
     lines += _mode_lines(report)
     lines += passes_markdown(report.get("server_passes") or {})
     lines += _probe_lines(report)
+    if regret:
+        lines += ["", "auto / best fixed: auto's speed over the fastest of "
+                      + ", ".join(m for m in FIXED_MODES if m in modes)
+                      + " in that row (named), with its 95% interval; 1 minus it is auto's "
+                      "regret for not knowing which fixed mode to pick."]
     if ceiling:
         lines += ["", "n-gram ceiling: the speedup, in target passes, of an oracle that drafts "
                       "exactly the n-gram guesses the target will accept, priced with the cost "
@@ -191,6 +218,16 @@ def _speedup_cell(f: dict | None) -> str:
         cell += " ({:.2f}–{:.2f})".format(*f["speedup_ci"])
     if f.get("identical_to_plain") is not None and f["identical_to_plain"] < 1.0:
         cell += f" ({100 * f['identical_to_plain']:.0f}% same)"
+    return cell
+
+
+def _regret_cell(auto: dict) -> str:
+    """Auto against the row's fastest fixed mode: "0.99x of ngram (0.97–1.01)"."""
+    if "vs_best_fixed" not in auto:
+        return "–"
+    cell = f"{auto['vs_best_fixed']:.2f}x of {auto['best_fixed']}"
+    if auto.get("vs_best_fixed_ci"):
+        cell += " ({:.2f}–{:.2f})".format(*auto["vs_best_fixed_ci"])
     return cell
 
 

@@ -95,3 +95,38 @@ def test_where_the_system_gives_no_load_a_curve_is_timed_once(model_file, monkey
     assert passes
     again, passes = time_curve(model_file, monkeypatch, quiet, load=None)
     assert passes == 0 and again.v == first.v
+
+
+class Interrupted(Exception):
+    pass
+
+
+def test_a_timing_cut_short_resumes_from_its_finished_rounds(model_file, monkeypatch):
+    """Issue 74: a request, a crash or a model change that stops the timing of passes loses at
+    most the round under way; the rounds done already price auto's drafts and the timing goes
+    on from them instead of starting again."""
+    clock = Clock()
+    monkeypatch.setattr(costs.time, "perf_counter", clock)
+    monkeypatch.setattr(costs, "machine_load", lambda: 0.5)
+    whole = TimedBackend(model_file, clock, quiet)
+    full, _ = costs.cached_costs(whole, list(range(50)), "target")
+    from draftlight.engine.core.disk_cache import store_cached
+    store_cached(costs._costs_key(whole, "target"), {})  # forget it: time anew, cut short
+    per_round = len(costs.MEASURED_K)
+
+    class CutShort(TimedBackend):
+        def eval(self, tokens, n_logits=1):
+            if self.passes == 2 + 2 * per_round + 3:  # context, warm-up, 2 rounds, 3 passes
+                raise Interrupted
+            return super().eval(tokens, n_logits)
+
+    with pytest.raises(Interrupted):
+        costs.cached_costs(CutShort(model_file, clock, quiet), list(range(50)), "target")
+    partial, retime = costs.known_costs(whole, "target")
+    assert retime and partial.v == pytest.approx(full.v)  # two rounds price drafts already
+    resumed = TimedBackend(model_file, clock, quiet)
+    curve, _ = costs.cached_costs(resumed, list(range(50)), "target")
+    assert resumed.passes == 2 + (costs.REPEATS - 2) * per_round  # only the rounds left
+    assert curve.v == pytest.approx(full.v)
+    # finished: the next timing (a quieter machine's) starts from its first round again
+    assert costs._resumed(costs._partial_key(whole))[1] == 0

@@ -12,10 +12,14 @@ from draftlight.engine.auto.acceptance import (  # noqa: F401 (what auto's users
 from draftlight.engine.auto.costs import BatchCosts, OnlineCosts
 from draftlight.engine.step.drafters import Draft, Drafter, ModelDrafter
 
-# Why a step drafted nothing: no guess anywhere; guesses whose expected gain did not cover their
-# pass; or passes so dear now that even a guess sure to be right would not pay.
-WHY_NOT = {"no-match": "no match", "too-short": "match too short to pay",
+# Why a step drafted nothing: nothing to copy (no guess, or one whose match is shorter than
+# COPY_MATCH tokens: a common word pair, not a copy); a copy whose expected gain did not cover
+# its pass; or passes so dear now that even a copy sure to be right would not pay.
+WHY_NOT = {"no-match": "nothing to copy", "too-short": "copy not sure enough to pay",
            "costly": "checking costs too much right now"}
+# A guess whose match runs back this many tokens is a copy a reader would expect drafted: the
+# notes under a reply count only those (shorter ones match on any text: "of the", "is a")
+COPY_MATCH = 4
 PROBE_EVERY = 32  # a costly drafter left idle this many steps drafts one token to re-learn
 # ... and only once the time since its last probe is this many times what that probe cost
 # (its drafting and its pass's extra token): a probe also catches the draft up with everything
@@ -96,9 +100,9 @@ class AdaptiveDrafter:
         # A drafter that cannot pay even if every guess were right is never used (e.g. a draft
         # model as slow as the target on a CPU, where v(k) grows fast).
         self.candidates = [c for c in candidates if self.ceiling(c) > 1.0]
-        # n-gram lookup itself left out so: every step is too dear to draft
-        self._lookup_priced_out = (any(c.free for c in candidates)
-                                   and not any(c.free for c in self.candidates))
+        # Free drafters left out so (every step is too dear to draft): still asked for a guess,
+        # so that a step with something to copy says "costly" and one without says "no-match"
+        self._priced_out = [c.drafter for c in candidates if c.free and c not in self.candidates]
         self._chosen: Candidate | None = None
         self._probing = False  # the latest step is a costly drafter's probe
         self._shadow: tuple[Candidate, int] | None = None
@@ -113,7 +117,7 @@ class AdaptiveDrafter:
         combined = AdaptiveDrafter(self.costs.measured, [candidate])
         combined.costs = self.costs
         combined.candidates += self.candidates
-        combined._lookup_priced_out = self._lookup_priced_out
+        combined._priced_out = self._priced_out
         return combined
 
     def new_reply(self) -> None:
@@ -164,7 +168,10 @@ class AdaptiveDrafter:
         self._chosen, self._shadow, self._probing = None, None, False
         self._beliefs = ()
         # why a step drafts nothing (WHY_NOT), told under a reply and on its strip's cells
-        self.why_nothing = "costly" if self._lookup_priced_out else "no-match"
+        self.why_nothing = "no-match"
+        if any(d.propose(context, 1, params, rng).match_length >= COPY_MATCH
+               for d in self._priced_out):
+            self.why_nothing = "costly"
         best: tuple[float, int, Candidate | None, Draft | None] = (1.0, 0, None, None)
         for candidate in self.candidates:
             limit = min(max_tokens, candidate.max_tokens)
@@ -181,7 +188,10 @@ class AdaptiveDrafter:
             r, gamma = self.rate(candidate, limit)
             if r > best[0]:
                 best = (r, gamma, candidate, guess)
-            elif self.why_nothing != "costly":  # even a sure guess would not pay: the costs
+            elif self.why_nothing != "costly" and (guess is None
+                                                   or guess.match_length >= COPY_MATCH):
+                # a copy (or a draft model's guess) left undrafted: even a sure one would not
+                # pay (the costs), or this one was not sure enough
                 self.why_nothing = "costly" if self.ceiling(candidate) <= 1.0 else "too-short"
         rate, gamma, chosen, guess = best
         if chosen is None:

@@ -53,12 +53,15 @@ class BatchCosts:
         return self.v[below] + t * (self.v[above] - self.v[below])
 
 
-# What auto prices passes by until this machine's curve is timed (measuring.py): dearer than any
-# CPU curve measured here (v(2) 1.6-1.8, v(8) 3.4-6.5, v(16) 6.2-9.1: SmolLM2 Q8_0 and
-# Qwen2.5-Coder-1.5B Q4_K_M on 2 cores), so a draft of k tokens is checked only where nearly
-# all of it is expected to be right, as a copy of the conversation is. The passes that then run
-# correct it (OnlineCosts), and the timed curve replaces it.
-PRIOR = BatchCosts({1: 1.0, 2: 1.8, 4: 3.4, 8: 6.6, 16: 13.0})
+# What auto prices passes by until this machine's curve is timed (measuring.py): the median,
+# for each k, of the CPU curves measured on this project's 2-core machines (SmolLM2-135M Q8_0
+# and Qwen2.5-Coder-1.5B Q4_K_M, AVX2 EPYCs and AVX-512 Xeons: v(2) 1.34-2.25, v(4) 1.92-3.69,
+# v(8) 2.96-6.92, v(16) 5.44-8.68), so that a copy nearly sure to be right is drafted from the
+# first reply of a fresh home, as n-gram mode drafts it. It was dearer than any curve measured
+# (v(16) 13.0), and a newcomer's first minutes showed no colour (issue 74). Where this machine
+# is dearer, the passes that run correct it within a few of each length (OnlineCosts, which
+# trusts a prior's corrections after PRIOR_SEEN passes), and the first timed round replaces it.
+PRIOR = BatchCosts({1: 1.0, 2: 1.85, 4: 2.75, 8: 5.0, 16: 7.7})
 
 
 class OnlineCosts:
@@ -77,10 +80,12 @@ class OnlineCosts:
     RECENT = 9
     WINDOW = 64
     SEEN_ENOUGH = 8
+    PRIOR_SEEN = 3  # ... or this many where `measured` is only the PRIOR, never timed here
     REFRESH_EVERY = 8
 
     def __init__(self, measured: BatchCosts) -> None:
         self.measured = measured
+        self.seen_enough = self.PRIOR_SEEN if measured is PRIOR else self.SEEN_ENOUGH
         self.token_seconds = measured.token_seconds
         self._ones: deque[float] = deque(maxlen=self.RECENT)
         self._ratios: dict[int, deque[float]] = {}
@@ -95,6 +100,8 @@ class OnlineCosts:
         elif len(self._ones) >= 3:
             ratio = seconds / statistics.median(self._ones)
             self._ratios.setdefault(k, deque(maxlen=self.WINDOW)).append(ratio)
+            if len(self._ratios[k]) == self.seen_enough:  # a length trusted: at once
+                self._pending = self.REFRESH_EVERY
         self._pending += 1
         if self._pending >= self.REFRESH_EVERY:
             self._refresh()
@@ -102,7 +109,7 @@ class OnlineCosts:
     def _refresh(self) -> None:
         self._pending = 0
         correction = {k: statistics.median(ratios) / self.measured(k)
-                      for k, ratios in self._ratios.items() if len(ratios) >= self.SEEN_ENOUGH}
+                      for k, ratios in self._ratios.items() if len(ratios) >= self.seen_enough}
         self._curve = {}
         if not correction:
             return

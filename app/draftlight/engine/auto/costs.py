@@ -45,22 +45,31 @@ def measure(backend: LanguageModel, probe_tokens: list[int]) -> BatchCosts:
     """Time passes of k tokens after context_length() tokens; the fastest of REPEATS runs (other
     processes only ever add time, so the minimum is the least disturbed), forced non-decreasing.
     The k values take turns within each round, so a burst of load elsewhere slows a few runs of
-    every k instead of all runs of one k."""
+    every k instead of all runs of one k.
+
+    Each round's figures are kept on disk as it ends (a model loaded from a file): a timing
+    that a request interrupts, a crash ends or a model change closes resumes there on this
+    model the next time, instead of starting again (on a 1.5B model on a busy 2-core CPU,
+    timing from scratch after every request kept "timing passes" on for 25 minutes)."""
     tokens = _probe(probe_tokens)
     cached = context_length(backend)
     context, extra = tokens[:cached], tokens[cached:cached + max(MEASURED_K)]
+    key = _partial_key(backend)
+    seconds, rounds = _resumed(key)
     backend.truncate(0)
     backend.eval(context, n_logits=0)
     backend.checkpoint()  # a recurrent model comes back here without re-reading the context
     backend.eval(extra[:1], n_logits=1)  # warm up
     backend.truncate(cached)
-    seconds = {k: float("inf") for k in MEASURED_K}
-    for _ in range(REPEATS):
+    for _ in range(rounds, REPEATS):
         for k in MEASURED_K:
             start = time.perf_counter()
             backend.eval(extra[:k], n_logits=k)
             seconds[k] = min(seconds[k], time.perf_counter() - start)
             backend.truncate(cached)
+        rounds += 1
+        if key is not None and rounds < REPEATS:
+            store_cached(key, {"rounds": rounds, "seconds": seconds})
     v, floor = {}, 1.0
     for k in MEASURED_K:
         floor = max(floor, seconds[k] / seconds[1])
@@ -69,7 +78,46 @@ def measure(backend: LanguageModel, probe_tokens: list[int]) -> BatchCosts:
     if getattr(backend, "rollback", "cut") == "checkpoint":
         checkpoint, restore = _rollback_seconds(backend, cached, extra)
     backend.truncate(0)
+    if key is not None and rounds > 0:
+        store_cached(key, {})  # done: the next timing starts afresh
     return BatchCosts(v, seconds[1], checkpoint / seconds[1], restore / seconds[1])
+
+
+def _partial_key(backend) -> str | None:
+    """Where measure() keeps its finished rounds for this model; None for a model not loaded
+    from a file (tests' fakes)."""
+    if getattr(backend, "path", None) is None or getattr(backend, "options", None) is None:
+        return None
+    return _costs_key(backend, "target-rounds")
+
+
+def _partial_curve(backend) -> BatchCosts | None:
+    """The curve of a timing's finished rounds (measure() goes on from them), or None: none
+    finished, or a target that rolls back from checkpoints (their cost is timed last)."""
+    if getattr(backend, "rollback", "cut") == "checkpoint":
+        return None
+    seconds, rounds = _resumed(_partial_key(backend))
+    if not rounds:
+        return None
+    v, floor = {}, 1.0
+    for k in MEASURED_K:
+        floor = v[k] = max(floor, seconds[k] / seconds[1])
+    return BatchCosts(v, seconds[1])
+
+
+def _resumed(key: str | None) -> tuple[dict[int, float], int]:
+    """(the fastest pass of each k so far, rounds done) of a timing interrupted earlier."""
+    seconds = {k: float("inf") for k in MEASURED_K}
+    kept = load_cached(key) if key is not None else None
+    try:
+        rounds = int(kept["rounds"])
+        earlier = {int(k): float(v) for k, v in kept["seconds"].items()}
+    except (TypeError, KeyError, ValueError, AttributeError):
+        return seconds, 0
+    if not 0 < rounds < REPEATS or set(earlier) != set(MEASURED_K) or not all(
+            0.0 < v < math.inf for v in earlier.values()):
+        return seconds, 0
+    return earlier, rounds
 
 
 def _rollback_seconds(backend, cached: int, extra: list[int]) -> tuple[float, float]:
@@ -122,6 +170,8 @@ def known_costs(backend, role: str) -> tuple[BatchCosts | None, bool]:
     if getattr(backend, "path", None) is None or getattr(backend, "options", None) is None:
         return None, False
     cached = load_cached(_costs_key(backend, role))
+    if not cached and role == "target":  # a timing cut short: its finished rounds, to go on
+        return _partial_curve(backend), True
     if not cached or ("checkpoint" not in cached
                       and getattr(backend, "rollback", "") == "checkpoint"):
         return None, False  # never timed, or before rollback from checkpoints was priced

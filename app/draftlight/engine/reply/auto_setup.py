@@ -100,6 +100,13 @@ class AutoSetup:
                 self._retime_costs = False
             else:
                 self._time_draft(timed)
+        except MeasurementInterrupted:
+            if step == PASS_COSTS and self.costs is None:
+                self._read_cached()  # the rounds it finished price auto's drafts from now
+                if self.costs is not None:
+                    self.save_learnt()
+                    self._auto = None
+            raise
         finally:
             view.truncate(0)
         if step != GREEDY_CHECK:  # auto is rebuilt on the new prices, keeping what it learnt

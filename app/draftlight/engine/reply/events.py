@@ -15,6 +15,11 @@ if TYPE_CHECKING:
 Source = Literal["draft", "target", "unknown"]
 
 
+# What auto_note calls each Stats.copy_source
+COPY_SOURCES = {"prediction": "the text it was given to edit or retry",
+                "long message": "the attached or pasted text"}
+
+
 @dataclass(frozen=True)
 class TextPiece:
     """Text of one emitted token (may be "" while a UTF-8 character is incomplete).
@@ -70,9 +75,18 @@ class Stats:
     # Auto has timed a one-token target pass here: plain decoding's speed (0 = not measured)
     plain_token_seconds: float = 0.0
     # Auto: its passes that drafted nothing, by why (adaptive.WHY_NOT's keys), and what a pass
-    # over 2 tokens cost in one-token passes as the reply ended (its v(2), 0 = not known)
+    # over 2 and over 8 tokens cost in one-token passes as the reply ended (v(2), v(8); 0 = not
+    # known)
     undrafted: dict = field(default_factory=dict)
     pass_cost_2: float = 0.0
+    pass_cost_8: float = 0.0
+    # What the user gave the reply to copy from, where a reader would expect drafted colour:
+    # "prediction" (a Predicted Output: an Edit chip's file, the answer a Regenerate replaces),
+    # "long message" (an attached file or a paste), "" where nothing of the kind
+    copy_source: str = ""
+    # Passes that drafted nothing, and their time: plain decoding's pace in this very reply
+    single_passes: int = 0
+    single_pass_seconds: float = 0.0
     # Auto priced its passes by costs.PRIOR: this machine's curve was still being timed
     untimed: bool = False
 
@@ -93,7 +107,7 @@ class Stats:
         times add up; the rest (mode, why it stopped, the prompt) is this part's."""
         summed = ("new_tokens", "target_passes", "drafted", "accepted", "prediction_drafted",
                   "prediction_accepted", "prefill_seconds", "draft_seconds", "probe_seconds",
-                  "verify_seconds", "seconds")
+                  "verify_seconds", "seconds", "single_passes", "single_pass_seconds")
         return replace(self, **{name: getattr(earlier, name) + getattr(self, name)
                                 for name in summed})
 
@@ -103,6 +117,9 @@ class Stats:
         if why_nothing and not step.drafted:
             self.undrafted[why_nothing] = self.undrafted.get(why_nothing, 0) + 1
         self.target_passes += 1
+        if not step.drafted:
+            self.single_passes += 1
+            self.single_pass_seconds += step.verify_seconds
         self.drafted += step.drafted
         self.accepted += len(step.accepted)
         self.draft_seconds += step.draft_seconds
@@ -118,24 +135,55 @@ class Stats:
 
     @property
     def auto_note(self) -> str:
-        """Why auto drafted little or nothing in this reply, in measured terms, and what would
-        pay ("" where it drafted enough, or is not auto)."""
+        """Why auto drafted little or nothing in this reply, where a reader would have expected
+        colour, in measured terms ("" where it drafted enough, is not auto, or had nothing to
+        copy and was given nothing to copy: plain decoding was then simply right). It tells
+        apart copies found but dearer to check than to write (with the measured cost), a reply
+        that did not repeat what it was given, and a machine still being timed."""
         if self.mode != AUTO or self.target_passes < 4 or self.accepted * 10 >= self.new_tokens:
+            return ""
+        found = self.undrafted.get("costly", 0) + self.undrafted.get("too-short", 0)
+        copies = found * 10 >= self.target_passes  # a tenth of its passes had a guess
+        if not copies and not self.copy_source:
             return ""
         said = ("Auto drafted nothing" if not self.drafted else
                 f"Auto drafted little ({self.accepted} of {self.new_tokens} tokens)")
-        reasons = []
-        if self.pass_cost_2 > 0 and self.undrafted.get("costly"):
-            reasons.append(f"checking 2 tokens costs {self.pass_cost_2:.1f}x one on this "
-                           "machine now")
-        if self.undrafted.get("too-short"):
-            reasons.append("the matches it found were too short to pay")
-        if self.undrafted.get("no-match") or not reasons:
-            reasons.append("nothing in this conversation was worth copying")
+        if copies:  # the measured cost; none while auto prices by a prior, not this machine
+            measured = ("" if self.untimed else
+                        f" (checking 8 tokens costs {self.pass_cost_8:.1f}x one)"
+                        if self.pass_cost_8 else
+                        f" (checking 2 tokens costs {self.pass_cost_2:.1f}x one)"
+                        if self.pass_cost_2 else "")
+            reason = ("it found text to copy, but checking it costs more than it saves on this "
+                      f"machine{measured}")
+            advice = " N-gram drafts it anyway, whatever it costs."
+        else:
+            reason = f"the reply did not repeat {COPY_SOURCES.get(self.copy_source, 'it')}"
+            advice = ""
         untimed = (" It is still timing this machine's passes (once, in the background) and "
                    "until then drafts only copies it is nearly sure of." if self.untimed else "")
-        return (f"{said}: {', and '.join(reasons)}.{untimed} Attach the file you are asking "
-                "about, or try N-gram.")
+        return f"{said}: {reason}.{untimed}{advice}"
+
+    @property
+    def slower_note(self) -> str:
+        """Why a reply that drafted ran slower than plain decoding would have here ("" where it
+        did not, or plain's pace is not known). Plain's pace: this reply's own passes that
+        drafted nothing where it had a few (same context, same machine load), else auto's timed
+        one-token pass."""
+        if self.mode == OFF or not self.drafted or not self.new_tokens:
+            return ""
+        if self.single_passes >= 3:
+            one = self.single_pass_seconds / self.single_passes
+        else:
+            one = self.plain_token_seconds
+        if not one or not self.decode_seconds:
+            return ""
+        plain, ours = 1.0 / one, self.new_tokens / self.decode_seconds
+        if ours >= 0.97 * plain:
+            return ""
+        return (f"Slower than plain decoding here (about {ours:.1f} against {plain:.1f} tok/s): "
+                f"each pass made {self.mean_accepted_length:.1f} tokens, but on this machine "
+                f"checking drafted tokens costs nearly as much as writing them one by one.")
 
     @property
     def acceptance_rate(self) -> float:
@@ -167,7 +215,8 @@ class Stats:
         """The figures as JSON's types (the history, the host's pipe, chat --json)."""
         out = asdict(self) | {"mode": str(self.mode)}
         for name in ("acceptance_rate", "mean_accepted_length", "tokens_per_second",
-                     "other_seconds", "decode_seconds", "identity_note", "auto_note"):
+                     "other_seconds", "decode_seconds", "identity_note", "auto_note",
+                     "slower_note"):
             out[name] = getattr(self, name)
         return out
 
@@ -187,6 +236,8 @@ class Stats:
                  f"draft {self.draft_seconds:.2f}, verify {self.verify_seconds:.2f}, "
                  f"other {self.other_seconds:.2f} [{self.mode}"
                  f"{', ' + self.draft_kind if self.draft_kind else ''}]")
+        if self.slower_note:
+            line += f" | {self.slower_note}"
         if self.identity_note:
             line += f" | {self.identity_note}"
         if self.rollback_note:

@@ -57,6 +57,21 @@ CostSource = Callable[[LanguageModel, list[int], str], tuple[BatchCosts, float]]
 # (model, probe tokens) -> how far batched logits stray from one-token ones (invariance.py)
 DriftSource = Callable[[LanguageModel, list[int]], BatchDrift]
 
+# A user message this long holds an attached file or a paste: text a reader expects copied
+LONG_MESSAGE = 400
+
+
+def copy_source(messages: list[dict[str, str]], prediction: str | None) -> str:
+    """What the user gave this reply to copy from (Stats.copy_source): a Predicted Output, or
+    a long message of theirs (an attachment or a paste); "" where neither."""
+    if prediction:
+        return "prediction"
+    if any(m.get("role") == "user" and isinstance(m.get("content"), str)
+           and len(m["content"]) >= LONG_MESSAGE for m in messages):
+        return "long message"
+    return ""
+
+
 @dataclass(frozen=True)
 class SpeculationConfig:
     draft_tokens: int = 4  # tokens a draft model guesses per step
@@ -233,6 +248,7 @@ class Engine(AutoSetup, ReplySetup):
         if isinstance(drafter, AdaptiveDrafter):
             drafter.new_reply()
         stats = self._new_stats(mode, params, drafter, bool(prediction))
+        stats.copy_source = copy_source(messages, prediction)
         try:
             prompt, dropped = yield from self._prefill(messages, params, stats, should_stop)
         except ReadStopped:
@@ -285,7 +301,8 @@ class Engine(AutoSetup, ReplySetup):
                 last = step.token
                 stats.seconds = time.perf_counter() - started
                 if why and isinstance(drafter, AdaptiveDrafter):
-                    stats.pass_cost_2 = drafter.costs(2)  # v(2) as it is now
+                    stats.pass_cost_2 = drafter.costs(2)  # v(2) and v(8) as they are now
+                    stats.pass_cost_8 = drafter.costs(8)
                 yield Progress(replace(stats, undrafted=dict(stats.undrafted)),
                                pass_drafted=step.drafted, pass_why=why)
                 if finished:

@@ -67,7 +67,8 @@ def footer_line(stats: Stats, live: bool = False, prediction_from: str | None = 
         parts.append(mode)
         if stats.stop_reason in ("max_tokens", "context_full"):
             parts.append("stopped: " + stats.stop_reason.replace("_", " "))
-        for note in (stats.identity_note,
+        for note in (stats.slower_note,  # a mode that ran slower than plain: why
+                     stats.identity_note,
                      stats.rollback_note,  # a recurrent target: what a rejected draft costs
                      stats.engine_note):  # a server engine: what it could not tell
             if note:
