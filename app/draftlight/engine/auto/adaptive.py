@@ -34,6 +34,10 @@ PROBE_PATIENCE = 200
 # load-time figure counting twice at first: one step that caught up with a long prompt (on a GPU
 # too) must not rule the drafter out for the rest of the session.
 COST_WINDOW = 9
+# The most any guess after the first is taken to be right, bounding a draft's worth before it
+# is worked out (AdaptiveDrafter._may_pay): above every estimate AcceptanceModel can give (its
+# priors end at 0.98, and its cautious estimate stays below its mean)
+CERTAIN_AT = 0.999
 
 
 @dataclass
@@ -97,6 +101,7 @@ class AdaptiveDrafter:
 
     def __init__(self, costs: BatchCosts, candidates: list[Candidate]) -> None:
         self.costs = OnlineCosts(costs)  # v(k), corrected by the passes that really run
+        self._timed: dict[int, list[int]] = {}  # lengths(limit), by limit
         # A drafter that cannot pay even if every guess were right is never used (e.g. a draft
         # model as slow as the target on a CPU, where v(k) grows fast).
         self.candidates = [c for c in candidates if self.ceiling(c) > 1.0]
@@ -115,7 +120,7 @@ class AdaptiveDrafter:
         """This drafter with one more candidate, consulted first (a Predicted Output for one
         reply): the others and the cost curve are shared, so what it learns stays learnt."""
         combined = AdaptiveDrafter(self.costs.measured, [candidate])
-        combined.costs = self.costs
+        combined.costs, combined._timed = self.costs, self._timed
         combined.candidates += self.candidates
         combined._priced_out = self._priced_out
         return combined
@@ -134,7 +139,11 @@ class AdaptiveDrafter:
         points a pass's cost is not linear (llama.cpp's CPU kernels take the batch in blocks:
         on a 1.5B K-quant target 4 tokens cost 2.6 passes, 5 tokens 3.4, and 17 tokens cost 10.5
         where extrapolating the timed 16 said 8.8), so auto drafts only lengths it has timed."""
-        return [k - 1 for k in sorted(self.costs.measured.v) if 2 <= k <= limit + 1]
+        timed = self._timed.get(limit)
+        if timed is None:  # worked out once per limit: auto asks at every step
+            timed = self._timed[limit] = [k - 1 for k in sorted(self.costs.measured.v)
+                                          if 2 <= k <= limit + 1]
+        return timed
 
     def ceiling(self, candidate: Candidate) -> float:
         """Best E/T if every drafted token were accepted."""
@@ -155,6 +164,8 @@ class AdaptiveDrafter:
 
     def rate(self, candidate: Candidate, limit: int) -> tuple[float, int]:
         """(E/T, γ) at the best γ ≤ limit for this candidate; (1.0, 0) is plain decoding."""
+        if candidate.free and not self._may_pay(candidate, limit):
+            return 1.0, 0
         expected = candidate.model.expected_tokens(limit, candidate.evidence, candidate.where)
         best = (1.0, 0)
         for gamma in self.lengths(limit):
@@ -163,6 +174,21 @@ class AdaptiveDrafter:
             if r > best[0]:
                 best = (r, gamma)
         return best
+
+    def _may_pay(self, candidate: Candidate, limit: int) -> bool:
+        """Whether any draft of this free candidate's guess could beat plain decoding, bounded
+        cheaply before rate() works out E(γ) (most steps that draft nothing end here: auto's
+        own work at each of them is kept under 0.5% of a token's time). With a_1 the estimate
+        that the first guess is right and every later one taken as CERTAIN_AT most:
+            E(γ) ≤ 1 + a_1 · Σ_{i<γ} CERTAIN_AT^i,   T(γ) ≥ v(γ + 1) (no rollback: R ≥ 0)."""
+        model = candidate.model
+        start = max(model.streak, candidate.evidence)
+        first = model.places[candidate.where].p(bucket(start))
+        for gamma in self.lengths(limit):
+            bound = 1.0 + first * (1.0 - CERTAIN_AT ** gamma) / (1.0 - CERTAIN_AT)
+            if bound > self.costs(gamma + 1):
+                return True
+        return False
 
     def propose(self, context, max_tokens, params, rng) -> Draft:
         self._chosen, self._shadow, self._probing = None, None, False

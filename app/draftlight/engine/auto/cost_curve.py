@@ -40,9 +40,9 @@ class BatchCosts:
         """v(k), interpolated between measured points; linear beyond the last one."""
         if k <= 1:
             return 1.0
-        ks = sorted(self.v)
-        if k in self.v:
+        if k in self.v:  # a timed length: no search (auto asks at every step)
             return self.v[k]
+        ks = sorted(self.v)
         if k > ks[-1]:
             a, b = ks[-2], ks[-1]
             slope = (self.v[b] - self.v[a]) / (b - a)
@@ -74,7 +74,7 @@ class OnlineCosts:
     at about the same context length and machine load; once a k has SEEN_ENOUGH such ratios,
     the median of its latest WINDOW replaces the measured v(k), and an unseen k is scaled by
     the correction of the nearest seen k below it. The result is kept non-decreasing and
-    refreshed every REFRESH_EVERY passes.
+    refreshed every REFRESH_EVERY passes that brought new ratios.
     """
 
     RECENT = 9
@@ -86,28 +86,42 @@ class OnlineCosts:
     def __init__(self, measured: BatchCosts) -> None:
         self.measured = measured
         self.seen_enough = self.PRIOR_SEEN if measured is PRIOR else self.SEEN_ENOUGH
-        self.token_seconds = measured.token_seconds
         self._ones: deque[float] = deque(maxlen=self.RECENT)
+        self._one_median: float | None = measured.token_seconds  # None: to be worked out
         self._ratios: dict[int, deque[float]] = {}
         self._curve: dict[int, float] = {}
-        self._pending = 0
+        self._pending = 0  # passes since the curve was last worked out
+        self._unrefreshed = False  # ratios added since then
+
+    @property
+    def token_seconds(self) -> float:
+        """A one-token pass now: the median of the latest RECENT (the timed one before any)."""
+        if self._one_median is None:
+            self._one_median = statistics.median(self._ones)
+        return self._one_median
 
     def observe(self, k: int, seconds: float) -> None:
-        """A target pass over k tokens took `seconds`."""
+        """A target pass over k tokens took `seconds`. A one-token pass only files its time
+        (auto's own work at every step where it drafts nothing: kept to a few microseconds);
+        a pass of k > 1 adds a ratio, and every REFRESH_EVERY ratios the curve is worked out
+        again (at once when a length has just been seen enough)."""
+        self._pending += 1
         if k <= 1:
             self._ones.append(seconds)
-            self.token_seconds = statistics.median(self._ones)
-        elif len(self._ones) >= 3:
-            ratio = seconds / statistics.median(self._ones)
-            self._ratios.setdefault(k, deque(maxlen=self.WINDOW)).append(ratio)
-            if len(self._ratios[k]) == self.seen_enough:  # a length trusted: at once
-                self._pending = self.REFRESH_EVERY
-        self._pending += 1
-        if self._pending >= self.REFRESH_EVERY:
+            self._one_median = None
+            if self._pending >= self.REFRESH_EVERY and self._unrefreshed:
+                self._refresh()
+            return
+        if len(self._ones) < 3:
+            return
+        ratios = self._ratios.setdefault(k, deque(maxlen=self.WINDOW))
+        ratios.append(seconds / self.token_seconds)
+        self._unrefreshed = True
+        if self._pending >= self.REFRESH_EVERY or len(ratios) == self.seen_enough:
             self._refresh()
 
     def _refresh(self) -> None:
-        self._pending = 0
+        self._pending, self._unrefreshed = 0, False
         correction = {k: statistics.median(ratios) / self.measured(k)
                       for k, ratios in self._ratios.items() if len(ratios) >= self.seen_enough}
         self._curve = {}

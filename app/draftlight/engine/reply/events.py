@@ -84,6 +84,10 @@ class Stats:
     # "prediction" (a Predicted Output: an Edit chip's file, the answer a Regenerate replaces),
     # "long message" (an attached file or a paste), "" where nothing of the kind
     copy_source: str = ""
+    # v(k), a target pass over k tokens in one-token passes, as this engine had it when the
+    # reply ended (auto's, corrected by its passes, else the timed curve), by k written as text
+    # (the history's JSON); {} where not known. The window's "This machine" view plots it.
+    pass_costs: dict = field(default_factory=dict)
     # Passes that drafted nothing, and their time: plain decoding's pace in this very reply
     single_passes: int = 0
     single_pass_seconds: float = 0.0

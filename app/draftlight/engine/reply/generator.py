@@ -32,7 +32,7 @@ from draftlight.engine.text.chat_template import ChatTemplate
 from draftlight.engine.text.control_text import ControlText
 from draftlight.engine.text.compat import Compatibility, check_compatible
 from draftlight.engine.step.cross_vocab import CrossVocabDrafter
-from draftlight.engine.auto.costs import BatchCosts, cached_costs
+from draftlight.engine.auto.costs import PRIOR, BatchCosts, cached_costs
 from draftlight.engine.step.drafters import Drafter, ModelDrafter, NgramDrafter, word_fold
 from draftlight.engine.core.errors import EngineError, ReadStopped
 from draftlight.engine.step.origins import OriginFinder, kept_messages
@@ -56,6 +56,9 @@ if TYPE_CHECKING:
 CostSource = Callable[[LanguageModel, list[int], str], tuple[BatchCosts, float]]
 # (model, probe tokens) -> how far batched logits stray from one-token ones (invariance.py)
 DriftSource = Callable[[LanguageModel, list[int]], BatchDrift]
+
+# The lengths Stats.pass_costs gives v(k) for
+PLOTTED_K = (2, 3, 4, 5, 6, 8, 10, 12, 16)
 
 # A user message this long holds an attached file or a paste: text a reader expects copied
 LONG_MESSAGE = 400
@@ -314,5 +317,16 @@ class Engine(AutoSetup, ReplySetup):
         if tail:
             text.append(tail)
             yield TextPiece(tail, "target", stats.target_passes - 1)
+        stats.pass_costs = self._pass_costs(drafter)
         stats.seconds = time.perf_counter() - started
         yield Done("".join(text), stats)
+
+    def _pass_costs(self, drafter: Drafter | None) -> dict[str, float]:
+        """Stats.pass_costs: auto's curve as its passes corrected it, else the timed one."""
+        if isinstance(drafter, AdaptiveDrafter) and drafter.costs.measured is not PRIOR:
+            curve = drafter.costs  # (priced by the PRIOR it would be no measurement)
+        elif self.costs is not None:
+            curve = self.costs
+        else:
+            return {}
+        return {str(k): round(curve(k), 3) for k in PLOTTED_K}

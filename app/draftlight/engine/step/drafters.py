@@ -99,7 +99,10 @@ class NgramDrafter:
 
     # Within a reply a step's context is the last one and the step's tokens (at most this many)
     STEP_GROWTH = 64
-    TAIL = 64  # ... and the newest this many indexed tokens are compared
+    # ... and the newest this many indexed tokens are compared (a reply's steps only ever add
+    # to the context, so this is a guard, paid at every step: 64 cost 20 us a step, 0.15% of
+    # the bundled model's token)
+    TAIL = 8
 
     def _sync(self, context: Sequence[int]) -> list[int]:
         known = len(self._index.tokens)

@@ -19,6 +19,7 @@ class Menus:
     server_log: QAction
     stop: QAction  # Esc stops the reply
     about: QAction  # Help ▸ About Draftlight
+    machine: QAction  # View ▸ This machine…: what checking drafts costs here
     export: QAction  # File ▸ Export conversation…
     import_: QAction  # File ▸ Import conversation…
 
@@ -51,6 +52,11 @@ def build_menus(window: QMainWindow, toolbar, serve_action: QAction) -> Menus:
     server_log = QAction("Server log", window)
     server_log.setToolTip("What llama-server printed (the llama.cpp server engine)")
     view.addAction(server_log)
+    machine = QAction("This machine…", window)
+    machine.setToolTip("What checking drafted tokens costs on this machine, and where "
+                       "speculation pays here")
+    machine.triggered.connect(lambda: show_machine(window))
+    view.addAction(machine)
 
     stop = QAction("Stop", window, shortcut=QKeySequence(Qt.Key_Escape))
     window.addAction(stop)
@@ -60,7 +66,13 @@ def build_menus(window: QMainWindow, toolbar, serve_action: QAction) -> Menus:
     about.triggered.connect(lambda: show_about(window))
     help_menu.addAction(about)
     return Menus(models=models, quit=quit_, server_log=server_log, stop=stop, about=about,
-                 export=export, import_=import_)
+                 machine=machine, export=export, import_=import_)
+
+
+def show_machine(window: QMainWindow) -> None:
+    """View ▸ This machine, on the curve of the newest reply shown that carries one."""
+    from draftlight.ui.chat.machine_dialog import MachineDialog, latest_pass_costs
+    MachineDialog(latest_pass_costs(window.chat.messages), window).exec()
 
 
 def _exports():
