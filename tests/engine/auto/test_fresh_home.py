@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from draftlight.engine.auto.cost_curve import OnlineCosts
 from draftlight.engine.auto.measuring import PASS_COSTS
 from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.reply.generator import Engine
@@ -18,9 +19,13 @@ GREEDY = SamplingParams(temperature=0.0, max_tokens=40)
 
 @pytest.fixture
 def fresh_engine(bundled_model, tmp_path, monkeypatch):
-    """The bundled model, nothing measured on this machine yet (a measurements file of its own)."""
+    """The bundled model, nothing measured on this machine yet (a measurements file of its own).
+    Auto's passes do not correct the prior here: what is checked is what the prior decides,
+    not how busy the machine running the suite is (on a loaded one its passes rightly price
+    drafts out within a reply: OnlineCosts.PRIOR_SEEN)."""
     from draftlight.engine.core.disk_cache import FILE_VARIABLE
     monkeypatch.setenv(FILE_VARIABLE, str(tmp_path / "measurements.json"))
+    monkeypatch.setattr(OnlineCosts, "PRIOR_SEEN", 10**9)
     engine = Engine.load(bundled_model, measure_later=True)
     yield engine
     engine.close()
