@@ -141,3 +141,10 @@ def test_a_mode_slower_than_plain_says_why_in_its_footer():
     assert "against 20.0 tokens a second" in timed.slower_note
     assert Stats(mode=OFF, new_tokens=100, target_passes=100, seconds=10.0, verify_seconds=10.0,
                  plain_token_seconds=0.05).slower_note == ""
+    # a short reply, or one that barely drafted, is noise: nothing said
+    short = Stats(mode=AUTO, new_tokens=12, target_passes=11, drafted=2, accepted=1,
+                  seconds=2.5, verify_seconds=2.46, single_passes=10, single_pass_seconds=1.9)
+    assert short.slower_note == ""
+    barely = Stats(mode=AUTO, new_tokens=100, target_passes=99, drafted=3, accepted=1,
+                   seconds=20.0, verify_seconds=20.0, single_passes=96, single_pass_seconds=9.6)
+    assert barely.slower_note == ""

@@ -178,7 +178,7 @@ class AdaptiveDrafter:
     def _may_pay(self, candidate: Candidate, limit: int) -> bool:
         """Whether any draft of this free candidate's guess could beat plain decoding, bounded
         cheaply before rate() works out E(γ) (most steps that draft nothing end here: auto's
-        own work at each of them is kept under 0.5% of a token's time). With a_1 the estimate
+        own work at each is a few tens of microseconds, docs/this-machine.md). With a_1 the estimate
         that the first guess is right and every later one taken as CERTAIN_AT most:
             E(γ) ≤ 1 + a_1 · Σ_{i<γ} CERTAIN_AT^i,   T(γ) ≥ v(γ + 1) (no rollback: R ≥ 0)."""
         model = candidate.model

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 Source = Literal["draft", "target", "unknown"]
 
 
+# Stats.slower_note speaks only of replies at least this long (and drafting a fourth as many)
+SLOWER_SAID_AFTER = 32
+
 # What auto_note calls each Stats.copy_source
 COPY_SOURCES = {"prediction": "the text it was given to edit or retry",
                 "long message": "the attached or pasted text"}
@@ -175,8 +178,11 @@ class Stats:
         per token made, against a one-token pass (this reply's own passes that drafted nothing
         where it had a few: same context, same machine load; else auto's timed one), so that
         what every mode spends besides (sampling, text) counts on neither side. Under 0.95 of
-        plain's pace only: closer than that is within a reply's noise here."""
-        if self.mode == OFF or not self.drafted or not self.new_tokens:
+        plain's pace only, in a reply of SLOWER_SAID_AFTER tokens or more that drafted at least
+        a fourth as many: closer, shorter or barely drafting, it is a reply's noise (a 12-token
+        answer with 2 drafted tokens read "slower" on a busy machine)."""
+        if (self.mode == OFF or self.new_tokens < SLOWER_SAID_AFTER
+                or self.drafted * 4 < SLOWER_SAID_AFTER):
             return ""
         if self.single_passes >= 3:
             one = self.single_pass_seconds / self.single_passes

@@ -78,7 +78,8 @@ class CostCurveChart(QWidget):
             x = at(k, 0).x()
             painter.drawText(QRectF(x - 12, area.bottom() + 2, 24, bottom), Qt.AlignHCenter,
                              str(k))
-        for v in (1, 8, 16):
+        marks = (1, 8, 16) + ((round(top_v),) if top_v >= 20 else ())  # a busy machine's top
+        for v in marks:
             y = at(1, v).y()
             painter.drawText(QRectF(0, y - metrics.height() / 2, left - 4, metrics.height()),
                              Qt.AlignRight | Qt.AlignVCenter, str(v))
