@@ -70,10 +70,7 @@ def measure(backend: LanguageModel, probe_tokens: list[int]) -> BatchCosts:
         rounds += 1
         if key is not None and rounds < REPEATS:
             store_cached(key, {"rounds": rounds, "seconds": seconds})
-    v, floor = {}, 1.0
-    for k in MEASURED_K:
-        floor = max(floor, seconds[k] / seconds[1])
-        v[k] = floor
+    v = _relative(seconds)
     checkpoint, restore = 0.0, 0.0
     if getattr(backend, "rollback", "cut") == "checkpoint":
         checkpoint, restore = _rollback_seconds(backend, cached, extra)
@@ -99,10 +96,15 @@ def _partial_curve(backend) -> BatchCosts | None:
     seconds, rounds = _resumed(_partial_key(backend))
     if not rounds:
         return None
+    return BatchCosts(_relative(seconds), seconds[1])
+
+
+def _relative(seconds: dict[int, float]) -> dict[int, float]:
+    """v(k): each k's fastest pass over the one-token pass, forced non-decreasing."""
     v, floor = {}, 1.0
     for k in MEASURED_K:
         floor = v[k] = max(floor, seconds[k] / seconds[1])
-    return BatchCosts(v, seconds[1])
+    return v
 
 
 def _resumed(key: str | None) -> tuple[dict[int, float], int]:

@@ -156,11 +156,9 @@ class Stats:
         said = ("Auto drafted nothing" if not self.drafted else
                 f"Auto drafted little ({self.accepted} of {self.new_tokens} tokens)")
         if copies:  # the measured cost; none while auto prices by a prior, not this machine
-            measured = ("" if self.untimed else
-                        f" (checking 8 tokens costs {self.pass_cost_8:.1f}x one)"
-                        if self.pass_cost_8 else
-                        f" (checking 2 tokens costs {self.pass_cost_2:.1f}x one)"
-                        if self.pass_cost_2 else "")
+            k, cost = (8, self.pass_cost_8) if self.pass_cost_8 else (2, self.pass_cost_2)
+            measured = (f" (checking {k} tokens costs {cost:.1f}x one)"
+                        if cost and not self.untimed else "")
             reason = ("it found text to copy, but checking it costs more than it saves on this "
                       f"machine{measured}")
             advice = " N-gram drafts it anyway, whatever it costs."
