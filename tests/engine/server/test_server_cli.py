@@ -153,3 +153,25 @@ def test_serve_through_llama_server_passes_its_drafts_on(tmp_path, llama_server_
         app.wait(timeout=30)
     gone, alive = psutil.wait_procs([server], timeout=10)
     assert not alive
+
+
+@pytest.mark.slow
+def test_the_bench_command_of_docs_this_machine_runs(tmp_path, llama_server_binary):
+    """docs/this-machine.md's bench command, as written, cut to one question a category and a
+    few tokens: it runs, and its report has auto's column against the best fixed mode."""
+    import shlex
+    from pathlib import Path
+    doc = Path(__file__).resolve().parents[3] / "docs" / "this-machine.md"
+    command = next(line for line in doc.read_text().splitlines()
+                   if line.startswith("draftlight bench --questions"))
+    args = shlex.split(command)[1:]
+    args[args.index("--questions") + 1] = str(Path(__file__).resolve().parents[3] / "app"
+                                              / "draftlight" / "bench" / "heldout.jsonl")
+    out = tmp_path / "out"
+    code = main(args + ["--limit", "1", "--max-tokens", "12", "--server-binary",
+                        str(llama_server_binary), "--out", str(out)])
+    assert code == 0
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["overall"]) == {"plain", "ngram", "auto", "llama:none"}
+    assert report["overall"]["auto"]["best_fixed"] in ("plain", "ngram")
+    assert "| auto / best fixed |" in (out / "report.md").read_text()
