@@ -72,6 +72,8 @@ def test_a_hang_mid_reply_is_one_line_and_the_next_message_starts_it_again(
     assert view.text and stored_reply(window)[1] == "interrupted"
     again = send_and_wait_real(qtbot, window, "And one more colour?")  # no Restart clicked
     assert again.text and again.figures.stats.stop_reason in ("eos", "max_tokens")
+    # the engine is back: the banner no longer says it stopped, nor offers a Restart
+    assert window.banner.isHidden() or "stopped answering" not in window.banner.label.text()
 
 
 def start_reply_into_hang(qtbot, monkeypatch, real_window):

@@ -13,6 +13,8 @@ class Composer(QPlainTextEdit):
     submitted = Signal(str)
     files_dropped = Signal(list)  # paths of files dropped on the box: to attach
     empty_submitted = Signal()  # Enter or Send with nothing (or only spaces) typed
+    held = Signal()  # Enter or Send while nothing can be sent (a reply runs, a model loads):
+    # the text stays in the box and the window says why
     edit_last = Signal()  # Up in an empty box: edit the last message sent
     long_paste = Signal(int, int)  # where a paste of LONG_PASTE or more characters went: start,
     # end (the window offers to make it an attachment; it stays typed until the user says so)
@@ -65,6 +67,8 @@ class Composer(QPlainTextEdit):
     def submit(self) -> None:
         text = self.toPlainText().strip()
         if not self.can_send:
+            if text:
+                self.held.emit()
             return
         if not text:
             self.empty_submitted.emit()

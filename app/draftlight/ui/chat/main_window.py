@@ -20,6 +20,8 @@ from draftlight.store.attachments import with_attachments
 from draftlight.store.history import History
 from draftlight.ui.chat.context_check import fits_or_offer
 from draftlight.ui.chat.look import STYLE
+from draftlight.ui.chat.composer_drafts import ComposerDrafts
+from draftlight.ui.chat.held_message import HeldMessage
 from draftlight.ui.chat.message_edit import MessageEdit
 from draftlight.ui.chat.model_scan import ModelScan
 from draftlight.ui.chat.window_models import WindowModels
@@ -71,6 +73,9 @@ class MainWindow(WindowWiring, WindowModels, QMainWindow):
         self._build_widgets()
         self.session = ChatSession(self.engine, history, self.chat, settings, self)
         self.message_edit = MessageEdit(self)  # Edit: a new version of a message
+        self.composer_drafts = ComposerDrafts(self.composer)  # each conversation's unsent text
+        self.held_message = HeldMessage(self)  # Enter while nothing can be sent: why
+        self._crash_line = ""  # the banner's line about the engine's crash, till it is back
         self._build_toolbar_and_menu()
         self._connect()
         restore_place(self)
@@ -114,8 +119,7 @@ class MainWindow(WindowWiring, WindowModels, QMainWindow):
             self.banner.show_message(waiting)
 
             def send_typed() -> None:
-                if self.banner.label.text() == waiting:
-                    self.banner.hide()
+                self.banner.withdraw(waiting)
                 typed = self.composer.toPlainText().strip()
                 if typed:
                     self.composer.clear()

@@ -12,6 +12,7 @@ class MessageEdit:
     def __init__(self, window) -> None:
         self.window = window
         self.view = None  # the message being edited
+        self.line = ""  # the banner's line about it
 
     def start(self, view) -> None:
         window = self.window
@@ -22,9 +23,10 @@ class MessageEdit:
         window.composer.moveCursor(window.composer.textCursor().MoveOperation.End)
         window.composer.setFocus()
         number = window.chat.user_number(window.chat.index_of(view))
-        window.banner.show_message(f"Editing your message {number}: Send asks again, and the "
-                                   "first version stays (‹ › switches between them).",
-                                   "Cancel", self.cancel)
+        self.window.banner.withdraw(self.line)
+        self.line = (f"Editing your message {number}: Send asks again, and the first version "
+                     "stays (‹ › switches between them).")
+        window.banner.show_message(self.line, "Cancel", self.cancel)
 
     def start_last(self) -> None:
         last = next((v for v in reversed(self.window.chat.messages) if v.role == "user"), None)
@@ -37,12 +39,12 @@ class MessageEdit:
         if self.view is not None:
             self.view = None
             self.window.composer.clear()
-            self.window.banner.hide()
+            self.window.banner.withdraw(self.line)
 
     def send(self, text: str) -> bool:
         """Send `text` as the new version, if a message is being edited; False if none is."""
         if self.view is None:
             return False
         view, self.view = self.view, None
-        self.window.banner.hide()
+        self.window.banner.withdraw(self.line)
         return branches.edit(self.window.session, view, text, self.window.current_mode())

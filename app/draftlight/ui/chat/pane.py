@@ -32,6 +32,7 @@ class ChatPane(QWidget):
         self.composer = Composer()
         self.composer.files_dropped.connect(self.attachments.add_paths)
         self.composer.long_paste.connect(self._offer_attachment)
+        self._paste_offer: tuple[str, str] | None = None  # (banner line, the pasted text)
         self.setAcceptDrops(True)  # files dropped anywhere on the chat are attached too
         row.addWidget(self.composer, 1)
         buttons = QVBoxLayout()
@@ -52,15 +53,31 @@ class ChatPane(QWidget):
         column.addLayout(row)
 
     def _offer_attachment(self, start: int, end: int) -> None:
-        """A long paste: the banner offers to take it out of the message box and attach it."""
-        def attach() -> None:
-            text = self.composer.take_span(start, end)
-            self.attachments.add_text("pasted text.txt", text)
-            self.banner.hide()
+        """A long paste: the banner offers to take it out of the message box and attach it,
+        while it is there (sent, deleted, or another conversation's text shown: the offer
+        goes)."""
+        pasted = self.composer.toPlainText()[start:end]
+        line = (f"You pasted {end - start:,} characters. As an attachment it is a chip you can "
+                "look at, remove or edit, not a wall of text in your message.")
 
-        self.banner.show_message(f"You pasted {end - start:,} characters. As an attachment it is "
-                                 "a chip you can look at, remove or edit, not a wall of text in "
-                                 "your message.", "Attach it", attach)
+        def attach() -> None:
+            self._withdraw_offer()
+            self.attachments.add_text("pasted text.txt", self.composer.take_span(start, end))
+
+        self._withdraw_offer()
+        self._paste_offer = (line, pasted)
+        self.composer.textChanged.connect(self._check_offer)
+        self.banner.show_message(line, "Attach it", attach)
+
+    def _check_offer(self) -> None:
+        if self._paste_offer is not None and self._paste_offer[1] not in self.composer.toPlainText():
+            self._withdraw_offer()
+
+    def _withdraw_offer(self) -> None:
+        if self._paste_offer is not None:
+            self.composer.textChanged.disconnect(self._check_offer)
+            self.banner.withdraw(self._paste_offer[0])
+            self._paste_offer = None
 
     def dragEnterEvent(self, event) -> None:
         if event.mimeData().hasUrls():

@@ -115,6 +115,7 @@ class ReplyStream:
         elif isinstance(event, Notice):
             self.info.emit(event.message)
         elif isinstance(event, Done):
+            self.engine_answered.emit()
             if stream.stop_requested_at is not None:  # Stop came first: keep what was shown
                 self._end_stream(INTERRUPTED, self._stopped_stats())
             else:

@@ -40,6 +40,7 @@ class ChatSession(SessionWrites, ReplyStream, QObject):
     current_changed = Signal(object)  # conversation id or None
     error = Signal(str)
     engine_crashed = Signal(str)  # the engine's process ended mid-reply: one line (kept reply)
+    engine_answered = Signal()  # a reply came to its end: the engine is (back) at work
     info = Signal(str)
     saved_again = Signal(str)  # the history answers again; the line `error` showed till now
     live_stats = Signal(str)

@@ -78,6 +78,8 @@ class WindowWiring:
         models.status.connect(self._on_model_status)
         models.percent.connect(self.model_bar.show_percent)  # a conversion's progress
         models.loaded.connect(self._on_loaded)
+        models.loaded.connect(self._engine_back)
+        models.loaded.connect(self.held_message.withdraw)
         self.model_scan.updated.connect(self._on_models_found)
         self.model_scan.failed.connect(self.show_status)
         QGuiApplication.instance().applicationStateChanged.connect(self._on_app_state)
@@ -93,10 +95,11 @@ class WindowWiring:
         session.current_changed.connect(self.conversations.set_current)
         session.writing_changed.connect(self.conversations.set_writing)
         session.current_changed.connect(self._update_actions)  # Regenerate needs a message
+        session.current_changed.connect(self._show_conversation_box)
+        session.busy_changed.connect(self.held_message.withdraw)
+        session.engine_answered.connect(self._engine_back)
         session.error.connect(self._on_reply_failed)
-        session.engine_crashed.connect(
-            lambda line: self.banner.show_message(line[:1].upper() + line[1:], "Restart",
-                                                  self.models.restart))
+        session.engine_crashed.connect(self._engine_crashed)
         session.info.connect(self.show_status)
         session.saved_again.connect(self._on_saved_again)
         session.live_stats.connect(self.stats_label.setText)
@@ -106,6 +109,7 @@ class WindowWiring:
             lambda conversation, message: branches.open_at(self.session, conversation, message))
         self.conversations.new_requested.connect(self.new_conversation)
         self.conversations.deleted.connect(self.session.forget_conversation)
+        self.conversations.deleted.connect(self.composer_drafts.forget)
         self.conversations.failed.connect(self.banner.show_message)
 
     def _connect_chat(self) -> None:
@@ -114,6 +118,7 @@ class WindowWiring:
         self.chat.welcome.try_demo.connect(self.send)
         self.chat.welcome.get_model.connect(self.open_models)
         self.composer.empty_submitted.connect(lambda: self.show_status(EMPTY_MESSAGE))
+        self.composer.held.connect(self.held_message.explain)
         self.send_button.clicked.connect(self.composer.submit)
         self.stop_button.clicked.connect(self.session.stop)
         self.stop_action.triggered.connect(self.session.stop)
@@ -140,3 +145,22 @@ class WindowWiring:
         self.model_bar.engine_chosen.connect(self.choose_engine)
         self.model_bar.target_chosen.connect(self.choose_target)
         self.model_bar.draft_chosen.connect(self.choose_draft)
+
+    # --- what the banner says, while it is true ---------------------------------------------
+
+    def _engine_crashed(self, line: str) -> None:
+        self._crash_line = line[:1].upper() + line[1:]
+        self.banner.show_message(self._crash_line, "Restart", self.models.restart)
+
+    def _engine_back(self, *_args) -> None:
+        """The engine answered a reply, or loaded its models again: a crash it had is over."""
+        line, self._crash_line = self._crash_line, ""
+        if line:
+            self.banner.withdraw(line)
+
+    def _show_conversation_box(self, conversation_id) -> None:
+        """Another conversation is shown: a message being edited is left as it was, and the
+        message box holds that conversation's own unsent text."""
+        if self.message_edit.view is not None and self.message_edit.view not in self.chat.messages:
+            self.message_edit.cancel()
+        self.composer_drafts.show_for(conversation_id)

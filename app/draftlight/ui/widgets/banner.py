@@ -27,6 +27,7 @@ class Banner(QFrame):
         close.clicked.connect(self.hide)
         layout.addWidget(close)
         self._action: Callable[[], None] | None = None
+        self._action_line = ""  # the line the button belongs to: it goes with that line
         self.action_button.clicked.connect(self._run_action)
         self.hide()
 
@@ -34,12 +35,14 @@ class Banner(QFrame):
                      action: Callable[[], None] | None = None) -> None:
         """Show `text`; a message already showing stays above it (and keeps its button
         unless this one brings its own), so a later notice never hides an earlier problem."""
+        line = text
         if not self.isHidden() and self.label.text() and text not in self.label.text():
             text = f"{self.label.text()}\n{text}"
             if action is None:
-                action, action_text = self._action, self.action_button.text()
+                action, action_text, line = (self._action, self.action_button.text(),
+                                             self._action_line)
         self.label.setText(text)
-        self._action = action
+        self._action, self._action_line = action, line
         self.action_button.setText(action_text or "")
         self.action_button.setVisible(action is not None)
         self.show()
@@ -50,6 +53,9 @@ class Banner(QFrame):
         lines = [line for line in self.label.text().split("\n") if line != text]
         if not self.isHidden() and len(lines) < len(self.label.text().split("\n")):
             self.label.setText("\n".join(lines))
+            if text == self._action_line or text in self._action_line.split("\n"):
+                self._action, self._action_line = None, ""  # its button goes with it
+                self.action_button.hide()
             if not lines:
                 self.hide()
 
