@@ -8,6 +8,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QComboBox
 
 from draftlight.modes import AUTO, NGRAM, Mode
+from draftlight.ui.widgets.wheel_guard import wheel_never_chooses
 
 
 class ModeBox(QComboBox):
@@ -19,6 +20,7 @@ class ModeBox(QComboBox):
         # As wide as its longest mode name, which it only knows once filled: the toolbar lays
         # it out before the engine reports its modes, and "N-gra" is all it showed then.
         self.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        wheel_never_chooses(self)  # a passing scroll set "Off" for every message after it
         self.setToolTip("How tokens are guessed before the target model checks them; "
                         "takes effect from the next message")
 

@@ -5,42 +5,20 @@ from __future__ import annotations
 
 import dataclasses
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
                                QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
                                QPlainTextEdit, QScrollArea, QSpinBox, QVBoxLayout,
                                QWidget)
 
 from draftlight.settings import Settings
+from draftlight.store.found_models import as_setting
 from draftlight.ui.chat.engine_section import EngineSection
 from draftlight.ui.chat.folder_list import FolderList
 from draftlight.ui.chat.path_field import PathField
 from draftlight.ui.chat.serve_key_field import ServeKeyField
 from draftlight.ui.flash.palette import SCHEMES
+from draftlight.ui.widgets.wheel_guard import value_controls, wheel_needs_focus
 from draftlight.engine_kind import EngineKind
-
-
-class _WheelScrollsThePage(QObject):
-    """A spin box or list the pointer passes over while the page scrolls keeps its value: the
-    wheel changes it only once it has been clicked (has focus); otherwise the page scrolls (a
-    scroll over Top-p took it from 1.00 to 0.01)."""
-
-    def __init__(self, page: QScrollArea) -> None:
-        super().__init__(page)
-        self.page = page
-
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
-        if event.type() == QEvent.Wheel and not watched.hasFocus():
-            QApplication.sendEvent(self.page.verticalScrollBar(), event)
-            return True
-        return False
-
-
-def _keep_values_while_scrolling(dialog: QWidget, page: QScrollArea) -> None:
-    guard = _WheelScrollsThePage(page)
-    for box in dialog.findChildren(QAbstractSpinBox) + dialog.findChildren(QComboBox):
-        box.setFocusPolicy(Qt.StrongFocus)
-        box.installEventFilter(guard)
 
 
 def _spin(minimum: int, maximum: int, value: int, special: str | None = None) -> QSpinBox:
@@ -85,7 +63,8 @@ class SettingsDialog(QDialog):
         self.engine_section.offer_spec_types(self.draft.value() is not None)
         self.engine_section.engine.currentIndexChanged.connect(self._show_local_fields)
         self._show_local_fields()
-        _keep_values_while_scrolling(self, self.scroll)
+        # A scroll over Top-p took it from 1.00 to 0.01: the page scrolls until a box is clicked.
+        wheel_needs_focus(*value_controls(self))
         self._fit(body)
 
     def _models_section(self, settings: Settings, gpu_offload: bool) -> QGroupBox:
@@ -217,7 +196,7 @@ class SettingsDialog(QDialog):
         self.resize(max(560, self.sizeHint().width(), body.sizeHint().width() + 40), height)
 
     def result_settings(self) -> Settings:
-        return dataclasses.replace(
+        return _found_by_reference(self._original, dataclasses.replace(
             self._original,
             target_path=self.target.value(), draft_path=self.draft.value(),
             model_folders=self.model_folders.value(),
@@ -231,4 +210,15 @@ class SettingsDialog(QDialog):
             serve_origins=" ".join(self.serve_origins.text().replace(",", " ").split()),
             serve_api_key=self.serve_key.value(),
             system_prompt=self.system_prompt.toPlainText().strip(),
-            **self.engine_section.values())
+            **self.engine_section.values()))
+
+
+def _found_by_reference(original: Settings, chosen: Settings) -> Settings:
+    """A target or draft chosen here (Browse… into Ollama's blobs) that another app keeps is
+    kept by its reference, as the model bar and the picker keep it; a path left as it was stays
+    (rewriting it would reload the same file)."""
+    folders = chosen.added_model_folders()
+    return dataclasses.replace(chosen, **{
+        name: as_setting(getattr(chosen, name), folders)
+        for name in ("target_path", "draft_path")
+        if getattr(chosen, name) != getattr(original, name)})

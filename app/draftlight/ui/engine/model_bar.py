@@ -24,6 +24,7 @@ from draftlight.store.pairs import vocabulary_difference
 # The draft drop-down's data besides a file: the target's own multi-token-prediction layers on
 # llama-server (draft-mtp), n-gram lookup (no draft model), no drafting.
 from draftlight.ui.engine.engine_choice import DRAFT_MTP as MTP, DRAFT_NGRAM as NGRAM, NO_DRAFT as NONE
+from draftlight.ui.widgets.wheel_guard import wheel_never_chooses
 from draftlight.engine_kind import EngineKind
 
 # Settings.engine values, as the window names them
@@ -99,6 +100,8 @@ class ModelBar(QWidget):
         layout.addWidget(self.progress)
         layout.addStretch(0)  # room the drop-downs' names do not need
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)  # the window's room
+        # Each choice here reloads or swaps a model: a scroll passing over them must not.
+        wheel_never_chooses(self.engine_box, self.target_box, self.draft_box)
         self.engine_box.activated.connect(
             lambda i: self.engine_chosen.emit(self.engine_box.itemData(i)))
         self.target_box.activated.connect(

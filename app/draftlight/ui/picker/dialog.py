@@ -23,6 +23,7 @@ from draftlight.store.installed import list_installed
 from draftlight.store.memory import assess
 from draftlight.ui.widgets.banner import Banner
 from draftlight.ui.widgets.latest_request import LatestRequests
+from draftlight.ui.widgets.wheel_guard import value_controls, wheel_needs_focus
 from draftlight.ui.picker.download_requests import DownloadRequests
 from draftlight.ui.picker.drafts import DraftsPanel
 from draftlight.ui.picker.downloads_panel import DownloadsPanel
@@ -55,7 +56,7 @@ def close_shared_download_queue(timeout: float = 10.0) -> None:
 
 class PickerDialog(DownloadRequests, QDialog):
     installed_changed = Signal()  # a download, deletion or conversion finished
-    target_chosen = Signal(str)  # "Use as target": a model path for the window to load
+    target_chosen = Signal(str)  # "Use as target": a path or a found model's reference to load
     draft_chosen = Signal(str)  # "Use as draft"
 
     def __init__(self, parent: QWidget | None = None, *, hub: HubClient | None = None,
@@ -73,6 +74,8 @@ class PickerDialog(DownloadRequests, QDialog):
         self._preferred: CuratedPair | None = None
         self.current_repo: str | None = None  # the repository whose files are shown
         self._build(n_ctx, gpu_offload)
+        # the sort and the context change what is listed: a scroll over the lists must not
+        wheel_needs_focus(*value_controls(self))
         for job in self.queue.jobs:
             self.downloads.add_job(job)
         if catalog_error:
