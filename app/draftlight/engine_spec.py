@@ -165,11 +165,16 @@ class EngineSpec:
 
 def model_name(text: str) -> str:
     """What a model is called: a found model's reference as it is ("ollama:qwen2.5-coder:1.5b",
-    not its blob's hash), a file by its name."""
+    not its blob's hash; its blob's path too, once a reference is resolved or where older
+    settings kept the path), a file by its name."""
     from draftlight.store.found_models import SCHEMES
     if text.partition(":")[0] in SCHEMES and not Path(text).expanduser().exists():
         return text
-    return Path(text).name
+    name = Path(text).name
+    if name.startswith("sha256-"):  # an Ollama blob's name is its hash: call it as Ollama does
+        from draftlight.store.found_models import reference_of
+        return reference_of(text) or name
+    return name
 
 
 def model_file(text: str) -> str:

@@ -137,6 +137,32 @@ def forget_found() -> None:
     _memo = None
 
 
+def kept_as(model) -> str:
+    """What Settings keep for a model of every_model(): a found model's reference, resolved to
+    its file only when it loads (a tag updated in Ollama then loads its new file, and the
+    window names it as its app does, not by a blob's hash), else Draftlight's own file's path."""
+    return str(model.path) if model.source in OWN_SOURCES else model.name
+
+
+def reference_of(path: str | Path, folders=()) -> str | None:
+    """The reference of the found model whose file `path` is ("ollama:qwen2.5:7b" for its
+    blob, chosen with Browse… or kept by an older version); None when no app keeps it."""
+    real = real_path(Path(path).expanduser())
+    if real is None or not real.is_file():
+        return None
+    return next((m.reference for m in find_models(folders=folders)
+                 if real_path(m.path) == real), None)
+
+
+def as_setting(text: str | None, folders=()) -> str | None:
+    """`text` as Settings keep a chosen target or draft: the file of a model another app keeps
+    becomes its reference (kept_as); anything else (a reference, Draftlight's own file, "")
+    stays as it is."""
+    if not text or text.partition(":")[0] in SCHEMES:
+        return text
+    return reference_of(text, folders) or text
+
+
 def resolve_reference(text: str, env=None, home: Path | None = None,
                       folders=()) -> Path | None:
     """The file of "ollama:qwen2.5:7b" (any of SCHEMES, or a found model's bare name when it is

@@ -10,9 +10,10 @@ from draftlight.store.pairs import drafts_for
 
 
 def draft_offer(target_path: str, models: list, facts) -> tuple[str, str] | None:
-    """(the banner's line, the draft's path) for the target at `target_path` among `models`,
-    from their `facts` as far as read; None when no model here drafts for it token for token."""
-    target = next((m for m in models if str(m.path) == target_path), None)
+    """(the banner's line, the draft's path) for the target at `target_path` (a file, or a found
+    model's reference as Settings keep it) among `models`, from their `facts` as far as read;
+    None when no model here drafts for it token for token."""
+    target = next((m for m in models if target_path in (str(m.path), m.name)), None)
     if target is None:
         return None
     choices = [c for c in drafts_for(target, models, facts, read=False) if c.same_vocabulary]

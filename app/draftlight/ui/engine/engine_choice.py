@@ -14,6 +14,7 @@ import dataclasses
 from draftlight.engine.server.rpc import machines_gone, rpc_addresses
 from draftlight.modes import AUTO, DRAFT, NGRAM, OFF, REMOTE, Mode
 from draftlight.settings import Settings
+from draftlight.store.found_models import as_setting
 from draftlight.engine_kind import EngineKind
 
 DRAFT_MTP = "mtp"  # the model bar's draft choices besides a file: the target's MTP layers,
@@ -87,7 +88,10 @@ class EngineChoice:
 
     @staticmethod
     def with_target(settings: Settings, path: str) -> Settings:
-        return dataclasses.replace(settings, target_path=path or None)
+        """`path` as the target; another app's model is kept by its reference (as_setting),
+        so the title, the status bar and Settings name it, and it loads after a restart."""
+        return dataclasses.replace(settings, target_path=as_setting(
+            path, settings.added_model_folders()) or None)
 
     def with_draft(self, settings: Settings, choice: str, mode: Mode) -> tuple[Settings, Mode]:
         """A draft chosen in the model bar or the picker: the Settings to apply and the mode to
@@ -102,6 +106,7 @@ class EngineChoice:
         if choice == NO_DRAFT:
             return (dataclasses.replace(settings, draft_path=None),
                     OFF if mode in (DRAFT, NGRAM) else mode)
+        choice = as_setting(choice, settings.added_model_folders())  # as with_target
         if mode == AUTO:  # auto drafts with the new model too: the mode stays as chosen
             return dataclasses.replace(settings, draft_path=choice), mode
         self.pending_mode = DRAFT

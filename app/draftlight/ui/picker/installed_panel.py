@@ -16,7 +16,7 @@ from draftlight.store.convert import ConversionCancelled
 from draftlight.store.convert_installed import OFFERED_TYPES, convert_installed
 from draftlight.store.errors import StoreError, describe_error
 from draftlight.settings import added_model_folders
-from draftlight.store.found_models import OWN_SOURCES, every_model, forget_found
+from draftlight.store.found_models import OWN_SOURCES, every_model, forget_found, kept_as
 from draftlight.store.model_facts import shared_facts
 from draftlight.store.installed import (InstalledModel, add_local, list_installed, remove,
                                         take_notices)
@@ -60,7 +60,9 @@ class Conversion:
 
 
 class InstalledPanel(QWidget):
-    target_chosen = Signal(str)  # a model's path: load it as the window's target
+    # what Settings keep for the model (kept_as: another app's by its reference, as the model
+    # bar keeps it, never its blob's path): load it as the window's target …
+    target_chosen = Signal(str)
     draft_chosen = Signal(str)  # … as its draft
     changed = Signal()  # a model was deleted or converted
     message = Signal(str)  # something to tell the user
@@ -101,8 +103,8 @@ class InstalledPanel(QWidget):
     def _connect(self) -> None:
         self.add_button.clicked.connect(self.ask_add)
         self.refresh_button.clicked.connect(self.rescan)
-        self.target_button.clicked.connect(lambda: self._emit_path(self.target_chosen))
-        self.draft_button.clicked.connect(lambda: self._emit_path(self.draft_chosen))
+        self.target_button.clicked.connect(lambda: self._emit_choice(self.target_chosen))
+        self.draft_button.clicked.connect(lambda: self._emit_choice(self.draft_chosen))
         self.folder_button.clicked.connect(self.open_folder)
         self.convert_button.clicked.connect(self._ask_convert)
         self.delete_button.clicked.connect(self.delete_selected)
@@ -176,10 +178,10 @@ class InstalledPanel(QWidget):
             else f"{model.source} keeps this model: remove it there" if other_app
             else "Delete the file (a model you added is only forgotten; its file stays)")
 
-    def _emit_path(self, signal) -> None:
+    def _emit_choice(self, signal) -> None:
         model = self.selected()
         if model is not None and model.exists:
-            signal.emit(str(model.path))
+            signal.emit(kept_as(model))
 
     def open_folder(self) -> None:
         model = self.selected()
