@@ -238,7 +238,7 @@ def _say_also(box, model) -> None:
 
 
 def _setting(model) -> str:
-    """What Settings keep for a model of the list: a found model's reference, resolved to its
-    file only when it loads (a tag updated in Ollama then loads its new file), else the path."""
-    from draftlight.store.found_models import OWN_SOURCES
-    return str(model.path) if model.source in OWN_SOURCES else model.name
+    """What Settings keep for a model of the list: store.found_models.kept_as, which the
+    picker's Use as target / Use as draft keep too."""
+    from draftlight.store.found_models import kept_as
+    return kept_as(model)
