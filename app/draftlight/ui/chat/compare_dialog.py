@@ -15,6 +15,7 @@ from draftlight.engine.reply.compare import Comparison, SidePiece
 from draftlight.engine.reply.events import Notice
 from draftlight.ui.engine.loaded import Crashed, Failed
 from draftlight.ui.flash.highlight import run_colour
+from draftlight.ui.widgets.screen_fit import fit_to_screen
 from draftlight.modes import Mode
 
 
@@ -38,7 +39,7 @@ class CompareDialog(QDialog):
     def __init__(self, engine, messages: list, params, mode: Mode, parent=None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Compare speculation off and on")
-        self.resize(1000, 560)
+        fit_to_screen(self, 1000, 560)
         self.engine = engine
         self.mode = mode
         grid = QGridLayout()
@@ -47,6 +48,9 @@ class CompareDialog(QDialog):
         for column, (side, title) in enumerate((("plain", "Speculation off"),
                                                 ("speculative", mode.label))):
             self.headers[side] = QLabel(f"<b>{title}</b> — generating…")
+            # the timings that replace it are longer than half a small screen: wrapped, they
+            # cannot widen the dialog past it (it grew to 1131 px inside a 1100 px window)
+            self.headers[side].setWordWrap(True)
             view = QTextEdit(readOnly=True)
             self.views[side] = view
             grid.addWidget(self.headers[side], 0, column)

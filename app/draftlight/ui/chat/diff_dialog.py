@@ -13,6 +13,8 @@ from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QLabel, QPlainTextEdit,
                                QPushButton, QVBoxLayout, QWidget)
 
+from draftlight.ui.widgets.screen_fit import fit_to_screen
+
 _FENCE = re.compile(r"^(`{3,})[^\n]*\n(.*?)^\1[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
@@ -43,6 +45,7 @@ class DiffDialog(QDialog):
                       and not line.startswith("---"))
         self.summary = QLabel(f"{added} line{'s' if added != 1 else ''} added, {removed} "
                               f"removed (from the reply's first code block)")
+        self.summary.setWordWrap(True)  # "Saved to" a long path: wrapped, not a wider dialog
         buttons = QDialogButtonBox(QDialogButtonBox.Close)
         self.copy_button = QPushButton("Copy new version")
         self.save_button = QPushButton("Save as…")
@@ -56,9 +59,7 @@ class DiffDialog(QDialog):
         layout.addWidget(self.summary)
         layout.addWidget(self.text, 1)
         layout.addWidget(buttons)
-        screen = self.screen().availableGeometry() if self.screen() else None
-        self.resize(min(760, screen.width() - 40) if screen else 760,
-                    min(560, screen.height() - 60) if screen else 560)
+        fit_to_screen(self, 760, 560)
 
     def save_as(self) -> str | None:
         path, _ = QFileDialog.getSaveFileName(self, "Save the new version", self.name)

@@ -9,6 +9,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
+from draftlight.ui.widgets.screen_fit import fit_to_screen
+
 TOP_K = 16  # the chart's k axis: auto drafts up to 16 tokens, a pass checks 17
 
 
@@ -123,7 +125,7 @@ class MachineDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.Close)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
-        self.resize(460, 400)
+        fit_to_screen(self, 460, 400)
 
 
 def latest_pass_costs(views) -> dict:

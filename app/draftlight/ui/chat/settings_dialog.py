@@ -17,6 +17,7 @@ from draftlight.ui.chat.folder_list import FolderList
 from draftlight.ui.chat.path_field import PathField
 from draftlight.ui.chat.serve_key_field import ServeKeyField
 from draftlight.ui.flash.palette import SCHEMES
+from draftlight.ui.widgets.screen_fit import fit_to_screen
 from draftlight.ui.widgets.wheel_guard import value_controls, wheel_needs_focus
 from draftlight.engine_kind import EngineKind
 
@@ -190,10 +191,8 @@ class SettingsDialog(QDialog):
 
     def _fit(self, body: QWidget) -> None:
         """As tall as the sections, or the screen less a margin, whichever is less."""
-        screen = self.screen().availableGeometry() if self.screen() else None
-        wanted = body.sizeHint().height() + 80
-        height = min(wanted, screen.height() - 60) if screen else wanted
-        self.resize(max(560, self.sizeHint().width(), body.sizeHint().width() + 40), height)
+        fit_to_screen(self, max(560, self.sizeHint().width(), body.sizeHint().width() + 40),
+                      body.sizeHint().height() + 80)
 
     def result_settings(self) -> Settings:
         return _found_by_reference(self._original, dataclasses.replace(

@@ -12,6 +12,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QPlainTextEdit, QVBoxLayout, QWidget
 
+from draftlight.ui.widgets.screen_fit import fit_to_screen
+
 MAX_LINES = 2000  # as many as llama-server's own log tail (draftlight.engine.server.process.LOG_LINES)
 EMPTY = "Nothing yet: llama-server writes here when the llama.cpp server engine runs."
 
@@ -35,7 +37,7 @@ class ServerLogDialog(QDialog):
     def __init__(self, log: ServerLog, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Server log")
-        self.resize(820, 480)
+        fit_to_screen(self, 820, 480)
         layout = QVBoxLayout(self)
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)

@@ -7,6 +7,8 @@ from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QPlainTextEdit, QTextEdit, QVBoxLayout,
                                QWidget)
 
+from draftlight.ui.widgets.screen_fit import fit_to_screen
+
 
 class TextViewer(QDialog):
     def __init__(self, title: str, text: str, parent: QWidget | None = None) -> None:
@@ -19,9 +21,7 @@ class TextViewer(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.text, 1)
         layout.addWidget(buttons)
-        screen = self.screen().availableGeometry() if self.screen() else None
-        self.resize(min(720, screen.width() - 40) if screen else 720,
-                    min(560, screen.height() - 60) if screen else 560)
+        fit_to_screen(self, 720, 560)
 
     def mark(self, start: int, end: int, colour: QColor) -> None:
         """Mark characters [start, end) in `colour` and scroll to them."""

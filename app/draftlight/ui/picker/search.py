@@ -7,10 +7,11 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLineEdit, QVBoxLayout, QWidget
 
 from draftlight.store.catalog import Catalog, CuratedPair
 from draftlight.store.hub import HubRepo
+from draftlight.ui.widgets.elided_label import ElidedLabel
 from draftlight.ui.widgets.latest_request import LatestRequests
 from draftlight.ui.picker.rows import PAYLOAD_ROLE, chip, row_item, row_list
 from draftlight.units import format_age, format_bytes, format_count
@@ -44,7 +45,7 @@ class SearchPanel(QWidget):
         for label, key in SORTS:
             self.sort_box.addItem(label, key)
         self.results = row_list()
-        self.summary = QLabel()
+        self.summary = ElidedLabel()  # it quotes the search: a long one would widen the picker
         self.summary.setStyleSheet("color: palette(mid);")
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.search_now)
