@@ -10,7 +10,7 @@ timer (coalesced updates, and no callback into a dialog that may already be clos
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QDialog, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from draftlight.store.catalog import Catalog, CuratedPair, load_catalog
 from draftlight.store.download_queue import DownloadQueue
@@ -22,7 +22,9 @@ from draftlight.store.found_models import every_model
 from draftlight.store.installed import list_installed
 from draftlight.store.memory import assess
 from draftlight.ui.widgets.banner import Banner
+from draftlight.ui.widgets.elided_label import ElidedLabel
 from draftlight.ui.widgets.latest_request import LatestRequests
+from draftlight.ui.widgets.screen_fit import fit_to_screen
 from draftlight.ui.widgets.wheel_guard import value_controls, wheel_needs_focus
 from draftlight.ui.picker.download_requests import DownloadRequests
 from draftlight.ui.picker.drafts import DraftsPanel
@@ -64,7 +66,6 @@ class PickerDialog(DownloadRequests, QDialog):
                  n_ctx: int = 4096, gpu_offload: bool = False) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models")
-        self.resize(1100, 760)
         self.hub = hub
         self.queue = queue or shared_download_queue()
         self.catalog, catalog_error = self._load_catalog(catalog)
@@ -74,6 +75,7 @@ class PickerDialog(DownloadRequests, QDialog):
         self._preferred: CuratedPair | None = None
         self.current_repo: str | None = None  # the repository whose files are shown
         self._build(n_ctx, gpu_offload)
+        fit_to_screen(self, 1100, 760)
         # the sort and the context change what is listed: a scroll over the lists must not
         wheel_needs_focus(*value_controls(self))
         for job in self.queue.jobs:
@@ -143,7 +145,7 @@ class PickerDialog(DownloadRequests, QDialog):
         self.tabs.addTab(discover, "Discover")
         self.tabs.addTab(self.installed_panel, f"Installed ({self.installed_panel.list.count()})")
         self.downloads = DownloadsPanel(self.queue)
-        self.status = QLabel()
+        self.status = ElidedLabel(elide=Qt.ElideMiddle)  # it names the repository
         self.status.setStyleSheet("color: palette(mid);")
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)

@@ -13,6 +13,7 @@ from draftlight.engine.auto.verify_speed import verify_speed
 from draftlight.store.file_choice import FileOption, Recommendation, file_options, recommend
 from draftlight.store.hub import HubFile
 from draftlight.store.memory import Fit
+from draftlight.ui.widgets.elided_label import ElidedLabel
 from draftlight.units import format_bytes
 
 BADGE_COLOURS = {Fit.FITS: "#2e7d32", Fit.TIGHT: "#ef6c00", Fit.TOO_BIG: "#c62828"}
@@ -51,13 +52,14 @@ class FilesPanel(QWidget):
 
     def _build_heading(self, n_ctx: int) -> None:
         """The repository's name, its facts, and the context the memory badges are for."""
-        self.title = QLabel("Choose a model")
+        # cut with "…", not widening the picker past its screen: repository names run long
+        self.title = ElidedLabel("Choose a model", elide=Qt.ElideMiddle)
         title_font = QFont(self.title.font())
         title_font.setPointSizeF(max(title_font.pointSizeF() * 1.35, 11))
         title_font.setBold(True)
         self.title.setFont(title_font)
         self.title.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.facts = QLabel()
+        self.facts = ElidedLabel()
         self.facts.setStyleSheet("color: palette(mid);")
         self.context_box = QComboBox()
         for n in CONTEXTS:
