@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from draftlight.store.catalog import Catalog
+from draftlight.store.curated_copies import copy_of
 from draftlight.store.hub import HubRepo
 from draftlight.store.installed import InstalledModel
 from draftlight.store.model_names import could_draft_for, family_from_name
@@ -45,13 +46,11 @@ def draft_options(target_repo: str, *, target_size: int | None, catalog: Catalog
                   hub_repos: list[HubRepo] = ()) -> list[DraftOption]:
     """Curated, then the hub's same-family repositories, then installed cross-vocabulary
     drafts; one entry per model."""
-    on_disk = {(m.repo, m.file): m for m in installed if m.exists and m.repo}
     options: list[DraftOption] = []
     seen: set[str] = set()
     for model, paired in _curated_for(target_repo, catalog):
-        have = on_disk.get((model.repo, model.file))
-        bundled = next((m for m in installed if model.bundled and m.source == "bundled"), None)
-        path = (have or bundled).path if (have or bundled) else None
+        have = copy_of(model, installed)  # downloaded, bundled, or another app's copy
+        path = have.path if have else None
         why = ("curated pair: known to work with this target" if paired else
                f"curated: a smaller {family_from_name(model.repo)} model, same tokenizer")
         options.append(DraftOption(model.name, CURATED, why, model.repo, model.file,

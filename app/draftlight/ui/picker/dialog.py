@@ -19,7 +19,7 @@ from draftlight.store.errors import StoreError, describe_error
 from draftlight.store.hub import HubClient, HubFile, HubRepo
 from draftlight.settings import added_model_folders
 from draftlight.store.found_models import every_model
-from draftlight.store.installed import list_installed
+from draftlight.store.curated_copies import files_here, pair_copies
 from draftlight.store.memory import assess
 from draftlight.ui.widgets.banner import Banner
 from draftlight.ui.widgets.elided_label import ElidedLabel
@@ -100,10 +100,14 @@ class PickerDialog(DownloadRequests, QDialog):
                 self.banner.hide()
                 if self.search_panel.search_edit.text().strip():
                     self.search_panel.search_now()
+                if self.current_repo and not self.files_shown:
+                    self.show_repo(self.current_repo)  # the files the table said it lacked
 
         def failed(exc: BaseException) -> None:
             if retry or not self.banner.isVisible():
                 self.report(exc, lambda: self.check_hub(retry=True))
+            if not self.files_shown:  # the empty table says why too, not only the banner
+                self.files_panel.show_failure(exc, lambda: self.check_hub(retry=True))
 
         self._requests.run("reachable", hub.check_reachable, answered, failed)
 
@@ -117,6 +121,8 @@ class PickerDialog(DownloadRequests, QDialog):
         self.installed_panel = InstalledPanel(gpu_offload=gpu_offload)
         self.search_panel.chosen.connect(self.show_choice)
         self.files_panel.download_requested.connect(self.download_file)
+        self.files_panel.notice.installed_clicked.connect(
+            lambda: self.tabs.setCurrentWidget(self.installed_panel))
         self.files_panel.tree.currentItemChanged.connect(  # a pair needs the target's file
             lambda *_: self.drafts_panel.set_target_ready(
                 self.files_panel.selected_file() is not None))
@@ -164,11 +170,13 @@ class PickerDialog(DownloadRequests, QDialog):
     def _pair_facts(self, pair: CuratedPair) -> tuple[str, list]:
         size = sum(m.approx_size or 0 for m in (pair.target, pair.draft))
         estimate = assess(size, n_ctx=self.files_panel.n_ctx) if size else None
-        installed = {(m.repo, m.file) for m in list_installed()}
-        have = all(m.bundled or (m.repo, m.file) in installed for m in (pair.target, pair.draft))
         facts = f"drafted by {pair.draft.name}  ·  ~{format_bytes(size)} together" + (
             f"  ·  {estimate.fit.value}" if estimate else "")
-        return facts, [chip("installed")] if have else []
+        # Draftlight's download or another app's copy (Ollama's, …): store/curated_copies.py
+        target, draft = pair_copies(pair, every_model(added_model_folders()))
+        here = ("installed" if target and draft else "target installed" if target
+                else "draft installed" if draft else "")
+        return facts, [chip(here)] if here else []
 
     # --- the hub --------------------------------------------------------------------------
     def _client(self) -> HubClient | None:
@@ -207,12 +215,20 @@ class PickerDialog(DownloadRequests, QDialog):
         self._hub_drafts = []
         self._refresh_drafts()
         self._requests.run("files", lambda: hub.list_files(repo_id), self._show_files,
-                           lambda exc: self.report(exc, lambda: self.show_repo(repo_id, facts)))
+                           lambda exc: self._files_failed(exc, repo_id, facts))
         self._requests.run("drafts", lambda: hub.drafts_for(repo_id), self._show_hub_drafts,
                            lambda exc: None)  # the files' request reports the hub's trouble
 
+    def _files_failed(self, exc: BaseException, repo_id: str, facts: str) -> None:
+        """Said in the banner and in the file table's place, each with Retry."""
+        def retry() -> None:
+            self.show_repo(repo_id, facts)
+        self.report(exc, retry)
+        self.files_panel.show_failure(exc, retry)
+
     def _show_files(self, files: list[HubFile]) -> None:
-        self.files_panel.show_files(files)
+        self.files_panel.show_files(files, files_here(  # those here already say so
+            self.current_repo, files, self.catalog, every_model(added_model_folders())))
         if self._preferred is not None:
             self.files_panel.select_file(self._preferred.target.file)
         self._refresh_drafts()

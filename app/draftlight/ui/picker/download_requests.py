@@ -5,11 +5,14 @@ fetched again. DownloadRequests holds it; PickerDialog extends it."""
 
 from __future__ import annotations
 
+from draftlight.settings import added_model_folders
+from draftlight.store.curated_copies import copy_of
 from draftlight.store.downloads import DownloadJob
 from draftlight.store.draft_options import DraftOption
 from draftlight.store.errors import StoreError
 from draftlight.store.file_choice import pick_draft_file
 from draftlight.store.hub import HubFile
+from draftlight.store.found_models import every_model
 from draftlight.store.installed import list_installed
 from draftlight.store.pair_download import PairDownload
 
@@ -62,6 +65,7 @@ class DownloadRequests:
     def _start_pair(self, target: HubFile, option: DraftOption, draft_file: str | None,
                     draft_size: int | None = None, draft_sha: str | None = None) -> None:
         installed = {(m.repo, m.file) for m in list_installed() if m.exists}
+        models = every_model(added_model_folders())
         wanted = [(target.repo_id, target.path, target.sha256, None, target.size)]
         if not option.installed:
             if draft_file is None:
@@ -71,9 +75,9 @@ class DownloadRequests:
                            option.name if option.file else None, option.size or draft_size))
         jobs, hints = [], []
         for repo_id, filename, sha, name, size in wanted:
-            if (repo_id, filename) in installed:
-                continue
             curated = self.catalog.find(repo_id, filename) if self.catalog else None
+            if (repo_id, filename) in installed or curated and copy_of(curated, models):
+                continue  # here already: Draftlight's, or another app's copy of a curated one
             name = name or (curated.name if curated else None)  # as models.toml names it
             job = self._job(repo_id, filename, sha256=sha, name=name)
             if job is None:
@@ -81,7 +85,8 @@ class DownloadRequests:
             jobs.append(self.queue.submit(job))
             hints.append(size)
         if not jobs:
-            self.status.setText("Both models are installed already")
+            self.status.setText("Both models are on this computer already: use them from "
+                                "Installed")
             return
         draft_name = (draft_file or option.name).rsplit("/", 1)[-1].removesuffix(".gguf")
         label = f"{target.path.removesuffix('.gguf')}  +  {draft_name}"

@@ -1,18 +1,23 @@
 """The picker's file list for one repository: files grouped by quantisation, each with its size,
 its memory badge (target + draft + KV cache at the chosen context), whether it verifies drafts
-fast on this machine, and the recommended file highlighted with its reason."""
+fast on this machine, and the recommended file highlighted with its reason. Where there are no
+files to list, the table's place says why (files_notice.py): offline, which the hub's answer
+shows, with Retry."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel,
-                               QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+                               QPushButton, QStackedWidget, QTreeWidget, QTreeWidgetItem,
+                               QVBoxLayout, QWidget)
 
 from draftlight.engine.auto.verify_speed import verify_speed
+from draftlight.store.errors import HubOfflineError, describe_error
 from draftlight.store.file_choice import FileOption, Recommendation, file_options, recommend
 from draftlight.store.hub import HubFile
 from draftlight.store.memory import Fit
+from draftlight.ui.picker.files_notice import FilesNotice
 from draftlight.ui.widgets.elided_label import ElidedLabel
 from draftlight.units import format_bytes
 
@@ -34,6 +39,7 @@ class FilesPanel(QWidget):
         self.repo_id: str | None = None
         self.draft_bytes = 0
         self._files: list[HubFile] = []
+        self.here: dict[str, str] = {}  # file -> the model on this computer that it is
         self.options: list[FileOption] = []
         self.recommendation = Recommendation(None, "")
         self._build_heading(n_ctx)
@@ -42,12 +48,19 @@ class FilesPanel(QWidget):
                                   "border-radius: 4px; padding: 4px 8px;")
         self.reason.hide()
         self._build_tree()
+        self.notice = FilesNotice()
+        self._retry = None  # what the notice's Retry asks again
+        self.notice.retry_clicked.connect(lambda: self._retry and self._retry())
+        self.stack = QStackedWidget()  # the files, or the notice in their place
+        self.stack.addWidget(self.tree)
+        self.stack.addWidget(self.notice)
+        self.show_notice("No model chosen yet", "Choose a curated pair or a search result: "
+                         "its GGUF files are listed here.")
         self.download_button = QPushButton("Download")
         self.download_button.setEnabled(False)
         self.download_button.clicked.connect(self._download)
         self.tree.itemDoubleClicked.connect(lambda item, _c: self._download())
-        self.tree.currentItemChanged.connect(
-            lambda item, _old: self.download_button.setEnabled(self._file_of(item) is not None))
+        self.tree.currentItemChanged.connect(lambda item, _old: self._offer_download(item))
         self._build_layout()
 
     def _build_heading(self, n_ctx: int) -> None:
@@ -99,7 +112,7 @@ class FilesPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(heading)
         layout.addWidget(self.reason)
-        layout.addWidget(self.tree, 1)
+        layout.addWidget(self.stack, 1)
         layout.addLayout(bottom)
 
     @property
@@ -119,11 +132,40 @@ class FilesPanel(QWidget):
         self._files, self.options = [], []
         self.tree.clear()
         self.reason.hide()
-        self.download_button.setEnabled(False)
+        self._offer_download(None)
+        self.show_notice(f"Asking Hugging Face for the files of {repo_id}…")
 
-    def show_files(self, files: list[HubFile]) -> None:
+    def show_files(self, files: list[HubFile], here: dict[str, str] | None = None) -> None:
+        """`here`: the files on this computer already (Draftlight's downloads, other apps'
+        copies: store/curated_copies.py), each with the name it is listed by in Installed."""
         self._files = list(files)
+        self.here = dict(here or {})
         self._render()
+        if self.options:
+            self.stack.setCurrentWidget(self.tree)
+        else:
+            skipped = len(self._files)
+            self.show_notice(f"No single-file GGUF model in {self.repo_id}",
+                             f"{skipped} split or vision-projector file"
+                             f"{'s are' if skipped != 1 else ' is'} not listed" if skipped
+                             else "")
+
+    def show_notice(self, heading: str, detail: str = "") -> None:
+        """In the table's place: `heading` and `detail`, no buttons."""
+        self.notice.say(heading, detail)
+        self.stack.setCurrentWidget(self.notice)
+
+    def show_failure(self, exc: BaseException, retry) -> None:
+        """The hub's answer failed: said in the table's place, with Retry (`retry()`), and
+        offline the way to the models already here."""
+        self._retry = retry
+        offline = isinstance(exc, HubOfflineError)
+        heading = "Can't reach Hugging Face" if offline else "No files listed"
+        detail = describe_error(exc) + (
+            ".\nModels already on this computer are listed under Installed." if offline else "")
+        self.notice.say(heading, detail, retry=True, installed=offline)
+        self.stack.setCurrentWidget(self.notice)
+        self._offer_download(None)
 
     def set_draft_bytes(self, size: int) -> None:
         """The chosen draft's size counts in every badge."""
@@ -195,8 +237,12 @@ class FilesPanel(QWidget):
                 f"{format_bytes(option.estimate.weights)}"
                 + (" (with the draft)" if self.draft_bytes else "")
                 + f", KV cache at {self.n_ctx:,} tokens {format_bytes(option.estimate.kv_cache)}"))
+        if file.path in self.here:  # no download needed: say so where the file is chosen
+            item.setText(FILE, f"✓ {file.path}")
+            item.setToolTip(FILE, f"On this computer already: {self.here[file.path]} "
+                                  "(Installed)")
         if file == self.recommendation.file:
-            item.setText(FILE, f"★ {file.path}")
+            item.setText(FILE, f"★ {item.text(FILE)}")
             for column in range(len(COLUMNS)):
                 item.setBackground(column, QBrush(QColor(RECOMMENDED_BACKGROUND)))
                 item.setForeground(column, item.foreground(column) if column == MEMORY
@@ -216,7 +262,16 @@ class FilesPanel(QWidget):
     def _file_of(item: QTreeWidgetItem | None) -> HubFile | None:
         return item.data(FILE, Qt.UserRole) if item is not None else None
 
+    def _offer_download(self, item: QTreeWidgetItem | None) -> None:
+        """Download for a file not here yet; one here already says where instead."""
+        file = self._file_of(item)
+        here = self.here.get(file.path) if file is not None else None
+        self.download_button.setText("Installed" if here else "Download")
+        self.download_button.setToolTip(f"On this computer already: {here}; use it from "
+                                        "Installed" if here else "")
+        self.download_button.setEnabled(file is not None and not here)
+
     def _download(self) -> None:
         file = self._file_of(self.tree.currentItem())
-        if file is not None:
+        if file is not None and file.path not in self.here:
             self.download_requested.emit(file)
