@@ -8,7 +8,7 @@ import threading
 import time
 
 from draftlight.engine.core.errors import ModelLoadError
-from draftlight.engine.reply.events import Done, Stats, TextPiece
+from draftlight.engine.reply.events import Done, Reading, Stats, TextPiece
 from draftlight.engine.step.origins import Origin
 from draftlight.ui.engine.loaded import Capabilities
 from draftlight.modes import DRAFT, NGRAM, OFF
@@ -36,6 +36,11 @@ class ScriptedEngine:
             self.factory.script)
         stats = Stats(mode=mode)
         text = []
+        if self.factory.reading:  # a long prompt's read, told in `reading` steps
+            total = self.factory.reading_tokens
+            for i in range(self.factory.reading + 1):
+                yield Reading(total * i // self.factory.reading, total, 0.5 * i)
+                time.sleep(self.factory.delay)
         # (text, source, step[, origin as its record, the JSON the API shows])
         for piece_text, source, step, *origin in script:
             origin = Origin.from_record(origin[0]) if origin else None
@@ -71,6 +76,8 @@ class ScriptedFactory:
                  fail_load=False) -> None:
         self.script, self.delay, self.modes, self.fail_load = script, delay, modes, fail_load
         self.stop_reason = "eos"  # why each reply ends ("max_tokens": Continue applies)
+        self.reading = 0  # each reply first reads its prompt in this many told steps
+        self.reading_tokens = 7900
         self.calls: list = []
         self.predictions: list = []  # each reply's Predicted Output (None: none)
         self.loads: list = []

@@ -32,7 +32,12 @@ class ServerBuildError(EngineError):
 
 class ReadStopped(EngineError):
     """A prompt's read was stopped when asked, between two of llama.cpp's graph nodes; the
-    cache holds the batches read before it (llama_backend.LlamaBackend.stop_reading)."""
+    cache holds the batches read before it (llama_backend.LlamaBackend.stop_reading): `read`
+    tokens of that read, kept for the next message."""
+
+    def __init__(self, message: str = "the prompt's read was stopped", read: int = 0) -> None:
+        super().__init__(message)
+        self.read = read
 
 
 class EngineCrashed(EngineError):

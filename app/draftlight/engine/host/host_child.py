@@ -141,9 +141,12 @@ def _send_generation(engine, out: _Output, request: dict, should_cancel, debug) 
     quicker than that. Returns the events not sent yet, which the end line carries."""
     ident = request["id"]
     pieces = 0
+    def on_read(reading) -> None:  # sent at once: the read is one long call, no yield in it
+        out.send({"id": ident, "events": [wire.event_record(reading)]})
+
     events = engine.generate(request["messages"], wire.params_from(request["params"]),
                              Mode.parse(request["mode"]), prediction=request.get("prediction"),
-                             should_stop=should_cancel)
+                             should_stop=should_cancel, on_read=on_read)
     batch: list[dict] = []
     sent = 0.0
     try:

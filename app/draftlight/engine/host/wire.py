@@ -17,7 +17,7 @@ from dataclasses import asdict
 
 from draftlight.engine.core.errors import EngineError
 from draftlight.modes import Mode
-from draftlight.engine.reply.events import Done, Event, Notice, Progress, Stats, TextPiece
+from draftlight.engine.reply.events import Done, Event, Notice, Progress, Reading, Stats, TextPiece
 from draftlight.engine.step.origins import Origin
 from draftlight.engine.core.sampling import SamplingParams
 
@@ -34,6 +34,9 @@ def event_record(event: Event) -> dict:
     if isinstance(event, Progress):
         return {"type": "progress", "stats": event.stats.to_dict(),
                 "pass_drafted": event.pass_drafted, "pass_why": event.pass_why}
+    if isinstance(event, Reading):
+        return {"type": "reading", "read": event.read, "total": event.total,
+                "seconds": event.seconds}
     if isinstance(event, Done):
         return {"type": "done", "text": event.text, "stats": event.stats.to_dict()}
     raise TypeError(f"not an engine event: {event!r}")
@@ -49,6 +52,8 @@ def event_from(record: dict) -> Event:
     if kind == "progress":
         return Progress(Stats.from_dict(record["stats"]), record["pass_drafted"],
                         record["pass_why"])
+    if kind == "reading":
+        return Reading(int(record["read"]), int(record["total"]), float(record["seconds"]))
     if kind == "done":
         return Done(record["text"], Stats.from_dict(record["stats"]))
     raise ValueError(f"unknown event type {kind!r}")

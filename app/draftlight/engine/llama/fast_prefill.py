@@ -17,7 +17,8 @@ same weights whose cache has f16 keys and values:
    the tokens before it keep every byte they had.
 The cache is then a function of the tokens and of which runs of them were read as prompts; every
 mode reads the same prompts the same way and all decoding passes still take the per-row path, so
-greedy speculation stays token-identical to plain decoding.
+greedy speculation stays token-identical to plain decoding. A read stopped half-way keeps the
+batches it read (the user's Stop loses no minutes of reading): the rest is then a run of its own.
 
 Only for a plain KV cache on the CPU with the engine's cache types; anything else, or a state
 whose layout kv_state does not read, is read the ordinary way (`read` returns False).
@@ -74,10 +75,12 @@ class FastPrefill:
         self.rotation: int | None = None  # how llama.cpp turns keys it quantises; None: unknown
         self.max_cells = 0  # the longest context read this way (memory), set with the rotation
 
-    def read(self, ctx, cached: int, tokens: Sequence[int], abort=None) -> bool:
+    def read(self, ctx, cached: int, tokens: Sequence[int], abort=None, on_read=None) -> bool:
         """Append `tokens` to sequence 0 of `ctx`, which holds `cached` tokens. False: nothing
         was changed (read them the ordinary way); CacheLost: the exact cache is gone;
-        ReadStopped: `abort` (llama.cpp's abort callback) ended it, `ctx` unchanged."""
+        ReadStopped: `abort` (llama.cpp's abort callback) ended it, `ctx` holding the batches
+        read before it (its `read` tokens of `tokens`), as an ordinary read would.
+        `on_read(done, total)` hears of each batch read."""
         if self.refused or (self.rotation is None and not self._calibrate(tokens)):
             return False
         total = cached + len(tokens)
@@ -95,20 +98,32 @@ class FastPrefill:
                 return False
             if abort is not None:
                 llama_cpp.llama_set_abort_callback(fast.ctx, abort, None)
-            if not _decode(fast.ctx, batch.batch, n_batch, tokens, cached):
-                return False
+            try:
+                if not _decode(fast.ctx, batch.batch, n_batch, tokens, cached, on_read):
+                    return False
+            except ReadStopped as stopped:  # what was read before the stop is kept too
+                read = kv_state.parse(_saved(fast.ctx)) if stopped.read else None
+                if read is None or read.cells != cached + stopped.read:
+                    stopped.read = 0
+                    raise
+                self._join(ctx, kept, read)
+                raise
             read = kv_state.parse(_saved(fast.ctx))
         if read is None or read.cells != total:
             self.refused = True
             return False
+        self._join(ctx, kept, read)
+        self.reads += 1
+        self.tokens_read += len(tokens)
+        return True
+
+    def _join(self, ctx, kept, read) -> None:
+        """The exact cache takes the read cells back (its own kept as they were)."""
         joined = kv_state.spliced(kept, read, kv_state.Q8_0, kv_state.F16,
                                   self.rotation).to_bytes()
         del read
         if not _restore(ctx, joined):
             raise CacheLost("llama.cpp did not take the prompt's cache back")
-        self.reads += 1
-        self.tokens_read += len(tokens)
-        return True
 
     def _calibrate(self, tokens: Sequence[int]) -> bool:
         """Find how llama.cpp turns the keys it quantises (kv_state.converted), once: the first
@@ -169,15 +184,18 @@ def _free_memory() -> int:
         return 0
 
 
-def _decode(ctx, batch, n_batch: int, tokens: Sequence[int], n_past: int) -> bool:
+def _decode(ctx, batch, n_batch: int, tokens: Sequence[int], n_past: int,
+            on_read=None) -> bool:
     for start in range(0, len(tokens), n_batch):
         chunk = tokens[start:start + n_batch]
         fill_batch(batch, chunk, n_past + start, len(chunk))
         rc = llama_cpp.llama_decode(ctx, batch)
-        if rc == 2:  # its abort callback said so
-            raise ReadStopped("the prompt's read was stopped")
+        if rc == 2:  # its abort callback said so (this batch's cells are taken out)
+            raise ReadStopped(read=start)
         if rc != 0:
             return False
+        if on_read is not None:
+            on_read(start + len(chunk), len(tokens))
     return True
 
 

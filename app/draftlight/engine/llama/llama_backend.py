@@ -83,6 +83,8 @@ class LlamaBackend(RecurrentRollback, LlamaVocabulary):
         # callback ends the pass between two graph nodes (ReadStopped). Only then: the
         # callback takes the GIL at every node, which a decoding pass must not pay.
         self.stop_reading: Callable[[], bool] | None = None
+        # Also set while a prompt is read: told (tokens read, tokens to read) after each batch
+        self.on_read: Callable[[int, int], None] | None = None
         self._abort = llama_cpp.ggml_abort_callback(
             lambda _data: self.stop_reading is not None and bool(self.stop_reading()))
         if left_out:  # once loaded: a load that fails says only why it failed
@@ -156,7 +158,7 @@ class LlamaBackend(RecurrentRollback, LlamaVocabulary):
         if stoppable:
             llama_cpp.llama_set_abort_callback(self._ctx.ctx, self._abort, None)
         try:
-            if not (n_logits == 0 and self._read_fast(tokens, stoppable)):
+            if not (n_logits == 0 and self._read_fast(tokens, stoppable, self.on_read)):
                 rows = self._decode(tokens, n_logits)
             else:
                 rows = []
@@ -180,24 +182,28 @@ class LlamaBackend(RecurrentRollback, LlamaVocabulary):
             self._last_pass, self._native_pending = 0, False  # a failed pass leaves none
             rc = llama_cpp.llama_decode(self._ctx.ctx, batch)
             if rc == 2:  # aborted (stop_reading): llama.cpp took this batch's cells out
-                raise ReadStopped("the prompt's read was stopped")
+                raise ReadStopped(read=start)
             if rc != 0:
                 raise RuntimeError(f"llama_decode returned {rc}")
             self._tokens.extend(chunk)
             self._last_pass = len(chunk)
+            if n_logits == 0 and self.on_read is not None:
+                self.on_read(start + len(chunk), len(tokens))
             for i in range(max(first_with_logits - start, 0), len(chunk)):
                 pointer = llama_cpp.llama_get_logits_ith(self._ctx.ctx, i)
                 rows.append(np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy())
         return rows
 
-    def _read_fast(self, tokens: Sequence[int], stoppable: bool = False) -> bool:
+    def _read_fast(self, tokens: Sequence[int], stoppable: bool = False,
+                   on_read: Callable[[int, int], None] | None = None) -> bool:
         """A long run of prompt tokens read down llama.cpp's fastest path (fast_prefill.py);
         False: it is read the ordinary way."""
         if self._fast_prefill is None or len(tokens) < fast_prefill.MIN_TOKENS:
             return False
         try:
             if not self._fast_prefill.read(self._ctx.ctx, len(self._tokens), tokens,
-                                           abort=self._abort if stoppable else None):
+                                           abort=self._abort if stoppable else None,
+                                           on_read=on_read):
                 return False
         except fast_prefill.CacheLost:  # start over the ordinary way: slow, but right
             keep = self._tokens + list(tokens)
@@ -207,6 +213,10 @@ class LlamaBackend(RecurrentRollback, LlamaVocabulary):
             return True
         except (ValueError, MemoryError):  # no memory for the second context: this cache's way
             return False
+        except ReadStopped as stopped:  # the batches read before the stop were joined
+            self._tokens.extend(tokens[:stopped.read])
+            self._last_pass, self._native_pending = 0, False
+            raise
         self._tokens.extend(tokens)
         self._last_pass, self._native_pending = 0, False
         return True

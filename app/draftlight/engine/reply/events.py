@@ -276,9 +276,26 @@ class Progress:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """How far the prompt's read has come (a long paste or file is minutes of it on a CPU),
+    told while it is read through generate()'s `on_read`, between llama.cpp's batches."""
+
+    read: int  # tokens of this read done
+    total: int  # tokens it reads (the prompt less what the cache already held)
+    seconds: float  # since it began
+
+    @property
+    def seconds_left(self) -> float | None:
+        """At the pace so far; None before a first batch is done."""
+        if self.read <= 0 or self.seconds <= 0:
+            return None
+        return self.seconds * (self.total - self.read) / self.read
+
+
+@dataclass(frozen=True)
 class Done:
     text: str
     stats: Stats = field(default_factory=Stats)
 
 
-Event = TextPiece | Notice | Progress | Done
+Event = TextPiece | Notice | Progress | Reading | Done

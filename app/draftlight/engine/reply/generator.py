@@ -36,7 +36,8 @@ from draftlight.engine.auto.costs import PRIOR, BatchCosts, cached_costs
 from draftlight.engine.step.drafters import Drafter, ModelDrafter, NgramDrafter, word_fold
 from draftlight.engine.core.errors import EngineError, ReadStopped
 from draftlight.engine.step.origins import OriginFinder, kept_messages
-from draftlight.engine.reply.events import Done, Event, Notice, Progress, Stats, TextPiece
+from draftlight.engine.reply.events import (Done, Event, Notice, Progress, Reading, Stats,
+                                           TextPiece)
 from draftlight.engine.auto.invariance import BatchDrift, cached_drift, known_drift
 from draftlight.engine.llama.kept_prompt import KeptPrompt
 from draftlight.engine.llama.kept_prompt import keep as keep_prompt
@@ -237,12 +238,14 @@ class Engine(AutoSetup, ReplySetup):
 
     def generate(self, messages: list[dict[str, str]], params: SamplingParams, mode: Mode, *,
                  prediction: str | None = None,
-                 should_stop: Callable[[], bool] | None = None) -> Iterator[Event]:
+                 should_stop: Callable[[], bool] | None = None,
+                 on_read: Callable[[Reading], None] | None = None) -> Iterator[Event]:
         """Reply to `messages`. `prediction` (Predicted Outputs) is text the reply is expected
         to resemble: it drafts first, in any mode (prediction.py). `should_stop` is asked
         while the prompt is read, within llama.cpp's passes (a long prompt is minutes of
         them; between tokens, closing the iterator stops the reply): once true, the reply
-        ends there, cancelled, and the cache keeps what was read."""
+        ends there, cancelled, and the cache keeps what was read. `on_read` hears how far a
+        long read has come, as it goes (Reading)."""
         params.validate()
         started = time.perf_counter()
         target = self.target
@@ -253,7 +256,8 @@ class Engine(AutoSetup, ReplySetup):
         stats = self._new_stats(mode, params, drafter, bool(prediction))
         stats.copy_source = copy_source(messages, prediction)
         try:
-            prompt, dropped = yield from self._prefill(messages, params, stats, should_stop)
+            prompt, dropped = yield from self._prefill(messages, params, stats, should_stop,
+                                                       on_read)
         except ReadStopped:
             stats.stop_reason = "cancelled"
             stats.seconds = stats.prefill_seconds = time.perf_counter() - started

@@ -5,15 +5,21 @@ stoppable while it is read). Engine extends ReplySetup as it extends AutoSetup."
 
 from __future__ import annotations
 
+import time
 from typing import Callable, Generator
 
-from draftlight.engine.core.backend import sync_cache
+from draftlight.engine.core.backend import common_prefix_length, sync_cache
 from draftlight.engine.core.errors import EngineError
 from draftlight.engine.core.sampling import SamplingParams
-from draftlight.engine.reply.events import Event, Notice, Stats
+from draftlight.engine.reply.events import Event, Notice, Reading, Stats
 from draftlight.engine.reply.rollback_notes import rereading_notice, rollback_note
 from draftlight.engine.step.drafters import Drafter
 from draftlight.modes import AUTO, DRAFT, IN_PROCESS, NGRAM, OFF, Mode
+
+# A read of this many tokens or more is told as it goes (Reading): shorter ones end before a
+# reader would look for a figure. At most one Reading every READ_TOLD_EVERY seconds.
+READ_TOLD_FROM = 256
+READ_TOLD_EVERY = 0.25
 
 
 class ReplySetup:
@@ -63,11 +69,13 @@ class ReplySetup:
         return stats
 
     def _prefill(self, messages, params: SamplingParams, stats: Stats,
-                 should_stop: Callable[[], bool] | None = None
+                 should_stop: Callable[[], bool] | None = None,
+                 on_read: Callable[[Reading], None] | None = None
                  ) -> Generator[Event, None, tuple[list[int], int]]:
         """Fit the conversation to the context and bring the cache to it; yields the notices
         and returns (prompt tokens, oldest messages dropped). The cache holds the prompt minus
-        its last token: each step starts from that token."""
+        its last token: each step starts from that token. `on_read` hears how far a long read
+        has come, while it runs (a generator cannot yield from inside llama.cpp's pass)."""
         prompt, dropped = self.fit_prompt(messages, self.reserve(params))
         if dropped:
             yield Notice(f"The {dropped} oldest message(s) were left out so the conversation "
@@ -81,10 +89,36 @@ class ReplySetup:
         stoppable = should_stop is not None and hasattr(self.target, "stop_reading")
         if stoppable:
             self.target.stop_reading = should_stop
+        told = on_read is not None and hasattr(self.target, "on_read")
+        if told:
+            self.target.on_read = _read_teller(on_read, len(prompt) - 1 - common_prefix_length(
+                self.target.tokens, prompt[:-1]))
         try:
             stats.reused_prompt_tokens = sync_cache(self.target, prompt[:-1])
         finally:
             if stoppable:
                 self.target.stop_reading = None
+            if told:
+                self.target.on_read = None
         stats.prompt_read_fast = getattr(self.target, "fast_read_tokens", 0) - read_fast
         return prompt, dropped
+
+
+def _read_teller(on_read: Callable[[Reading], None], to_read: int
+                 ) -> Callable[[int, int], None] | None:
+    """The backend's on_read for a read of `to_read` tokens: a Reading at once (the read has
+    begun), then one every READ_TOLD_EVERY seconds and at its end; None where it is short."""
+    if to_read < READ_TOLD_FROM:
+        return None
+    began = time.perf_counter()
+    told_at = began
+    on_read(Reading(0, to_read, 0.0))
+
+    def tell(done: int, total: int) -> None:
+        nonlocal told_at
+        now = time.perf_counter()
+        if done < total and now - told_at < READ_TOLD_EVERY:
+            return
+        told_at = now
+        on_read(Reading(done, total, now - began))
+    return tell

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from draftlight.engine.reply.events import Done, Notice, Progress, Stats, TextPiece
+from draftlight.engine.reply.events import Done, Notice, Progress, Reading, Stats, TextPiece
 from draftlight.engine.step.origins import Origin
 from draftlight.store.history import COMPLETE, INTERRUPTED
 from draftlight.modes import Mode
@@ -21,7 +21,7 @@ from draftlight.ui.engine.loaded import Crashed, Failed, Stopped
 from draftlight.ui.flash.message_view import MessageView
 from draftlight.ui.flash.reply_builder import ReplyBuilder
 from draftlight.ui.flash.reply_figures import ReplyFigures
-from draftlight.ui.flash.stats_text import live_line
+from draftlight.ui.flash.stats_text import live_line, reading_line, stopped_reading_line
 
 
 @dataclass
@@ -43,6 +43,7 @@ class Stream:
     # the conversation it is written in: it goes on there while another one is on screen
     # (its view is then None), and is shown again when that one is opened
     conversation: Row | None = None
+    reading: Reading | None = None  # how far its prompt's read came (a long one), if told
 
 
 class ReplyStream:
@@ -76,6 +77,18 @@ class ReplyStream:
         view.stream_update(stream.builder.text, stream.builder.runs, flash=False)
         view.run_origins.set_origins(stream.builder.origins)
         stream.view = view
+        if not stream.builder.text:
+            self._show_reading(stream)
+
+    def _show_reading(self, stream: Stream) -> None:
+        """The prompt's read, as far as it came, in the reply's card and the status bar."""
+        reading = stream.reading
+        if reading is None:
+            return
+        line = reading_line(reading.read, reading.total, reading.seconds_left)
+        if stream.view is not None:
+            stream.view.show_reading(reading.read, reading.total, line)
+            self.live_stats.emit(line)
 
     def _abandon_stream(self) -> None:
         """Leave the reply being written (another conversation is opened): stop it, save it."""
@@ -100,7 +113,12 @@ class ReplyStream:
             self._on_failed(request_id, event.message)
         elif isinstance(event, Crashed):
             self._on_crashed(request_id, event.message)
+        elif isinstance(event, Reading):
+            stream.reading = event
+            self._show_reading(stream)
         elif isinstance(event, TextPiece):
+            if stream.view is not None:
+                stream.view.end_reading()
             if stream.stop_requested_at is None:
                 stream.builder.add(event.text, event.source, event.step,
                                    *_placed(event.origin, stream.sent))
@@ -187,7 +205,10 @@ class ReplyStream:
             self.save(self.writes.update_message, stream.message_id, text, runs=runs,
                        stats=figures.record() if figures is not None else None, status=status)
             self.conversations_changed.emit()
+        reading = stream.reading
         if stream.view is not None and stream.view in self.chat.messages:
+            if not text and reading is not None and reading.read < reading.total:
+                stream.view.note = stopped_reading_line(reading.read, reading.total)
             stream.view.finish(text, runs, figures, status)
         branches.refresh(self)  # a regenerated reply now has a sibling
         self.live_stats.emit("")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QUrl, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QPalette, QTextCursor, QTextDocument
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QToolButton,
+                               QVBoxLayout, QWidget)
 
 from draftlight.ui.flash import highlight, markdown_render
 from draftlight.ui.flash.attached_files import AttachedFiles
@@ -57,6 +58,8 @@ class MessageView(StreamingMarkdown, QFrame):
         self._spans: dict[int, list[tuple[int, int]]] = {}  # run index -> document spans
         self.code_blocks: list[str] = []
         self.message_id = None  # its history Row (store/history_queue.py), None if unsaved
+        self.reading = False  # its prompt is being read (a long paste or file): no text yet
+        self.note = ""  # a line under the figures that the figures do not hold (a stopped read)
         self._shown = 0  # characters of `text` already in the document while streaming
         self._init_streaming()  # where Markdown ends and the plain tail starts (StreamingMarkdown)
 
@@ -118,6 +121,11 @@ class MessageView(StreamingMarkdown, QFrame):
         self.body.customContextMenuRequested.connect(self._menu)
         self.is_latest = lambda: False  # set by the chat: whether this is its last message
         layout.addWidget(self.body)
+        self.reading_bar = QProgressBar()  # a long read's progress, before the first token
+        self.reading_bar.setTextVisible(False)
+        self.reading_bar.setMaximumHeight(6)
+        self.reading_bar.setVisible(False)
+        layout.addWidget(self.reading_bar)
         self.strip = AcceptanceStrip(self)
         self.strip.set_scheme(self.scheme)
         self.strip.cell_clicked.connect(self.select_pass)
@@ -186,11 +194,29 @@ class MessageView(StreamingMarkdown, QFrame):
         self.footer.setText(line)
         self.footer.setVisible(bool(line))
 
+    def show_reading(self, read: int, total: int, line: str) -> None:
+        """The prompt is being read: `read` of `total` tokens, said in `line`."""
+        self.reading_bar.setRange(0, max(total, 1))
+        self.reading_bar.setValue(read)
+        self.reading_bar.setVisible(True)
+        if not self.reading:
+            self.reading = True
+            self._update_title()
+        self.set_live_stats(line)
+
+    def end_reading(self) -> None:
+        """The read is over (the first token came, or the reply ended)."""
+        if self.reading:
+            self.reading = False
+            self.reading_bar.setVisible(False)
+            self._update_title()
+
     def finish(self, text: str, runs: list[list[int]], figures: ReplyFigures | None,
                status: str) -> None:
         unseen = [i for i, run in enumerate(runs) if run[1] > self._shown]  # the last batch
         self.text, self.runs, self.figures, self.status = text, runs, figures, status
         self.streaming = False
+        self.end_reading()
         self._render_later.stop()
         self.render()
         if self.highlights:
@@ -237,7 +263,7 @@ class MessageView(StreamingMarkdown, QFrame):
         if self.mode:
             title += f"  ·  {mode_label(self.mode)}"
         if self.streaming:
-            title += "  ·  writing…"
+            title += "  ·  reading…" if self.reading else "  ·  writing…"
         elif self.status == "interrupted":
             title += "  ·  interrupted"
         self.title.setText(title)
@@ -247,6 +273,8 @@ class MessageView(StreamingMarkdown, QFrame):
                 if self.figures is not None and self.role == "assistant" else "")
         if line and self.run_origins.summary():
             line += " · " + self.run_origins.summary()
+        if self.note:
+            line = f"{line}\n{self.note}" if line else self.note
         self.footer.setText(line)
         self.footer.setVisible(bool(line))
         self.why_row.show_note(self.figures.stats if self.figures is not None else None,

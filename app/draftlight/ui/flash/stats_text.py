@@ -50,6 +50,10 @@ def footer_line(stats: Stats, live: bool = False, prediction_from: str | None = 
     """`prediction_from`: the file edited, when it was the Predicted Output (else the answer
     Regenerate replaced was)."""
     parts = [f"{stats.new_tokens} tokens", f"{stats.tokens_per_second:.1f} tok/s"]
+    read = stats.prompt_tokens - stats.reused_prompt_tokens
+    if not live and read > 0 and stats.prefill_seconds > 0:  # reading apart from writing
+        parts[1] += " writing"
+        parts.append(f"read {read:,} tokens at {read / stats.prefill_seconds:,.0f} tok/s")
     if stats.drafted:
         parts.append(f"accepted {stats.accepted}/{stats.drafted} "
                      f"({100 * stats.acceptance_rate:.0f}%)")
@@ -74,3 +78,26 @@ def footer_line(stats: Stats, live: bool = False, prediction_from: str | None = 
             if note:
                 parts.append(note)
     return " · ".join(parts)
+
+
+def reading_line(read: int, total: int, seconds_left: float | None) -> str:
+    """While a long prompt is read: how far, and how long it should take still."""
+    if read <= 0:
+        return f"Reading what was sent: {total:,} tokens…"
+    line = f"Reading what was sent: {read:,} of {total:,} tokens"
+    if seconds_left is not None and read < total:
+        line += f" · about {_duration(seconds_left)} left"
+    return line
+
+
+def stopped_reading_line(read: int, total: int) -> str:
+    """A reply stopped while its prompt was read: what of it is kept for the next message."""
+    return (f"Stopped while reading: {read:,} of {total:,} tokens were read, and are kept: "
+            "the next message goes on from there.")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{max(1, round(seconds))} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
