@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QMainWindow
 
 from draftlight.settings import Settings, save_settings
 from draftlight.store.attachments import with_attachments
+from draftlight.store.pasted_code import edit_target
 from draftlight.store.history import History
 from draftlight.ui.chat.context_check import fits_or_offer
 from draftlight.ui.chat.look import STYLE
@@ -130,8 +131,10 @@ class MainWindow(WindowWiring, WindowModels, QMainWindow):
         if self.ready and not self.loading and fits_or_offer(self, text):
             editing = self.attachments.editing  # its text: the reply's Predicted Output
             files = self.attachments.take()
-            self.session.send(with_attachments(text, files), self.current_mode(),
-                              (editing.name, editing.text) if editing else None,
+            # else a file the message names, or code pasted in it, that it asks to change
+            edited = ((editing.name, editing.text) if editing else
+                      edit_target(text, [(file.name, file.text) for file in files]))
+            self.session.send(with_attachments(text, files), self.current_mode(), edited,
                               [file.record() for file in files])
 
     def regenerate(self) -> None:

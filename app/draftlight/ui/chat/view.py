@@ -211,6 +211,7 @@ class ChatView(SourceLinks, QScrollArea):
     def show_diff(self, reply: MessageView):
         """A reply to an Edit as a diff against the file (the question before it holds its
         text); the dialog, or None when that file is not found."""
+        from draftlight.store.pasted_code import PASTED_CODE, edit_target
         from draftlight.ui.chat.diff_dialog import DiffDialog
         name = reply.edited_file()
         at = self.messages.index(reply)
@@ -220,10 +221,15 @@ class ChatView(SourceLinks, QScrollArea):
         question = next((v for v in reversed(self.messages[:at]) if v.role == "user"), None)
         block = next((b for b in (question.files.blocks if question else [])
                       if b.name == name), None)
-        if block is None:
+        if block is not None:
+            old = question.text[block.start:block.end]
+        elif name == PASTED_CODE and question is not None:  # the code block pasted in it
+            _name, old = edit_target(question.text[question.own_start:]) or (None, None)
+            if old is None:
+                return None
+        else:
             return None
-        self.diff = DiffDialog(name, question.text[block.start:block.end], reply.text,
-                               self.window())
+        self.diff = DiffDialog(name, old, reply.text, self.window())
         self.diff.show()
         return self.diff
 
