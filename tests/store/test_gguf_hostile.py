@@ -123,3 +123,20 @@ def test_strings_past_the_visit_bound_are_refused(tmp_path, monkeypatch):
     path.write_bytes(gguf_bytes([kv("x.words", ARRAY, struct.pack("<IQ", STRING, 900)
                                     + string("") * 900)] + good_kvs()))
     assert read_gguf_info(path).vocab_size == 10  # within the bound: read
+
+
+def distinct_keys(count: int) -> list[bytes]:
+    return [kv(f"x.key{i}", U8, b"\1") for i in range(count)] + good_kvs()
+
+
+def test_a_header_of_many_distinct_keys_is_refused_at_its_count(tmp_path):
+    """Each key is real and distinct, so only a bound on their number stops the walk (a file of
+    millions cost `models list` 36 s and 498 MB on every run); the bound (65,536 pairs) is
+    named, and a header just within it still reads."""
+    path = tmp_path / "keys.gguf"
+    path.write_bytes(gguf_bytes(distinct_keys(100_000)))
+    with pytest.raises(GGUFError, match=r"^keys\.gguf: corrupt GGUF header at byte 16: 100,008 "
+                                        r"key/value pairs: more than 65,536"):
+        read_gguf_info(path)
+    path.write_bytes(gguf_bytes(distinct_keys(65_536 - len(good_kvs()))))
+    assert read_gguf_info(path).context_length == 2048

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 U8, U32, I32, F32, STRING, ARRAY, U64 = 0, 4, 5, 6, 8, 9, 10
+MANY_KEYS = 65_537  # one past gguf_reader.MAX_KEYS, written here so the corpus stays its own
 
 
 def string(text: str | bytes) -> bytes:
@@ -81,6 +82,8 @@ def hostile_files() -> dict[str, Hostile]:
         "huge-tensor-count": Hostile(gguf_bytes(good, n_tensors=1 << 62), 8, 16),
         "huge-kv-count": Hostile(gguf_bytes(good, n_kv=(1 << 64) - 1), 16, 24),
         "kv-count-past-the-file": Hostile(gguf_bytes(good, n_kv=10_000), 16, 24),
+        # a count the file's size allows (13 bytes a pair), past any model's few hundred keys
+        "too-many-keys": Hostile(gguf_bytes(good, n_kv=MANY_KEYS, tail=MANY_KEYS * 13), 16, 24),
         "huge-scalar-array": first_key(kv("x.ids", ARRAY, struct.pack("<IQ", U64, 1 << 60))),
         "huge-string-array": first_key(kv("x.words", ARRAY, struct.pack("<IQ", STRING, 1 << 40))),
         "huge-array-of-arrays": first_key(kv("x.lists", ARRAY, struct.pack("<IQ", ARRAY, 1 << 40))),

@@ -11,6 +11,9 @@ All little-endian. A model file is downloaded from anywhere, so the header may l
 - Arrays of numbers are skipped with one seek, never read; strings inside arrays are skipped
   by seeking too.
 - A string is at most 64 MiB (a chat template is a few KB).
+- At most MAX_KEYS (65,536) key/value pairs: llama.cpp's models have a few hundred, and a file
+  of millions of distinct small keys fits every other bound yet cost `models list` 36 s and
+  half a GB on every run (each key is kept, to refuse a repeated one).
 - Arrays nest at most MAX_ARRAY_DEPTH (3) deep: llama.cpp refuses any array of arrays
   (gguf.cpp: "invalid GGUF type"), the gguf package writes one for a list of lists, and one
   more level is slack. The bound also keeps the reader's recursion to a few frames.
@@ -43,6 +46,7 @@ GGUF_MAGIC = b"GGUF"
 MAX_STRING = 64 << 20
 MAX_ARRAY_DEPTH = 3
 MAX_VISITS = 1 << 24
+MAX_KEYS = 1 << 16  # key/value pairs; real models have a few hundred
 MAX_DIMS = 8  # llama.cpp's tensors have at most 4
 
 # GGUF value types -> struct format of one scalar; 8 = string, 9 = array.
@@ -87,6 +91,9 @@ class HeaderReader:
         count = "<I" if version == 1 else "<Q"
         tensors_at, n_tensors = self.offset, self.scalar(count)
         pairs_at, n_kv = self.offset, self.scalar(count)
+        if n_kv > MAX_KEYS:
+            self.fail(pairs_at, f"{n_kv:,} key/value pairs: more than {MAX_KEYS:,}, far past "
+                                f"any model's few hundred")
         left = self.size - self.offset
         self.within(pairs_at, n_kv * _PAIR,
                     f"{n_kv:,} key/value pairs of at least {_PAIR} bytes", left)
