@@ -9,11 +9,12 @@ ExtraOnTrust), loads the models SPEC names (Engine.load), says {"loading": fract
 weights load, then {"ready": {modes, n_ctx, load_notices}} (or {"failed": error}), and answers
 one request at a time, on this process's main thread, which owns the Llama:
 
-    {"id", "op": "generate", messages, params, mode, prediction} -> {"id", "events"}...,
+    {"id", "op": "generate", messages, params, mode, prediction, raw_prompt}
+                                                            -> {"id", "events"}...,
                                                                {"id", "events", "end"}
                              (one line a pass: its pieces and its Progress, together; quick
                               passes share one, LINE_SECONDS)
-    {"id", "op": "tokenize_chat" | "reserve" | "pending_measurements" | "measure_next"
+    {"id", "op": "tokenize_chat" | "tokenize_raw" | "reserve" | "pending_measurements" | "measure_next"
            | "attach_draft" | "detach_draft" (their result: the modes now)
            | "explain_divergence", …}                                 -> {"id", "result"}
     {"id", "op": "cancel"}   (read at once, on the input's own thread: the request stops at
@@ -40,6 +41,7 @@ from draftlight.engine.host import wire
 from draftlight.engine.reply.events import Done, Notice, Progress
 from draftlight.engine.host.host_spec import BATCHED
 from draftlight.modes import Mode
+from draftlight.engine.text.raw_prompt import RawPrompt
 
 DEBUG_VARIABLE = "DRAFTLIGHT_HOST_DEBUG"
 # Passes quicker than this share a line: each line wakes the app, and on two cores a wake-up
@@ -146,6 +148,7 @@ def _send_generation(engine, out: _Output, request: dict, should_cancel, debug) 
 
     events = engine.generate(request["messages"], wire.params_from(request["params"]),
                              Mode.parse(request["mode"]), prediction=request.get("prediction"),
+                             raw_prompt=RawPrompt.from_record(request.get("raw_prompt")),
                              should_stop=should_cancel, on_read=on_read)
     batch: list[dict] = []
     sent = 0.0
@@ -173,6 +176,8 @@ def _answer(engine, request: dict, should_cancel):
     op = request["op"]
     if op == "tokenize_chat":
         return engine.tokenize_chat(request["messages"])
+    if op == "tokenize_raw":
+        return engine.tokenize_raw(RawPrompt.from_record(request["prompt"]))
     if op == "reserve":
         return engine.reserve(wire.params_from(request["params"]))
     if op == "pending_measurements":

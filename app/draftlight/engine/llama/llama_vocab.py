@@ -40,6 +40,15 @@ class LlamaVocabulary:
     def add_bos(self) -> bool:
         return bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
 
+    @property
+    def fim_tokens(self) -> tuple[int, int, int] | None:
+        """Fill-in-the-middle's (prefix, suffix, middle) tokens, as llama.cpp found them in the
+        GGUF's metadata or vocabulary (<|fim_prefix|>, ...); None where it found no set."""
+        found = tuple(int(ask(self.vocab)) for ask in (
+            llama_cpp.llama_vocab_fim_pre, llama_cpp.llama_vocab_fim_suf,
+            llama_cpp.llama_vocab_fim_mid))
+        return None if min(found) < 0 else found
+
     def metadata(self) -> dict[str, str]:
         return self._model.metadata()
 

@@ -43,6 +43,7 @@ from draftlight.engine.llama.kept_prompt import KeptPrompt
 from draftlight.engine.llama.kept_prompt import keep as keep_prompt
 from draftlight.engine.step.prediction import PredictionDrafter
 from draftlight.engine.text.prompt import answered_start, fit_prompt
+from draftlight.engine.text.raw_prompt import RawPrompt, raw_prompt_tokens
 from draftlight.engine.reply.reply_setup import ReplySetup
 from draftlight.engine.reply.reply_steps import (emit, learn, up_to_the_end, window_full_notice,
                                            with_prediction)
@@ -209,6 +210,11 @@ class Engine(AutoSetup, ReplySetup):
         """(tokens, oldest messages dropped) of a conversation that leaves `reserve` tokens."""
         return fit_prompt(self.tokenize_chat, messages, reserve, self.target.n_ctx)
 
+    def tokenize_raw(self, prompt: RawPrompt) -> list[int]:
+        """The tokens a text completion's prompt is read as (raw_prompt.py): EngineError for
+        a suffix on a model without fill-in-the-middle tokens."""
+        return raw_prompt_tokens(self.target, prompt)
+
     # --- generation ----------------------------------------------------------------------
 
     @property
@@ -237,10 +243,12 @@ class Engine(AutoSetup, ReplySetup):
         return min(params.max_tokens, max(self.target.n_ctx // 4, 1))
 
     def generate(self, messages: list[dict[str, str]], params: SamplingParams, mode: Mode, *,
-                 prediction: str | None = None,
+                 prediction: str | None = None, raw_prompt: RawPrompt | None = None,
                  should_stop: Callable[[], bool] | None = None,
                  on_read: Callable[[Reading], None] | None = None) -> Iterator[Event]:
-        """Reply to `messages`. `prediction` (Predicted Outputs) is text the reply is expected
+        """Reply to `messages`, or with `raw_prompt` complete that text as given, without the
+        chat template (`messages` is then not read: raw_prompt.py), by the same steps.
+        `prediction` (Predicted Outputs) is text the reply is expected
         to resemble: it drafts first, in any mode (prediction.py). `should_stop` is asked
         while the prompt is read, within llama.cpp's passes (a long prompt is minutes of
         them; between tokens, closing the iterator stops the reply): once true, the reply
@@ -254,10 +262,12 @@ class Engine(AutoSetup, ReplySetup):
         if isinstance(drafter, AdaptiveDrafter):
             drafter.new_reply()
         stats = self._new_stats(mode, params, drafter, bool(prediction))
+        if raw_prompt is not None:  # origins name the prompt message 0, its suffix 1
+            messages = raw_prompt.as_messages()
         stats.copy_source = copy_source(messages, prediction)
         try:
             prompt, dropped = yield from self._prefill(messages, params, stats, should_stop,
-                                                       on_read)
+                                                       on_read, raw_prompt)
         except ReadStopped:
             stats.stop_reason = "cancelled"
             stats.seconds = stats.prefill_seconds = time.perf_counter() - started
@@ -266,7 +276,9 @@ class Engine(AutoSetup, ReplySetup):
         stats.prefill_seconds = time.perf_counter() - started
         if mode in (NGRAM, AUTO):  # where n-gram matches lie: only its drafts ask
             kept = [messages[i] for i in kept_messages(messages, dropped)]
-            self.ngram.regions = (answered_start(self.tokenize_chat, kept, prompt), len(prompt))
+            answered = (0 if raw_prompt is not None  # a raw prompt is all "the message"
+                        else answered_start(self.tokenize_chat, kept, prompt))
+            self.ngram.regions = (answered, len(prompt))
         prediction_tokens = target.tokenize(prediction, add_bos=False) if prediction else []
         path = getattr(self.draft, "path", None)  # origins name a draft model by its file
         origins = OriginFinder(target.piece, messages, kept_messages(messages, dropped), prompt,

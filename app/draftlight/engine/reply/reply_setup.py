@@ -14,6 +14,7 @@ from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.reply.events import Event, Notice, Reading, Stats
 from draftlight.engine.reply.rollback_notes import rereading_notice, rollback_note
 from draftlight.engine.step.drafters import Drafter
+from draftlight.engine.text.raw_prompt import RawPrompt, fit_raw_prompt
 from draftlight.modes import AUTO, DRAFT, IN_PROCESS, NGRAM, OFF, Mode
 
 # A read of this many tokens or more is told as it goes (Reading): shorter ones end before a
@@ -70,13 +71,18 @@ class ReplySetup:
 
     def _prefill(self, messages, params: SamplingParams, stats: Stats,
                  should_stop: Callable[[], bool] | None = None,
-                 on_read: Callable[[Reading], None] | None = None
+                 on_read: Callable[[Reading], None] | None = None,
+                 raw_prompt: RawPrompt | None = None
                  ) -> Generator[Event, None, tuple[list[int], int]]:
-        """Fit the conversation to the context and bring the cache to it; yields the notices
-        and returns (prompt tokens, oldest messages dropped). The cache holds the prompt minus
-        its last token: each step starts from that token. `on_read` hears how far a long read
-        has come, while it runs (a generator cannot yield from inside llama.cpp's pass)."""
-        prompt, dropped = self.fit_prompt(messages, self.reserve(params))
+        """Fit the conversation (or `raw_prompt`, which is never cut) to the context and bring
+        the cache to it; yields the notices and returns (prompt tokens, oldest messages
+        dropped). The cache holds the prompt minus its last token: each step starts from that
+        token. `on_read` hears how far a long read has come, while it runs (a generator cannot
+        yield from inside llama.cpp's pass)."""
+        if raw_prompt is not None:
+            prompt, dropped = fit_raw_prompt(self.target, raw_prompt, self.reserve(params)), 0
+        else:
+            prompt, dropped = self.fit_prompt(messages, self.reserve(params))
         if dropped:
             yield Notice(f"The {dropped} oldest message(s) were left out so the conversation "
                          f"fits the {self.target.n_ctx:,}-token context.")
