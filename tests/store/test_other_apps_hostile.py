@@ -141,3 +141,86 @@ def test_models_list_shows_the_rest_and_says_what_it_skipped(tmp_path, monkeypat
     assert "(nested more than 64 levels deep)" in lines[0]
     assert lines[5] == "draftlight: note: … and 2 more entries skipped"
     forget_found()
+
+
+def bad_field_manifests(root: Path) -> dict[str, str]:
+    """Manifests beside a real model, each with one field of the wrong type or out of range:
+    name -> what its skipped line must say."""
+    good_digest = "sha256:" + "a" * 64
+    manifests = root / "manifests" / "registry.ollama.ai" / "library"
+
+    def layer(**fields) -> dict:
+        return {"mediaType": "application/vnd.ollama.image.model", "digest": good_digest,
+                "size": 4096, **fields}
+
+    cases = {
+        "nul-digest": ([layer(digest="sha256:" + "a" * 63 + "\x00")], "digest is not a sha256"),
+        "upper-digest": ([layer(digest="sha256:" + "A" * 64)], "digest is not a sha256"),
+        "short-digest": ([layer(digest="sha256:abc")], "digest is not a sha256"),
+        "long-digest": ([layer(digest=good_digest + "0")], "digest is not a sha256"),
+        "newline-digest": ([layer(digest=good_digest + "\n")], "digest is not a sha256"),
+        "number-digest": ([layer(digest=5)], "digest is not a sha256"),
+        "list-media-type": ([{"mediaType": ["x"], "digest": good_digest}, layer()],
+                            "mediaType of layer 1 is not text"),
+        "number-layer": ([7, layer()], "layer 1 is not an object"),
+        "negative-size": ([layer(size=-1)], "size is not a byte count"),
+        "text-size": ([layer(size="4096")], "size is not a byte count"),
+        "bool-size": ([layer(size=True)], "size is not a byte count"),
+        "float-size": ([layer(size=4096.5)], "size is not a byte count"),
+        "huge-size": ([layer(size=1 << 80)], "size is not a byte count"),
+    }
+    for name, (layers, _why) in cases.items():
+        path = manifests / name / "latest"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps({"schemaVersion": 2, "layers": layers}))
+    return {name: why for name, (_layers, why) in cases.items()}
+
+
+def test_every_field_of_a_manifest_is_checked_and_a_bad_one_skipped_with_why(tmp_path):
+    root = tmp_path / "ollama"
+    good = ollama_pull(root, "good", "1b")
+    expected = bad_field_manifests(root)
+    forget_found()
+    found = find_models(env={"OLLAMA_MODELS": str(root)}, home=tmp_path / "home")
+    skipped = skipped_entries()
+    forget_found()
+    assert [(m.name, m.path) for m in found] == [("good:1b", good)]
+    assert len(skipped) == len(expected), skipped
+    for name, why in expected.items():
+        [line] = [line for line in skipped if f"library/{name}/latest (" in line]
+        assert why in line and "\n" not in line and "\x00" not in line, (name, line)
+
+
+def test_a_blob_whose_size_is_not_the_manifests_is_skipped(tmp_path):
+    root = tmp_path / "ollama"
+    good = ollama_pull(root, "good", "1b")
+    other = ollama_pull(root, "grown", "1b")
+    with open(other, "ab") as stream:
+        stream.write(b"\0" * 10)
+    forget_found()
+    found = find_models(env={"OLLAMA_MODELS": str(root)}, home=tmp_path / "home")
+    skipped = skipped_entries()
+    forget_found()
+    assert [m.path for m in found] == [good]
+    [line] = skipped
+    assert "the model blob of grown:1b has" in line and "its manifest says" in line, line
+
+
+def test_models_list_lists_the_rest_past_a_manifest_whose_digest_holds_a_nul(
+        tmp_path, monkeypatch, capsys):
+    from draftlight.cli import main
+    root = tmp_path / "ollama"
+    good = ollama_pull(root, "good", "1b")
+    manifest = root / "manifests/registry.ollama.ai/library/nul/latest"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text(json.dumps({"layers": [{"mediaType": "application/vnd.ollama.image.model",
+                                                "digest": "sha256:" + "0" * 63 + "\x00"}]}))
+    monkeypatch.setenv("OLLAMA_MODELS", str(root))
+    forget_found()
+    assert main(["models", "list"]) == 0
+    out, err = capsys.readouterr()
+    forget_found()
+    assert "ollama:good:1b" in out and str(good) in out
+    [line] = err.strip().splitlines()
+    assert line.startswith("draftlight: note: Ollama: skipped ") and "nul/latest" in line, line
+    assert "digest is not a sha256" in line, line

@@ -11,14 +11,13 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from draftlight import bounded_json
 from draftlight.regular_files import open_regular
 from draftlight.store.app_folders import (gpt4all_roots, hugging_face_roots, jan_roots,
                                           llama_cpp_roots, lm_studio_roots, ollama_roots)
 from draftlight.store.model_names import split_part
+from draftlight.store.ollama_manifest import OLLAMA_MODEL_LAYER  # noqa: F401 (importable here)
+from draftlight.store.ollama_manifest import BadManifest, read_model_layer
 
-OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
-MAX_MANIFEST_BYTES = 1 << 20  # Ollama's are a few hundred bytes
 PARTIAL_SUFFIXES = (".partial", ".incomplete", ".downloading", ".part", ".tmp")
 
 
@@ -38,45 +37,26 @@ def _ollama(env, home: Path):
             parts = manifest.relative_to(manifests).parts  # registry, namespace, model, tag
             if len(parts) != 4:
                 continue
-            layer, why = _model_layer(manifest)
+            try:
+                layer = read_model_layer(manifest)
+            except BadManifest as exc:
+                yield None, manifest, str(exc)
+                continue
             if layer is None:
-                if why:
-                    yield None, manifest, why
                 continue
             _registry, namespace, model, tag = parts
             name = f"{model}:{tag}" if namespace == "library" else f"{namespace}/{model}:{tag}"
-            blob = root / "blobs" / layer.replace(":", "-")
+            blob = root / "blobs" / layer.blob_name
             size = _size(blob)
             if size is None or not _is_gguf(blob):
                 yield None, blob, (f"the model blob of {name} is "
                                    + ("missing, or not a regular file" if size is None
                                       else "not a GGUF file"))
-                continue
-            yield name, blob, size
-
-
-def _model_layer(manifest: Path) -> tuple[str | None, str]:
-    """(the digest "sha256:…" of a manifest's model layer, ""); else (None, why it cannot be
-    read: not a regular file, over MAX_MANIFEST_BYTES, nested too deep, not JSON, a digest
-    that names a path), or (None, "") for a manifest without a model layer."""
-    try:
-        data = bounded_json.read(manifest, MAX_MANIFEST_BYTES)
-    except bounded_json.BoundsError as exc:
-        return None, str(exc)
-    except UnicodeDecodeError:
-        return None, "not text"
-    except ValueError:
-        return None, "not JSON"
-    except OSError as exc:
-        return None, exc.strerror or "cannot be read"
-    layers = data.get("layers") if isinstance(data, dict) else None
-    for layer in layers if isinstance(layers, list) else ():
-        if isinstance(layer, dict) and layer.get("mediaType") == OLLAMA_MODEL_LAYER:
-            digest = layer.get("digest")
-            if isinstance(digest, str) and digest.startswith("sha256:") and "/" not in digest:
-                return digest, ""
-            return None, "its model layer's digest is not a sha256"
-    return None, "" if isinstance(layers, list) else "not an Ollama manifest"
+            elif layer.size is not None and size != layer.size:  # not the blob it names
+                yield None, blob, (f"the model blob of {name} has {size:,} bytes, its "
+                                   f"manifest says {layer.size:,}")
+            else:
+                yield name, blob, size
 
 
 def _added(folders: list[Path]):
