@@ -1,4 +1,5 @@
-"""The routes: GET /v1/models, POST /v1/chat/completions (JSON, or server-sent events).
+"""The routes: GET /v1/models, POST /v1/chat/completions and /v1/completions (JSON, or
+server-sent events).
 
 Every error is OpenAI's `{"error": {...}}` with a 4xx (5xx only for the server's own faults).
 Requests pass draftlight.serve.guard first (Host, Origin, content type; CORS for named origins only).
@@ -28,6 +29,8 @@ from draftlight.serve.guard import CORS_HEADERS, CORS_METHODS, Access, GuardMidd
 from draftlight.serve.answer_bodies import chunk, completion, finish_reason, usage
 from draftlight.serve.schema import MAX_BODY_BYTES, ApiError, ChatRequest, parse_chat_request
 from draftlight.serve.serve_worker import ServeWorker, Finished, Job
+from draftlight.serve.completion_schema import parse_completion_request
+from draftlight.serve.text_completion import TextCompletionReply
 
 RETRY_AFTER_SECONDS = 2
 SEND_TIMEOUT_SECONDS = 30  # a stream the client stops reading for this long is cancelled
@@ -54,6 +57,11 @@ def create_app(worker: ServeWorker, *, api_key: str | None = None,
     async def chat_completions(request: Request):
         authorise(request)
         return await _chat_completion(request, worker, send_timeout)
+
+    @app.post("/v1/completions")
+    async def completions(request: Request):
+        authorise(request)
+        return await _chat_completion(request, worker, send_timeout, text=True)
 
     return app
 
@@ -103,14 +111,16 @@ def _authoriser(api_key: str | None):
     return authorise
 
 
-async def _chat_completion(request: Request, worker: ServeWorker, send_timeout: float):
-    """POST /v1/chat/completions: the request queued on `worker`, answered as JSON or streamed;
-    the job is cancelled when the client leaves or the request fails."""
+async def _chat_completion(request: Request, worker: ServeWorker, send_timeout: float, *,
+                           text: bool = False):
+    """POST /v1/chat/completions (or with `text`, /v1/completions: text_completion.py): the
+    request queued on `worker`, answered as JSON or streamed; the job is cancelled when the
+    client leaves or the request fails."""
     model_id = worker.model_id
     # Off the event loop: a request's attachments are read (in a bounded process, which
     # may take seconds), and every other request goes on being answered meanwhile.
-    chat = await asyncio.to_thread(parse_chat_request, await _body(request),
-                                   model_id=model_id, n_ctx=worker.n_ctx)
+    chat = await asyncio.to_thread(parse_completion_request if text else parse_chat_request,
+                                   await _body(request), model_id=model_id, n_ctx=worker.n_ctx)
     loop = asyncio.get_running_loop()
     items: asyncio.Queue = asyncio.Queue()
     job = Job(chat, _deliver_to(loop, items))
@@ -125,7 +135,7 @@ async def _chat_completion(request: Request, worker: ServeWorker, send_timeout: 
         first = await _next(items, gone)
         if isinstance(first, ApiError):
             raise first
-        reply = Reply(chat, model_id, first.prompt_tokens)
+        reply = (TextCompletionReply if text else Reply)(chat, model_id, first.prompt_tokens)
         if chat.stream:  # from here sse-starlette watches the client
             gone.cancel()
             return EventSourceResponse(_stream(reply, items, job), ping=15,

@@ -165,8 +165,10 @@ def run_job(engine, job: Job, mode: Mode, *,
     if prompt_tokens is None:
         return
     job.deliver(Started(prompt_tokens))
+    raw = getattr(request, "raw_prompt", None)  # a text completion (completion_schema.py)
     events = engine.generate(request.messages, request.params, mode,
-                             prediction=request.prediction)
+                             prediction=request.prediction,
+                             **({"raw_prompt": raw} if raw is not None else {}))
     try:
         _stream_reply(events, job, request.stop, mode, deadline, prompt_tokens)
     except EngineCrashed as exc:  # the host ended mid-reply: the next request restarts it
@@ -186,20 +188,26 @@ def _prompt_that_fits(engine, job: Job, request: ChatRequest) -> int | None:
     """The prompt's length in tokens, or None when `job` was answered with an ApiError
     instead: the messages cannot be tokenized, or they leave no room for the reply."""
     n_ctx = engine.n_ctx
+    raw = getattr(request, "raw_prompt", None)  # a text completion: its prompt as given
+    what, param = ("the prompt is", "prompt") if raw is not None else ("the messages are",
+                                                                       "messages")
     try:
-        prompt_tokens = len(engine.tokenize_chat(request.messages))
+        if raw is not None and not hasattr(engine, "tokenize_raw"):
+            raise EngineError("text completions (/v1/completions) need the in-process engine")
+        prompt_tokens = len(engine.tokenize_raw(raw) if raw is not None
+                            else engine.tokenize_chat(request.messages))
     except EngineCrashed as exc:
         job.deliver(ApiError(500, str(exc), type="server_error", code="engine_crashed"))
         return None
-    except EngineError as exc:  # e.g. a chat template that refuses these roles
-        job.deliver(ApiError(400, str(exc), param="messages"))
+    except EngineError as exc:  # a chat template that refuses these roles; a suffix, no FIM
+        job.deliver(ApiError(400, str(exc), param="suffix" if raw and raw.suffix else param))
         return None
     reserve = engine.reserve(request.params)
     if prompt_tokens + reserve > n_ctx:
         job.deliver(ApiError(
-            400, f"the messages are {prompt_tokens:,} tokens long; with room for a reply "
-                 f"({reserve:,} tokens) they do not fit the {n_ctx:,}-token context",
-            code="context_length_exceeded", param="messages"))
+            400, f"{what} {prompt_tokens:,} tokens long; with room for a reply "
+                 f"({reserve:,} tokens) {'it does' if raw else 'they do'} not fit the "
+                 f"{n_ctx:,}-token context", code="context_length_exceeded", param=param))
         return None
     return prompt_tokens
 
