@@ -84,7 +84,7 @@ def test_edit_makes_the_file_the_replys_predicted_output(qtbot, open_window, tmp
     view = send_and_wait(qtbot, window, "Say Hi instead of Hello.")
     assert factory.predictions[-1] == code.read_text()
     assert "Attached file: greet.py" in factory.calls[-1][0][-1]["content"]
-    assert "3 from greet.py" in view.footer.text()
+    assert "3 of them copied from greet.py" in view.footer.text()
     assert view.figures.origins[0].source == "greet.py"
     assert tray.editing is None and tray.attachments == []
 

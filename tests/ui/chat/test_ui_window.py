@@ -52,7 +52,7 @@ def test_reply_streams_in_with_highlight_formats_on_the_accepted_runs(qtbot, ope
         assert fmt.background().style() == Qt.NoBrush
     # Longer runs are painted stronger.
     assert highlight.run_colour(2).alpha() > highlight.run_colour(1).alpha()
-    assert "accepted 3/3" in view.footer.text()
+    assert "accepted 3 of 3 drafted tokens" in view.footer.text()
 
 
 def test_highlights_are_there_while_streaming_not_only_at_the_end(qtbot, open_window):
@@ -163,7 +163,7 @@ def test_close_and_reopen_brings_back_conversation_highlights_and_settings(qtbot
     assert spans_with_text(reply) == [(" world", 2, False), (" Bye", 1, False)]
     window.toolbar.highlight_action.setChecked(True)
     assert spans_with_text(reply) == [(" world", 2, True), (" Bye", 1, True)]
-    assert "accepted 3/3" in reply.footer.text()
+    assert "accepted 3 of 3 drafted tokens" in reply.footer.text()
 
 
 def test_closing_during_a_reply_shuts_the_worker_down_cleanly(qtbot, open_window):

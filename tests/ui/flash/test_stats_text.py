@@ -38,3 +38,17 @@ def test_a_damaged_comparison_in_the_history_is_left_out_of_the_footer():
     assert compared_line(Compared.from_record(compared)).endswith(
         "; inconclusive: the rounds disagree")
     assert "Compared with" in stored_footer_line({**figures, "compared": compared})
+
+
+def test_every_count_after_accepted_is_of_the_accepted_tokens():
+    """Issue 75, point 7a: "127/132 · 72 from inventory.py … 20% of this reply was copied from
+    inventory.py" mixed drafts, accepted tokens and characters; now one unit, tokens."""
+    stats = Stats(new_tokens=150, target_passes=40, drafted=132, accepted=127,
+                  prediction_drafted=80, prediction_accepted=72, seconds=1.0, mode=AUTO)
+    line = footer_line(stats, prediction_from="inventory.py")
+    assert "accepted 127 of 132 drafted tokens (96%), 72 of them copied from inventory.py" in line
+    # The runs' origins, where the reply has them, say it instead (and once).
+    told = footer_line(stats, prediction_from="inventory.py",
+                       copied="99 of them copied from inventory.py")
+    assert "(96%), 99 of them copied from inventory.py · " in told
+    assert told.count("inventory.py") == 1

@@ -142,13 +142,14 @@ def test_the_footer_tells_the_largest_share_by_origin_and_it_survives_reopening(
                                                                                  open_window):
     window = open_window(OriginFactory(script))
     reply = send_and_wait(qtbot, window, QUESTION)
-    # 16 of the reply's 29 characters were copied from the question, 6 guessed.
-    assert reply.footer.text().endswith(" · 55% of this reply was copied from your messages")
+    # Of the 5 accepted tokens, 3 were copied from the question, 2 guessed.
+    assert ("accepted 5 of 5 drafted tokens (100%), 3 of them copied from your messages · "
+            in reply.footer.text())
     window.session.open_conversation(window.session.conversation_id)
     reopened = window.chat.messages[-1]
     assert reopened.run_origins.origins == reply.run_origins.origins
     assert reopened.run_origins.tip(0) == f"copied from your message 1: '{QUESTION}'"
-    assert "55% of this reply was copied from your messages" in reopened.footer.text()
+    assert reopened.footer.text() == reply.footer.text()
 
 
 def test_an_old_conversation_without_origins_opens_as_before(qtbot, open_window):
@@ -163,7 +164,7 @@ def test_an_old_conversation_without_origins_opens_as_before(qtbot, open_window)
     reply = window.chat.messages[-1]
     assert reply.runs == [[5, 17, 2]] and reply.run_origins.origins == [None]
     assert reply.run_origins.tip(0) == ""
-    assert "% of this reply" not in reply.footer.text() and "accepted 2/2" in reply.footer.text()
+    assert "accepted 2 of 2 drafted tokens (100%) · " in reply.footer.text()  # no origins
     cell = reply.strip.cell_rects()[1].center().toPoint()
     assert "from" not in hover_text(qtbot, reply.strip, cell).split("\n")[-1]
     qtbot.mouseClick(reply.body.viewport(), Qt.LeftButton, pos=run_point(reply, 0))
@@ -255,8 +256,8 @@ def test_on_the_real_model_a_repeated_phrase_is_shown_as_copied_from_the_users_m
 
 
 def test_the_footer_names_the_attached_file_a_copy_came_from_not_your_messages():
-    """"45% of this reply was copied from your messages" where the copy came from an attached
-    file (issue 54): the file is named."""
+    """"copied from your messages" where the copy came from an attached file (issue 54): the
+    file is named; counted in tokens, as the accepted count is (issue 75)."""
     from draftlight.store.attachments import Attachment, with_attachments
     from draftlight.ui.flash.origin_words import Source, summary
     report = "The harvest moon rises over the quiet fields of the valley tonight."
@@ -265,10 +266,29 @@ def test_the_footer_names_the_attached_file_a_copy_came_from_not_your_messages()
     origin = RunOrigin("message", role="user", at=0, message=0, start=start, end=start + 30)
     runs, origins = [[0, 30, 6]], [origin]
     source = Source("user", message, 1)
-    assert summary(60, runs, origins, lambda o: source) == (
-        "50% of this reply was copied from report.txt")
+    assert summary(runs, origins, lambda o: source) == "6 of them copied from report.txt"
     typed = dataclasses.replace(origin, start=message.index("Summarise"),
                                 end=message.index("Summarise") + 5)
-    assert summary(60, runs, [typed], lambda o: source) == (
-        "50% of this reply was copied from your messages")
-    assert summary(60, runs, origins) == "50% of this reply was copied from your messages"
+    assert summary(runs, [typed], lambda o: source) == "6 of them copied from your messages"
+    assert summary(runs, origins) == "6 of them copied from your messages"
+
+
+def test_the_footer_tells_the_largest_share_and_the_predicted_outputs():
+    """What was given to edit or retry is said even where another share is larger; a file
+    being edited and the same file's text in the message are one share."""
+    from draftlight.store.attachments import Attachment, with_attachments
+    from draftlight.ui.flash.origin_words import Source, summary
+    guessed = RunOrigin("model", name="SmolLM2-135M", p=[0.9])
+    earlier = RunOrigin("prediction", start=0, end=4, source="your earlier answer (version 1)",
+                        file=False)
+    runs = [[0, 4, 5], [5, 9, 3], [10, 12, 1]]
+    assert summary(runs, [guessed, earlier, guessed]) == (
+        "6 of them guessed by the draft model, 3 copied from your earlier answer (version 1)")
+    assert summary(runs, [earlier, guessed, None]) == (
+        "5 of them copied from your earlier answer (version 1)")
+    message = with_attachments("Fix it.", [Attachment("a.py", "x = 1\n", "utf-8", "0")])
+    copied = RunOrigin("message", role="user", at=0, message=0, start=message.index("x = 1"),
+                       end=message.index("x = 1") + 5)
+    edited = RunOrigin("prediction", start=0, end=5, source="a.py", file=True)
+    assert summary(runs, [edited, copied, guessed], lambda o: Source("user", message, 1)) == (
+        "8 of them copied from a.py")

@@ -168,7 +168,7 @@ class MessageView(StreamingMarkdown, QFrame):
             self.strip.set_passes(passes_of(self.text, self.runs, self.figures), self.text)
             self.run_origins.load()
         self.flash.repaint()
-        self._update_footer()
+        self.update_footer()
 
     def set_live_passes(self, table: list[list[int]]) -> None:
         """The strip while streaming, from the passes seen so far."""
@@ -268,11 +268,12 @@ class MessageView(StreamingMarkdown, QFrame):
             title += "  ·  interrupted"
         self.title.setText(title)
 
-    def _update_footer(self) -> None:
-        line = (finished_footer_line(self.figures)
+    def update_footer(self) -> None:
+        """The figures' line. The chat calls it again once it has placed the view: the line
+        names the file a run was copied from, which only the message it was attached to knows
+        (run_origins.resolve)."""
+        line = (finished_footer_line(self.figures, copied=self.run_origins.summary())
                 if self.figures is not None and self.role == "assistant" else "")
-        if line and self.run_origins.summary():
-            line += " · " + self.run_origins.summary()
         if self.note:
             line = f"{line}\n{self.note}" if line else self.note
         self.footer.setText(line)

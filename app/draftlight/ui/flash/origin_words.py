@@ -1,5 +1,5 @@
-"""The words for where a run's drafted tokens came from (its origin), and the footer's share of
-a reply that was copied or guessed. No Qt here.
+"""The words for where a run's drafted tokens came from (its origin), and the footer's count of
+the accepted tokens that were copied or guessed, by where from. No Qt here.
 
 An origin is a run's RunOrigin (run_origin.py, merged by reply_builder.ReplyBuilder): a copy
 from a message of the chat (its role, and "at" its index there, None for the system prompt),
@@ -99,12 +99,14 @@ def describe(origin: RunOrigin | None, source: Source | None) -> str:
 
 
 SHARES = {"user": "copied from your messages", "system": "copied from the system prompt",
-          "assistant": "copied from earlier replies", "reply": "copied from earlier in it",
+          "assistant": "copied from earlier replies", "reply": "copied from earlier in this reply",
           "model": "guessed by the draft model"}
+FILE = "file:"  # a share's key for a file: FILE + its name (attached, or the one edited)
+PREDICTION = "prediction:"  # a share's key for a Predicted Output that is no file
 
 
 def category(origin: RunOrigin | None) -> str | None:
-    """Which of SHARES an origin counts for (None: none)."""
+    """Which of SHARES an origin counts for (None: none; a prediction is keyed by share_key)."""
     if origin is None:
         return None
     if origin.kind == "message":
@@ -112,28 +114,47 @@ def category(origin: RunOrigin | None) -> str | None:
     return origin.kind if origin.kind in ("reply", "model") else None
 
 
-def summary(text_length: int, runs: list, origins: list,
+def share_key(origin: RunOrigin | None, source: Source | None) -> str | None:
+    """What a run's tokens count for in the footer: its category, or the file it was copied
+    from. A file being edited is both the Predicted Output and attached to the message: either
+    way its tokens were copied from that file, and the footer says it once."""
+    if origin is not None and origin.kind == "prediction":
+        name = origin.source or "the earlier answer"
+        return (FILE if origin.source and origin.file is not False else PREDICTION) + name
+    key = category(origin)
+    if key == "user":
+        return _attached_file(origin, source) or key
+    return key
+
+
+def summary(runs: list, origins: list,
             resolve: Callable[[RunOrigin], Source | None] = lambda origin: None) -> str:
-    """The footer's phrase: the largest share of the reply's characters by origin, e.g.
-    "41% of this reply was copied from your messages", or "from report.pdf" where the copied
-    text lies in a file attached to them (`resolve` finds an origin's message); "" when
-    nothing is known."""
-    chars: dict[str, int] = {}
-    for (start, end, _tokens), origin in zip(runs, origins):
-        key = category(origin)
-        if key == "user":
-            key = _attached_file(origin, resolve(origin)) or key
-        if key is not None:
-            chars[key] = chars.get(key, 0) + end - start
-    if not chars or text_length <= 0:
+    """The footer's words for where the accepted tokens came from, in tokens like the accepted
+    count they follow (each run's tokens count for its origin, as hovering it tells): the
+    largest share, and a Predicted Output's where that is another, e.g. "99 of them copied
+    from inventory.py", "40 of them guessed by the draft model, 30 copied from your earlier
+    answer (version 1)"; "" when nothing is known. `resolve` finds an origin's message (to name
+    a file attached to it)."""
+    tokens: dict[str, int] = {}
+    for (_start, _end, count), origin in zip(runs, origins):
+        key = share_key(origin, resolve(origin) if origin is not None else None)
+        if key is not None and count > 0:
+            tokens[key] = tokens.get(key, 0) + count
+    if not tokens:
         return ""
-    key = max(chars, key=chars.get)
-    share = round(100 * chars[key] / text_length)
-    words = SHARES.get(key) or f"copied from {key.removeprefix(FILE)}"
-    return f"{share}% of this reply was {words}" if share >= 1 else ""
+    largest = max(tokens, key=tokens.get)
+    predicted = dict.fromkeys(share_key(o, None) for o in origins
+                              if o is not None and o.kind == "prediction")
+    also = [key for key in predicted if key != largest][:1]  # what was given to edit or retry
+    return (f"{tokens[largest]} of them {_share_words(largest)}"
+            + "".join(f", {tokens[key]} {_share_words(key)}" for key in also))
 
 
-FILE = "file:"  # summary()'s key for the text of an attached file: FILE + its name
+def _share_words(key: str) -> str:
+    for prefix in (FILE, PREDICTION):
+        if key.startswith(prefix):
+            return f"copied from {key.removeprefix(prefix)}"
+    return SHARES[key]
 
 
 def _attached_file(origin: RunOrigin, source: Source | None) -> str | None:

@@ -43,7 +43,8 @@ class RunOrigins(QObject):
         return describe(origin, self.resolve(origin)) if origin else ""
 
     def summary(self) -> str:
-        return summary(len(self.view.text), self.view.runs, self.origins, self.resolve)
+        """Where the accepted tokens came from, for the footer (origin_words.summary)."""
+        return summary(self.view.runs, self.origins, self.resolve)
 
     def pass_tip(self, pass_index: int) -> str:
         """The origin line of a strip cell: that of the run its pass accepted."""

@@ -19,9 +19,11 @@ def live_line(stats: Stats | None, tokens: int, passes: int, accepted: int,
             f"{per_pass:.2f} tokens/pass")
 
 
-def finished_footer_line(figures: ReplyFigures) -> str:
-    """The footer of a finished reply, with what Compare found for it, when it was compared."""
-    line = footer_line(figures.stats, prediction_from=figures.prediction_from or None)
+def finished_footer_line(figures: ReplyFigures, copied: str = "") -> str:
+    """The footer of a finished reply, with what Compare found for it, when it was compared
+    (`copied`: as footer_line)."""
+    line = footer_line(figures.stats, prediction_from=figures.prediction_from or None,
+                       copied=copied)
     compared = compared_line(figures.compared)
     return f"{line}\n{compared}" if compared else line
 
@@ -46,22 +48,27 @@ def compared_line(compared: Compared | None) -> str:
     return line
 
 
-def footer_line(stats: Stats, live: bool = False, prediction_from: str | None = None) -> str:
+def footer_line(stats: Stats, live: bool = False, prediction_from: str | None = None,
+                copied: str = "") -> str:
     """`prediction_from`: the file edited, when it was the Predicted Output (else the answer
-    Regenerate replaced was)."""
+    Regenerate replaced was). `copied`: where the accepted tokens came from, counted over the
+    reply's runs ("72 of them copied from inventory.py", origin_words.summary); without it, the
+    engine's count of those the Predicted Output drafted. Every count after "accepted" is of
+    tokens, and of the accepted ones: a reader can add them up."""
     parts = [f"{stats.new_tokens} tokens", f"{stats.tokens_per_second:.1f} tok/s"]
     read = stats.prompt_tokens - stats.reused_prompt_tokens
     if not live and read > 0 and stats.prefill_seconds > 0:  # reading apart from writing
         parts[1] += " writing"
         parts.append(f"read {read:,} tokens at {read / stats.prefill_seconds:,.0f} tok/s")
     if stats.drafted:
-        parts.append(f"accepted {stats.accepted}/{stats.drafted} "
-                     f"({100 * stats.acceptance_rate:.0f}%)")
+        accepted = (f"accepted {stats.accepted} of {stats.drafted} drafted tokens "
+                    f"({100 * stats.acceptance_rate:.0f}%)")
+        if not copied and stats.prediction_drafted:  # the answer Regenerate replaced, a file
+            source = prediction_from if isinstance(prediction_from, str) else "the earlier answer"
+            copied = f"{stats.prediction_accepted} of them copied from {source}"
+        parts.append(f"{accepted}, {copied}" if copied else accepted)
     else:
         parts.append("nothing drafted")
-    if stats.prediction_drafted:  # in the window: the answer Regenerate replaced, or a file
-        source = prediction_from if isinstance(prediction_from, str) else "the earlier answer"
-        parts.append(f"{stats.prediction_accepted} from {source}")
     parts.append(f"{stats.mean_accepted_length:.2f} tokens/pass")
     parts.append(f"draft {stats.draft_seconds:.2f} s / verify {stats.verify_seconds:.2f} s")
     if not live:
