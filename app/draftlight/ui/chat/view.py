@@ -76,6 +76,7 @@ class ChatView(SourceLinks, QScrollArea):
         view = self._new_view(role, text, **kwargs)
         self._layout.insertWidget(self._layout.count() - 1, view)
         self.messages.append(view)
+        view.update_footer()  # its origins' messages can be read now that it is in place
         self.welcome.hide()
         self._follow = True
         return view
@@ -120,6 +121,8 @@ class ChatView(SourceLinks, QScrollArea):
             self._layout.insertWidget(first + i, view)
             views.append(view)
         self.messages[:0] = views
+        for view in views:  # as add_message: their origins' messages can be read now
+            view.update_footer()
         self._update_earlier_button()
         if hold:
             QTimer.singleShot(ANCHOR_MS, self._let_go)
