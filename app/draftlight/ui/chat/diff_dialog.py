@@ -25,9 +25,20 @@ def new_version(reply: str) -> str:
 
 
 def unified_diff(name: str, old: str, new: str) -> str:
-    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                 f"{name} (attached)", f"{name} (the reply)")
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    """The changed lines, compared without their ends: a last line that only gains or loses
+    its newline is the same line (newline_note says so instead)."""
+    lines = difflib.unified_diff(old.splitlines(), new.splitlines(),
+                                 f"{name} (attached)", f"{name} (the reply)", lineterm="")
+    return "".join(line + "\n" for line in lines)
+
+
+def newline_note(name: str, old: str, new: str) -> str:
+    """Git's "No newline at end of file", for the side that has none where the other has one
+    ("" where they agree): a note, not a changed line."""
+    if not old or not new or old.endswith("\n") == new.endswith("\n"):
+        return ""
+    side = f"{name} (attached)" if new.endswith("\n") else "the reply's version"
+    return f"No newline at end of {side}"
 
 
 class DiffDialog(QDialog):
@@ -36,7 +47,10 @@ class DiffDialog(QDialog):
         self.setWindowTitle(f"{name}: the reply as a change")
         self.name, self.new = name, new_version(reply)
         diff = unified_diff(name, old, self.new)
-        self.text = QPlainTextEdit(diff or "The reply leaves the file as it was.")
+        note = newline_note(name, old, self.new)
+        shown = diff or ("The reply leaves the file's lines as they were.\n" if note else
+                         "The reply leaves the file as it was.")
+        self.text = QPlainTextEdit(shown + (f"\\ {note}\n" if note else ""))
         self.text.setReadOnly(True)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
         added = sum(1 for line in diff.splitlines() if line.startswith("+")
@@ -44,7 +58,8 @@ class DiffDialog(QDialog):
         removed = sum(1 for line in diff.splitlines() if line.startswith("-")
                       and not line.startswith("---"))
         self.summary = QLabel(f"{added} line{'s' if added != 1 else ''} added, {removed} "
-                              f"removed (from the reply's first code block)")
+                              f"removed (from the reply's first code block)"
+                              + (f"; {note[0].lower()}{note[1:]}" if note else ""))
         self.summary.setWordWrap(True)  # "Saved to" a long path: wrapped, not a wider dialog
         buttons = QDialogButtonBox(QDialogButtonBox.Close)
         self.copy_button = QPushButton("Copy new version")
