@@ -12,6 +12,7 @@ from draftlight.engine.auto.learnt_counts import restore_learnt, save_learnt
 from draftlight.engine.auto.measuring import (DRAFT_SPEED, GREEDY_CHECK, PASS_COSTS, PROBE_ROOM,
                                               MeasurementInterrupted, probe_view)
 from draftlight.engine.core.backend import LanguageModel
+from draftlight.engine.core.errors import ReadStopped
 from draftlight.engine.reply.cancellable import cancellable
 from draftlight.engine.step.cross_vocab import CrossVocabDrafter
 
@@ -82,9 +83,10 @@ class AutoSetup:
 
     def measure_next(self, should_cancel: Callable[[], bool] | None = None) -> str:
         """Measure the first pending step and return its name ("" if none was pending); True
-        from `should_cancel` stops it before its next pass (MeasurementInterrupted; nothing
-        kept). The conversation's tokens stay cached (measuring.probe_view). After a timing,
-        auto is rebuilt on it at its next use, keeping what it learnt."""
+        from `should_cancel` stops it before its next pass, or in the middle of a long read
+        (MeasurementInterrupted; nothing kept). The conversation's tokens stay cached
+        (measuring.probe_view). After a timing, auto is rebuilt on it at its next use,
+        keeping what it learnt."""
         pending = self.pending_measurements()
         if not pending:
             return ""
@@ -92,6 +94,12 @@ class AutoSetup:
         model = self.draft if step == DRAFT_SPEED else self.target
         view = probe_view(model, PROBE_ROOM)
         timed = cancellable(view, should_cancel, MeasurementInterrupted)
+        # A probe's context read after a long conversation is seconds in one llama.cpp call:
+        # it stops mid-way too (a closing window kills an engine that does not stop within
+        # seconds, and the conversation's kept prompt is lost with it: kept_prompt.py).
+        stoppable = should_cancel is not None and hasattr(model, "stop_reading")
+        if stoppable:
+            model.stop_reading = should_cancel
         try:
             if step == GREEDY_CHECK:
                 self.drift = self.drift_source(timed, self._probe_tokens())
@@ -100,14 +108,18 @@ class AutoSetup:
                 self._retime_costs = False
             else:
                 self._time_draft(timed)
-        except MeasurementInterrupted:
+        except (MeasurementInterrupted, ReadStopped) as stopped:
             if step == PASS_COSTS and self.costs is None:
                 self._read_cached()  # the rounds it finished price auto's drafts from now
                 if self.costs is not None:
                     self.save_learnt()
                     self._auto = None
+            if isinstance(stopped, ReadStopped):
+                raise MeasurementInterrupted() from None
             raise
         finally:
+            if stoppable:
+                model.stop_reading = None
             view.truncate(0)
         if step != GREEDY_CHECK:  # auto is rebuilt on the new prices, keeping what it learnt
             self.save_learnt()
