@@ -68,12 +68,14 @@ class BoundedChild:
         self._last_end: int | None = None  # the exit status of the child stopped last
         self._answers: queue.Queue[bytes | None] = queue.Queue()
 
-    def ask(self, request: dict) -> dict:
-        """The child's answer to `request` (both JSON objects).
+    def ask(self, request: dict, *, seconds: float | None = None) -> dict:
+        """The child's answer to `request` (both JSON objects). `seconds`, if given, waits
+        less than the child's own limit: what is left of a larger budget (serve's per request).
 
         Raises:
             ChildFailed: no answer within `seconds` (the child is killed), the child ended
-                without one (out of memory, a crash), or it could not be started."""
+                without one (out of memory, a crash, interrupt()), or it could not be started."""
+        wait = self.seconds if seconds is None else max(0.0, min(seconds, self.seconds))
         line = json.dumps(request).encode("ascii") + b"\n"  # ASCII: lone surrogates survive
         with self._lock:
             process = self._running()
@@ -86,10 +88,10 @@ class BoundedChild:
                     process = self._running()
                     process.stdin.write(line)
                     process.stdin.flush()
-                answer = _waited(self._answers, self.seconds)
+                answer = _waited(self._answers, wait)
             except queue.Empty:
                 self._stop()
-                raise ChildFailed("time", f"it ran longer than {self.seconds:g} s") from None
+                raise ChildFailed("time", f"it ran longer than {wait:g} s") from None
             except BaseException:  # Ctrl-C, or a broken pipe: what it was doing is abandoned
                 self._stop()
                 raise
@@ -105,6 +107,13 @@ class BoundedChild:
         with self._lock:
             if self._process is None:
                 self._spawn()
+
+    def interrupt(self) -> None:
+        """Kill the child now, from any thread and without waiting: the request it works on
+        ends at once as "ended" (its asker is gone), and the next request starts a new child."""
+        process = self._process
+        if process is not None and process.poll() is None:
+            process.kill()
 
     def close(self) -> None:
         """Stop the child, at once: a request another thread waits on ends as "ended" (the

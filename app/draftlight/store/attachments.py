@@ -22,7 +22,7 @@ from pathlib import Path
 
 from draftlight.bounded_process import BoundedChild, ChildFailed
 from draftlight.regular_files import NotRegularFile, open_regular
-from draftlight.store.documents import PAGE_LINE, looks_like_html, page_at
+from draftlight.store.documents import MAX_DOCUMENT_TEXT, PAGE_LINE, looks_like_html, page_at
 from draftlight.store.errors import StoreError
 from draftlight.user_messages import visible
 
@@ -111,53 +111,102 @@ def read_attachment(path: Path) -> Attachment:
 
 def attachment_from_bytes(name: str, data: bytes) -> Attachment:
     """The attachment a file named `name` with these bytes makes (a file read by
-    read_attachment, or one a client of `draftlight serve` sent).
+    read_attachment, or one a client of `draftlight serve` sent); a document's text is read in
+    this app's bounded process.
 
     Raises:
         AttachmentError: empty, or not text nor a document whose text can be read."""
+    found = identified(name, data)
+    if isinstance(found, Document):
+        return found.read_with(_reader(READ_SECONDS, READ_MEMORY))
+    return found
+
+
+def identified(name: str, data: bytes) -> Attachment | Document:
+    """A text file's attachment, or the Document (PDF, Word, HTML) whose text is still to be
+    read: what can be told of a file without a parser of untrusted documents.
+
+    Raises:
+        AttachmentError: empty, or neither text nor a document."""
     if not data.strip():
         raise AttachmentError(f"{name} is empty")
     digest = hashlib.sha256(data).hexdigest()
     if data.startswith(b"%PDF"):
-        text, pages = _document_text("pdf", name, data)
-        return Attachment(name, text, "pdf", digest, pages)
+        return Document("pdf", name, base64.b64encode(data).decode("ascii"), digest)
     if data.startswith(b"PK\x03\x04") and Path(name).suffix.lower() in (".docx", ".docm"):
-        return Attachment(name, _document_text("docx", name, data)[0], "docx", digest)
+        return Document("docx", name, base64.b64encode(data).decode("ascii"), digest)
     text, encoding = decoded(data, name)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if looks_like_html(name, text):
-        text, encoding = _document_text("html", name, text)[0], "html"
-        if not text:
-            raise AttachmentError(f"{name}: the page has no visible text")
+        return Document("html", name, text, digest)
     return Attachment(name, text, encoding, digest)
+
+
+class TextTooLong(AttachmentError):
+    """A document whose text passed the characters it was read with (its reading stopped
+    there); `limit` is that number."""
+
+    def __init__(self, message: str, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class ReadTooSlow(AttachmentError):
+    """A document whose text took longer to read than it was given; `seconds` is that time."""
+
+    def __init__(self, message: str, seconds: float) -> None:
+        super().__init__(message)
+        self.seconds = seconds
+
+
+@dataclass(frozen=True)
+class Document:
+    """A PDF, Word document or HTML page whose text is still to be read: in a bounded process
+    (document_child.py), since its parsers were written for well-meaning files."""
+    kind: str  # "pdf", "docx" or "html"
+    name: str
+    payload: str  # base64 of the file's bytes; an HTML page's text as it is
+    sha256: str  # of the file's bytes
+
+    def read_with(self, reader: BoundedChild, *, max_chars: int = MAX_DOCUMENT_TEXT,
+                  seconds: float | None = None) -> Attachment:
+        """Its attachment, its text read by `reader` (stopped past `max_chars` characters or
+        `seconds`, at most the reader's own limit).
+
+        Raises:
+            TextTooLong, ReadTooSlow, or AttachmentError: no text, unreadable, too much
+                memory, or the reader was interrupted."""
+        name = self.name
+        try:
+            answer = reader.ask({"kind": self.kind, "name": name, "data": self.payload,
+                                 "max_chars": max_chars}, seconds=seconds)
+        except ChildFailed as exc:
+            if exc.reason == "time":
+                waited = reader.seconds if seconds is None else min(seconds, reader.seconds)
+                raise ReadTooSlow(f"{name}: reading its text took longer than {waited:.0f} s, "
+                                  "so it was stopped", waited) from None
+            if exc.reason == "ended":
+                raise AttachmentError(f"{name}: reading its text stopped the reader: {exc}") \
+                    from None
+            raise AttachmentError(f"{name}: documents cannot be read here ({exc})") from None
+        if "too_long" in answer:
+            raise TextTooLong(answer["error"], answer["too_long"])
+        if "error" in answer:
+            raise AttachmentError(answer["error"])
+        if "text" not in answer:  # {"failed": "memory"}
+            raise AttachmentError(f"{name}: reading its text took more than "
+                                  f"{reader.memory >> 20:,} MB of memory, so it was stopped")
+        if self.kind == "html" and not answer["text"]:
+            raise AttachmentError(f"{name}: the page has no visible text")
+        # its "encoding" names where the text came from: "pdf", "docx" or "html"
+        return Attachment(name, answer["text"], self.kind, self.sha256, answer["pages"])
 
 
 @functools.cache
 def _reader(seconds: float, memory: int) -> BoundedChild:
-    """The one process this app reads documents in (document_child.py), started when first
-    needed."""
+    """The one process the window and `chat --attach` read documents in (document_child.py),
+    started when first needed; `draftlight serve` keeps readers of its own."""
     return BoundedChild("draftlight.store.document_child", seconds=seconds, memory=memory)
-
-
-def _document_text(kind: str, name: str, data: bytes | str) -> tuple[str, int | None]:
-    """(text, pages) of a PDF, Word document or HTML page, read in the bounded process."""
-    payload = data if isinstance(data, str) else base64.b64encode(data).decode("ascii")
-    too_large = AttachmentError(f"{name}: reading its text took more than "
-                                f"{READ_MEMORY >> 20:,} MB of memory, so it was stopped")
-    try:
-        answer = _reader(READ_SECONDS, READ_MEMORY).ask({"kind": kind, "name": name, "data": payload})
-    except ChildFailed as exc:
-        if exc.reason == "time":
-            raise AttachmentError(f"{name}: reading its text took longer than "
-                                  f"{READ_SECONDS:.0f} s, so it was stopped") from None
-        if exc.reason == "ended":
-            raise AttachmentError(f"{name}: reading its text stopped the reader: {exc}") from None
-        raise AttachmentError(f"{name}: documents cannot be read here ({exc})") from None
-    if "error" in answer:
-        raise AttachmentError(answer["error"])
-    if "text" not in answer:  # {"failed": "memory"}
-        raise too_large
-    return answer["text"], answer["pages"]
 
 
 def _document_kind(path: Path) -> bool:

@@ -4,8 +4,10 @@ files, and one call inside them can run for minutes or take gigabytes.
 
     python -P -m draftlight.store.document_child   (started by attachments.py)
 
-Each request is {"kind": "pdf" | "docx" | "html", "name", "data"} (data: base64 of the file,
-or an HTML page's text); each answer is {"text", "pages"} or {"error": one line}.
+Each request is {"kind": "pdf" | "docx" | "html", "name", "data", "max_chars"} (data: base64
+of the file, or an HTML page's text; max_chars: the most text to draw, stopped as soon as it is
+passed); each answer is {"text", "pages"} or {"error": one line}, with "too_long": max_chars
+where the text passed it.
 """
 
 from __future__ import annotations
@@ -13,19 +15,23 @@ from __future__ import annotations
 import base64
 import sys
 
-from draftlight.store.documents import DocumentError, docx_text, html_text, pdf_text
+from draftlight.store.documents import (MAX_DOCUMENT_TEXT, DocumentError, TextTooLong, docx_text,
+                                        html_text, pdf_text)
 
 
 def answer(request: dict) -> dict:
     kind, name, data = request["kind"], request["name"], request["data"]
+    most = int(request.get("max_chars", MAX_DOCUMENT_TEXT))
     try:
         if kind == "html":
-            return {"text": html_text(data, name), "pages": None}
+            return {"text": html_text(data, name, most), "pages": None}
         raw = base64.b64decode(data)
         if kind == "pdf":
-            text, pages = pdf_text(raw, name)
+            text, pages = pdf_text(raw, name, most)
             return {"text": text, "pages": pages}
-        return {"text": docx_text(raw, name), "pages": None}
+        return {"text": docx_text(raw, name, most), "pages": None}
+    except TextTooLong as exc:
+        return {"error": str(exc), "too_long": exc.limit}
     except DocumentError as exc:
         return {"error": str(exc)}
     except RecursionError:

@@ -30,8 +30,24 @@ class DocumentError(StoreError):
     """A document whose text cannot be read, and why (one line)."""
 
 
-def pdf_text(data: bytes, name: str) -> tuple[str, int]:
-    """(text with a PAGE_MARK line before each page's, number of pages)."""
+class TextTooLong(DocumentError):
+    """A document whose text passes the characters the reader was allowed: it is stopped as
+    soon as it does, never read whole first (a 10 KB PDF can draw one text 10^6 times)."""
+
+    def __init__(self, name: str, limit: int) -> None:
+        super().__init__(f"{name}: over {limit:,} characters of text")
+        self.limit = limit
+
+
+class _PastLimit(BaseException):
+    """Raised inside pypdf's text extraction to stop it: pypdf logs and skips an Exception
+    raised while it extracts a form and goes on with the next (a million of them)."""
+
+
+def pdf_text(data: bytes, name: str, max_chars: int = MAX_DOCUMENT_TEXT) -> tuple[str, int]:
+    """(text with a PAGE_MARK line before each page's, number of pages). TextTooLong once
+    more than `max_chars` characters have been drawn, checked as each piece is drawn: one page
+    can draw the same text from a form a million times."""
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings: the one line says it
@@ -44,13 +60,17 @@ def pdf_text(data: bytes, name: str) -> tuple[str, int]:
         if count > MAX_PDF_PAGES:
             raise DocumentError(f"{name} has {count:,} pages: attachments are at most "
                                 f"{MAX_PDF_PAGES:,}")
-        pages, characters = [], 0
+        pages, drawn = [], [0]
+
+        def tally(text, *_) -> None:  # pypdf's visitor, called for each piece it draws
+            drawn[0] += len(text)
+            if drawn[0] > max_chars:
+                raise _PastLimit  # not an Exception: pypdf goes on after those in a form
+
         for page in reader.pages:
-            pages.append((page.extract_text() or "").strip())
-            characters += len(pages[-1])
-            if characters > MAX_DOCUMENT_TEXT:
-                raise DocumentError(f"{name}: over {MAX_DOCUMENT_TEXT >> 20} M characters of "
-                                    "text")
+            pages.append((page.extract_text(visitor_text=tally) or "").strip())
+    except _PastLimit:
+        raise TextTooLong(name, max_chars) from None
     except DocumentError:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, RecursionError,
@@ -79,7 +99,7 @@ def page_at(text: str, position: int) -> int | None:
 MAX_DOCX_ELEMENTS = 1_000_000
 
 
-def docx_text(data: bytes, name: str) -> str:
+def docx_text(data: bytes, name: str, max_chars: int = MAX_DOCUMENT_TEXT) -> str:
     """A Word document's paragraphs, one per line (tables row by row, cells by tabs), in one
     streaming pass linear in the document's size: each paragraph's text is its own runs', a
     paragraph nested in it (a text box) is a line of its own."""
@@ -90,7 +110,7 @@ def docx_text(data: bytes, name: str) -> str:
             if archive.getinfo("word/document.xml").file_size > 64 << 20:
                 raise DocumentError(f"{name}: its text is over 64 MB")
             with archive.open("word/document.xml") as xml:
-                lines = _docx_lines(xml, name)
+                lines = _docx_lines(xml, name, max_chars)
     except DocumentError:
         raise
     except (zipfile.BadZipFile, ElementTree.ParseError, KeyError, OSError) as exc:
@@ -102,7 +122,7 @@ def docx_text(data: bytes, name: str) -> str:
     return text
 
 
-def _docx_lines(xml, name: str) -> list[str]:
+def _docx_lines(xml, name: str, max_chars: int) -> list[str]:
     paragraph, text, tab, breaks = f"{WORD}p", f"{WORD}t", f"{WORD}tab", (f"{WORD}br", f"{WORD}cr")
     open_paragraphs: list[tuple[int, list[str]]] = []  # (its line, its parts), innermost last
     lines: list[str] = []  # in the order the paragraphs begin
@@ -130,8 +150,8 @@ def _docx_lines(xml, name: str) -> list[str]:
             line, parts = open_paragraphs.pop()
             lines[line] = "".join(parts)
         node.clear()  # what is read is let go: memory stays that of the open elements
-        if characters > MAX_DOCUMENT_TEXT:
-            raise DocumentError(f"{name}: over {MAX_DOCUMENT_TEXT >> 20} M characters of text")
+        if characters > max_chars:
+            raise TextTooLong(name, max_chars)
     return lines
 
 
@@ -168,8 +188,9 @@ class _VisibleText(HTMLParser):
 _OPENS_MARKUP = re.compile(r"<[A-Za-z/!?]")
 
 
-def html_text(markup: str, name: str = "the page") -> str:
-    """An HTML page's visible text: scripts, styles and the head left out, blocks on lines."""
+def html_text(markup: str, name: str = "the page", max_chars: int | None = None) -> str:
+    """An HTML page's visible text: scripts, styles and the head left out, blocks on lines.
+    It is never longer than the page (entities shrink), so `max_chars` is checked at the end."""
     last_close = markup.rfind(">")
     unclosed = _OPENS_MARKUP.search(markup, last_close + 1)
     if unclosed:
@@ -181,7 +202,10 @@ def html_text(markup: str, name: str = "the page") -> str:
     except (AssertionError, ValueError) as exc:  # _markupbase's ways of meeting broken markup
         raise DocumentError(f"{name} is HTML that cannot be read ({type(exc).__name__})") from None
     lines = [" ".join(line.split()) for line in "".join(parser.parts).splitlines()]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    if max_chars is not None and len(text) > max_chars:
+        raise TextTooLong(name, max_chars)
+    return text
 
 
 def looks_like_html(name: str, text: str) -> bool:
