@@ -34,6 +34,8 @@ def open_engine(spec: EngineSpec, *, report: Report | None = None,
         SpecError: a bad option. EngineError (ModelLoadError, ServerError, ServerBuildError,
         ServerStartError, InsufficientMemoryError): the engine could not be opened."""
     spec.validate()
+    if spec.engine != EngineKind.REMOTE:
+        refuse_what_is_not_a_file(spec)
     spec, _ = resolve_context(spec)
     if spec.engine == EngineKind.REMOTE:
         from draftlight.engine.server.client import Endpoint
@@ -43,6 +45,21 @@ def open_engine(spec: EngineSpec, *, report: Report | None = None,
     if spec.engine == EngineKind.LLAMA_SERVER:
         return _open_llama_server(spec, report, on_log, should_cancel)
     return _open_in_process(spec, should_cancel, on_progress)
+
+
+def refuse_what_is_not_a_file(spec: EngineSpec) -> None:
+    """ModelLoadError for a target or draft that is a FIFO, a device or a folder (a link to
+    one too), before anything reads it: llama.cpp, llama-server and the header readers would
+    otherwise wait on a FIFO for ever. A missing file is left to the loader's own words."""
+    from draftlight.engine.core.errors import ModelLoadError
+    from draftlight.regular_files import require_regular
+    for path in filter(None, (spec.target_path, spec.draft_path)):
+        try:
+            require_regular(Path(path))
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise ModelLoadError(f"{exc.strerror or exc}: {path}") from None
 
 
 def resolve_context(spec: EngineSpec) -> tuple[EngineSpec, str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from draftlight.commands.models_found import run_add_folder, run_pairs, run_remove_folder
 from draftlight.commands.models_hub import gpu_offload, run_files, run_pull, run_search
+from draftlight.regular_files import require_regular
 from draftlight.store.progress_bars import ConvertBar
 from draftlight.units import format_bytes
 from draftlight.user_messages import UserError, note
@@ -185,8 +186,9 @@ def run_convert(args: argparse.Namespace) -> int:
     type_name = weight_type(args.weight_type)
     candidate = Path(args.name).expanduser()
     if candidate.suffix.lower() == ".gguf" or candidate.is_file():
-        if not candidate.is_file():
+        if not candidate.exists():
             raise UserError(f"no such file: {candidate}")
+        require_regular(candidate)  # a FIFO or a folder: one line that says which
         source, source_name = candidate.resolve(), str(candidate.resolve())
     else:
         model = find_installed(args.name)

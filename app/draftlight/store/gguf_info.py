@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from math import prod
 from pathlib import Path
 
+from draftlight.regular_files import open_regular
 from draftlight.store import header_cache
 from draftlight.store.errors import GGUFError
 from draftlight.store.gguf_reader import GGUF_MAGIC, ArrayValue, HeaderReader
@@ -61,7 +62,8 @@ def read_gguf_info(path: str | Path) -> GGUFInfo:
     read before and unchanged since is not read again).
 
     Raises:
-        FileNotFoundError / PermissionError: the file cannot be opened.
+        FileNotFoundError / PermissionError: the file cannot be opened. IsADirectoryError,
+            NotRegularFile (regular_files): a folder, a FIFO, a device or a socket.
         GGUFError: not a GGUF file, an unsupported version, or a truncated or corrupt header.
     """
     path = Path(path)
@@ -83,7 +85,7 @@ _recent: dict[str, GGUFInfo] = {}  # read_gguf_info's, by header_cache.identity
 
 
 def _read_header(path: Path) -> GGUFInfo:
-    with open(path, "rb", buffering=1 << 20) as stream:
+    with open_regular(path, buffering=1 << 20) as stream:  # a FIFO is refused, not waited on
         reader = HeaderReader(stream, path)
         version, n_tensors, n_kv = reader.start()
         meta = {}
@@ -114,7 +116,7 @@ def header_values(path: str | Path, wanted: set[str]) -> dict:
         GGUFError: not a GGUF file, or a truncated or corrupt header (up to the last key read)."""
     path = Path(path)
     found: dict = {}
-    with open(path, "rb", buffering=1 << 16) as stream:
+    with open_regular(path, buffering=1 << 16) as stream:
         reader = HeaderReader(stream, path)
         _, _, n_kv = reader.start()
         for _ in range(n_kv):

@@ -22,6 +22,7 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from draftlight.regular_files import open_regular
 from draftlight.store.errors import describe_error
 from draftlight.store.gguf_info import file_type_name
 from draftlight.store.gguf_reader import ARRAY, STRING, HeaderReader
@@ -57,7 +58,7 @@ def read_facts(path: Path) -> ModelFacts:
 
 def _read(path: Path) -> ModelFacts:
     found: dict = {}
-    with open(path, "rb", buffering=1 << 16) as stream:
+    with open_regular(path, buffering=1 << 16) as stream:  # a FIFO is refused, not waited on
         reader = HeaderReader(stream, path)
         _, _, n_kv = reader.start()
         for _ in range(n_kv):

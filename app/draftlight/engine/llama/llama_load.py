@@ -14,6 +14,7 @@ import llama_cpp
 from draftlight.engine.core.errors import ModelLoadError
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.llama import cpu_check
+from draftlight.regular_files import open_regular
 from draftlight.store.gguf_info import GGUF_MAGIC
 
 # llama.cpp logs to stderr by default. Keep its recent lines instead: the last error explains a
@@ -45,10 +46,11 @@ def check_gguf_file(path: Path) -> None:
     """Fail early, in plain words, on a missing file or one that is not GGUF."""
     if not path.exists():
         raise ModelLoadError(f"model file not found: {path}")
-    if not path.is_file():
-        raise ModelLoadError(f"not a file: {path}")
-    with path.open("rb") as handle:
-        magic = handle.read(4)
+    try:  # asked of the descriptor: a FIFO or a device is refused, never waited on
+        with open_regular(path) as handle:
+            magic = handle.read(4)
+    except OSError as exc:  # IsADirectoryError, NotRegularFile, PermissionError, …
+        raise ModelLoadError(f"{exc.strerror or exc}: {path}") from None
     if magic != GGUF_MAGIC:
         raise ModelLoadError(f"not a GGUF model file (it does not start with 'GGUF'): {path}")
 
