@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import tracemalloc
 
 import pytest
 
@@ -58,3 +59,47 @@ def test_a_deep_manifest_or_a_fifo_blob_is_skipped_and_the_rest_listed(tmp_path)
     assert [m.path for m in found] == [good]
     assert time.monotonic() - started < 5
     forget_found()
+
+
+def test_the_depth_check_holds_a_window_not_a_copy_per_character(tmp_path):
+    """Issue 76, hole 5: the check kept about 120 bytes per character of a string (a 63 MB
+    export hit MemoryError at 6 GB). Now the whole import of a 2 MB one peaks at a few times
+    its size (its bytes, its text, the parsed string), the check itself at its window."""
+    text = "word \\n \\\" [{ " * 150_000
+    export = {"format": "draftlight-conversation", "version": 1,
+              "messages": [{"role": "user", "text": text}]}
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(export))
+    size = path.stat().st_size
+    data = path.read_bytes()
+    tracemalloc.start()
+    try:
+        bounded_json.check_depth(data)
+        _, check_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        history = History(tmp_path / "h.sqlite3")
+        started = tracemalloc.get_traced_memory()[0]
+        import_conversation(history, path)
+        _, import_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert check_peak < 4 * bounded_json.WINDOW
+    assert import_peak - started < 5 * size
+    assert history.messages(history.conversations()[0].id)[0].text == text
+    history.close()
+
+
+@pytest.mark.parametrize("data, deep", [
+    (b"[" * 65 + b"]" * 65, True), (b"[" * 64 + b"]" * 64, False),
+    (b'["' + b"\\\\" * 10 + b'", ' + b"[" * 64 + b"]" * 64 + b"]", True),
+    (b'["\\"[[[[", ' + b"[" * 63 + b"]" * 63 + b"]", False),
+    (b'{"a": "' + b"[" * 100 + b'"}', False), (b'"\\\\"' + b"[" * 65, True)])
+@pytest.mark.parametrize("window", [1, 2, 3, 1 << 20])
+def test_the_depth_is_the_same_whatever_the_window(monkeypatch, data, deep, window):
+    """A string, an escape or a run of backslashes cut between two windows is read as one."""
+    monkeypatch.setattr(bounded_json, "WINDOW", window)
+    if deep:
+        with pytest.raises(bounded_json.BoundsError):
+            bounded_json.check_depth(data)
+    else:
+        bounded_json.check_depth(data)
