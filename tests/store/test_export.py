@@ -156,3 +156,62 @@ def test_a_tree_that_does_not_hold_together_changes_nothing(history, tmp_path, m
     with pytest.raises(ExportError, match=says):
         import_conversation(history, bad)
     assert history.conversations() == []
+
+
+# --- issue 76, hole 13: numbers in imported figures ---------------------------------------------
+
+def every_number_as_float(stats: dict) -> str:
+    """A footer that does what a reply's footer does with its figures: float() of each."""
+    numbers, waiting = [], [stats]
+    while waiting:
+        item = waiting.pop()
+        if isinstance(item, dict):
+            waiting.extend(item.values())
+        elif isinstance(item, list):
+            waiting.extend(item)
+        elif isinstance(item, (int, float)):
+            numbers.append(f"{float(item):.1f}")
+    return " ".join(numbers)
+
+
+@pytest.mark.parametrize("bad, says", [("1" + "0" * 3999, "an integer of 4,000 digits"),
+                                       ("Infinity", "inf"), ("-Infinity", "-inf"),
+                                       ("NaN", "nan"), ("1e300", "1e+300")])
+def test_a_figure_out_of_bounds_is_dropped_with_a_line_and_the_rest_shown(history, tmp_path,
+                                                                          bad, says):
+    """An Infinity or a 4,000-digit count imported fine, then raised OverflowError each time
+    the conversation was shown or exported."""
+    path = tmp_path / "figures.json"
+    path.write_text('{"format": "draftlight-conversation", "version": 2, "shown": 2, '
+                    '"messages": [{"id": 1, "parent": null, "role": "user", "text": "hi"}, '
+                    '{"id": 2, "parent": 1, "role": "assistant", "text": "hello", '
+                    '"runs": [[0, 2, 1]], "stats": {"new_tokens": 2, "mode": "auto", '
+                    f'"seconds": {bad}, "passes": [[4, 1, 0, {bad}]]}}}}]}}')
+    notes: list[str] = []
+    cid = import_conversation(history, path, notes=notes)
+    [line] = notes
+    assert line.startswith("message 2: figures left out") and says in line and "passes" in line
+    reply = history.messages(cid)[1]
+    assert reply.stats == {"new_tokens": 2, "mode": "auto"}  # the rest is kept
+    markdown = conversation_markdown(history, cid, footer=every_number_as_float)
+    assert "> 2.0" in markdown
+    write_export(history, cid, tmp_path / "again.json")
+    assert json.loads((tmp_path / "again.json").read_text())["messages"][1]["stats"] == \
+        reply.stats
+
+
+def test_figures_stored_before_the_check_show_and_export_without_them(history, tmp_path):
+    """A conversation imported before the check keeps its bad figures in the file: read back,
+    they are left out, never an OverflowError."""
+    cid = history.create_conversation("older import")
+    reply = history.add_message(cid, "assistant", "hello", runs=[[0, 2, 10 ** 30]])
+    with history._db:
+        history._db.execute("UPDATE messages SET stats = ? WHERE id = ?",
+                            ('{"new_tokens": 2, "seconds": Infinity, "drafted": 1' + "0" * 4000
+                             + ', "prefill_seconds": 0.12345678901234567}', reply))
+    [message] = history.messages(cid)
+    assert message.stats == {"new_tokens": 2, "prefill_seconds": 0.12345678901234567}
+    assert message.runs == []
+    conversation_markdown(history, cid, footer=every_number_as_float)
+    write_export(history, cid, tmp_path / "out.json")
+    assert "Infinity" not in (tmp_path / "out.json").read_text()

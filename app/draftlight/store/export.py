@@ -16,6 +16,7 @@ from pathlib import Path
 
 from draftlight import bounded_json
 from draftlight.store.errors import StoreError
+from draftlight.store.figure_numbers import LARGEST, sane_figures
 from draftlight.store.history import COMPLETE, INTERRUPTED, History
 
 FORMAT = "draftlight-conversation"
@@ -104,9 +105,10 @@ def write_export(history: History, conversation_id: int, path: Path, footer=lamb
     partial.replace(path)
 
 
-def import_conversation(history: History, path: Path) -> int:
+def import_conversation(history: History, path: Path, *, notes: list[str] | None = None) -> int:
     """A new conversation from an exported JSON file; its id. Nothing is written unless the
-    whole file checks out.
+    whole file checks out. A reply's figure holding a number no use can hold (an Infinity, a
+    4,000-digit count: figure_numbers.py) is dropped, with one line for it added to `notes`.
 
     Raises:
         ExportError: not an export, too large, or a message that is not well formed.
@@ -128,6 +130,13 @@ def import_conversation(history: History, path: Path) -> int:
     if not isinstance(messages, list):
         raise ExportError(f"{path.name}: 'messages' is not a list")
     checked = [_checked(m, n) for n, m in enumerate(messages, 1)]
+    for number, message in enumerate(checked, 1):
+        if message["stats"] is not None:
+            message["stats"], dropped = sane_figures(message["stats"])
+            if dropped and notes is not None:
+                notes.append(f"message {number}: figures left out, their numbers out of "
+                             f"bounds ({'; '.join(dropped[:3])}"
+                             f"{f'; and {len(dropped) - 3} more' if len(dropped) > 3 else ''})")
     parents = _parents(messages, version)
     shown = data.get("shown") if version > 1 else len(checked)
     if checked and shown not in range(1, len(checked) + 1):
@@ -171,7 +180,7 @@ def _checked(message, number: int) -> dict:
     runs = message.get("runs") or []
     if not (isinstance(runs, list) and all(
             isinstance(r, list) and len(r) == 3 and all(isinstance(x, int) for x in r)
-            and 0 <= r[0] <= r[1] <= len(text) for r in runs)):
+            and 0 <= r[0] <= r[1] <= len(text) and 0 <= r[2] <= LARGEST for r in runs)):
         raise ExportError(f"{where}: runs must be [start, end, tokens] spans inside its text")
     stats = message.get("stats")
     if stats is not None and not isinstance(stats, dict):

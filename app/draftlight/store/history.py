@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from draftlight import paths
+from draftlight.store.figure_numbers import LARGEST, may_hold_bad_numbers, sane_figures
 from draftlight.store.history_file import (  # noqa: F401 - the errors are the history's words
     HistoryError, HistoryFile, HistoryUnavailable, sqlite_errors)
 
@@ -267,14 +268,18 @@ def _runs(raw: str | None) -> list[list[int]]:
     good = []
     for run in runs if isinstance(runs, list) else []:
         if (isinstance(run, list) and len(run) == 3 and all(isinstance(v, int) for v in run)
-                and 0 <= run[0] < run[1]):
+                and 0 <= run[0] < run[1] <= LARGEST and 0 <= run[2] <= LARGEST):
             good.append(run)
     return good
 
 
 def _stats(raw: str | None) -> dict | None:
+    """Figures as stored, less any that hold a number no use can hold (an import before these
+    were checked kept an Infinity or a 4,000-digit count: figure_numbers.py)."""
     try:
         value = json.loads(raw) if raw else None
     except ValueError:
         return None
-    return value if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    return sane_figures(value)[0] if may_hold_bad_numbers(raw) else value

@@ -57,11 +57,16 @@ def import_conversation_file(window) -> int | None:
                                           "Draftlight export (*.json);;All files (*)")
     if not path:
         return None
+    notes: list[str] = []  # figures left out, each with why
     try:
-        conversation_id = import_conversation(window.history, Path(path))
+        conversation_id = import_conversation(window.history, Path(path), notes=notes)
     except (OSError, HistoryError) as exc:
         window.banner.show_message(f"Not imported: {describe_error(exc)}")
         return None
     window.conversations.refresh()
     window.session.open_conversation(conversation_id)
+    if notes:
+        window.banner.show_message(f"Imported without some figures: {notes[0]}"
+                                   + (f" (and {len(notes) - 1} more messages)"
+                                      if len(notes) > 1 else ""))
     return conversation_id
