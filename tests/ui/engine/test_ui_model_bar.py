@@ -1,5 +1,6 @@
 """The model bar: installed models as target and draft choices, a draft of another vocabulary
-disabled with the reason, a draft change that keeps the target loaded, load progress named.
+disabled with the reason, a draft change that keeps the target loaded, load progress named
+(the bar itself: test_ui_load_bar.py).
 Scripted engine; the installed models are real GGUF files (the bundled one, a copy of it, and
 a header-only GGUF of another tokenizer)."""
 
@@ -85,7 +86,7 @@ def test_loading_shows_a_progress_bar_with_the_model_name(qtbot, open_window, in
     assert window.progress.isHidden()
     seen = []
     window.models.status.connect(lambda _t: seen.append((window.progress.isVisible(),
-                                                         window.progress.format(),
+                                                         window.progress.words,
                                                          window.progress.toolTip())))
     window.model_bar.target_box.activated.emit(
         window.model_bar.target_box.findData(str(same.path)))
@@ -165,22 +166,3 @@ def test_a_chosen_model_gets_the_room_to_show_its_whole_name(qtbot):
     qtbot.waitUntil(lambda: box.width() == NAME_WIDTH, timeout=2000)  # cut, not given the bar
     box.setCurrentIndex(0)
     qtbot.waitUntil(lambda: box.width() == narrow, timeout=2000)
-
-
-def test_the_loading_bar_names_the_model_on_one_line(qtbot):
-    """A name longer than the bar is cut with "…" to its width, not wrapped onto a second line
-    the bar's height cuts off; the tooltip has it whole."""
-    from draftlight.ui.engine.model_bar import ModelBar
-    bar = ModelBar()
-    qtbot.addWidget(bar)
-    whole = "Loading ollama:qwen2.5-coder:1.5b (1.1 GB of weights)…"
-    bar.show_loading(whole)
-    bar.show_percent(40)  # a conversion's progress: the bar shows its text
-    bar.progress.resize(120, 22)
-    text = bar.progress.text()
-    assert text.startswith("Loading ol") and text.endswith("…") and text != whole, text
-    assert bar.progress.fontMetrics().horizontalAdvance(text) <= 120
-    assert bar.progress.toolTip() == whole
-    bar.progress.resize(260, 22)
-    bar.show_loading("Loading a.gguf…")
-    assert bar.progress.text() == "Loading a.gguf…"  # room for all of it

@@ -1,5 +1,5 @@
-"""The main window's toolbars. The first row is the model bar (engine, target, draft and the load
-progress) with Settings: it is wide, and beside the controls it pushed them into the toolbar's
+"""The main window's toolbars. The first row is the model bar (engine, target and draft) with
+Settings: it is wide, and beside the controls it pushed them into the toolbar's
 overflow menu at the default size. The second row: New chat, the speculation mode, the
 highlight switch and its colour key, Compare with the speed meter. Its actions
 also fill the window's menus; the window connects them."""

@@ -42,7 +42,7 @@ class WindowModels:
     # --- model loading ---------------------------------------------------------------------
 
     def _on_models_changed(self) -> None:
-        self.progress.setVisible(self.models.loading)
+        self.status_line.set_loading(self.models.loading)
         self._fill_modes()
         self._fill_model_bar()
         self._update_actions()
@@ -66,19 +66,18 @@ class WindowModels:
         self.model_bar.show_engine(self.models.engine_kind, self.settings.server_url)
 
     def _on_model_status(self, text: str) -> None:
-        self.status_label.setText(text)
-        self.status_label.setToolTip(text)  # the whole line, where a narrow window cuts it
-        if self.models.loading:
-            self.model_bar.show_loading(text)
+        self.status_label.setText(text)  # cut to its room; the tooltip has it whole
         self._show_steps()
 
     def _show_steps(self) -> None:
-        """While a load runs, its steps and their times in the empty chat's card (each second)
-        and how long it has taken in the status bar."""
+        """While a load runs, its steps and their times in the empty chat's card (each second),
+        and in the status bar's load bar the running step with its figures."""
         steps = self.models.steps
         self.chat.welcome.show_steps(steps.lines() if steps.running else [])
+        if steps.running:
+            self.progress.show_step(steps.current, steps.elapsed())
         if steps.running and round(steps.elapsed()) >= 1:
-            self.status_label.setText(f"{steps.steps[-1][0]} ({steps.elapsed():.0f} s)")
+            self.status_label.setText(f"{steps.current} ({steps.elapsed():.0f} s)")
         if steps.running != self._step_timer.isActive():
             self._step_timer.start(1000) if steps.running else self._step_timer.stop()
 

@@ -15,6 +15,7 @@ from draftlight.ui.chat.conversation_list import ConversationList
 from draftlight.ui.chat.main_toolbar import MainToolbar, model_toolbar
 from draftlight.ui.chat.menus import build_menus
 from draftlight.ui.chat.pane import ChatPane
+from draftlight.ui.chat.status_line import StatusLine
 from draftlight.ui.engine.model_bar import ModelBar
 from draftlight.ui.engine.server_log import open_server_log
 
@@ -42,13 +43,13 @@ class WindowWiring:
         splitter.setSizes([240, 860])
         self.setCentralWidget(splitter)
 
-        status = self.statusBar()
         self.model_bar = ModelBar()
-        self.progress = self.model_bar.progress  # loading and converting: named, in the toolbar
-        self.status_label = QLabel()
-        self.stats_label = QLabel()
+        self.status_line = status = StatusLine()
+        self.setStatusBar(status)
+        self.status_label = status.line  # what the models are doing, cut to its room
+        self.progress = status.load_bar  # loading and converting: named, in the line's place
+        self.stats_label = QLabel()  # the live figures: their whole width, at the right end
         self.stats_label.setObjectName("live-stats")
-        status.addWidget(self.status_label, 1)
         status.addPermanentWidget(self.serve_switch.label)
         status.addPermanentWidget(self.stats_label)
 
@@ -76,7 +77,7 @@ class WindowWiring:
         models = self.models
         models.changed.connect(self._on_models_changed)
         models.status.connect(self._on_model_status)
-        models.percent.connect(self.model_bar.show_percent)  # a conversion's progress
+        models.percent.connect(self.progress.show_percent)  # a step's progress, where told
         models.loaded.connect(self._on_loaded)
         models.loaded.connect(self._engine_back)
         models.loaded.connect(self.held_message.withdraw)

@@ -1,2 +1,2 @@
 """The one thread that owns the engine, what it needs to open models, which models are loaded, the
-model bar, and serving them on localhost."""
+model bar and the bar a load shows, and serving them on localhost."""

@@ -39,6 +39,12 @@ class LoadSteps:
     def running(self) -> bool:
         return bool(self.steps) and self.steps[-1][2] is None
 
+    @property
+    def current(self) -> str:
+        """The running step's words ("Loading qwen2.5-coder-1.5b (1.1 GB of weights)…"), its
+        percentage taken off; "" when none runs."""
+        return self.steps[-1][0] if self.running else ""
+
     def lines(self) -> list[str]:
         now = self.clock()
         out = []

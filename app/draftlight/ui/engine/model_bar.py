@@ -1,5 +1,6 @@
 """The model bar in the toolbar: which engine answers, the loaded target and the draft, each a
-drop-down of the installed models, and a progress bar naming the model being loaded or converted.
+drop-down of the installed models. (The bar naming the model being loaded or converted is the
+status bar's, load_bar.py: at 800 px this row had 95 px left for it, too few for a name.)
 
 A server engine takes its draft model (Settings) on its command line, so the draft drop-down is
 off there; a remote server chooses its own model, so the target drop-down is off too.
@@ -15,8 +16,7 @@ were read off the GUI thread (ui/chat/model_scan.py), and loading is the worker'
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QProgressBar, QSizePolicy,
-                               QWidget)
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from draftlight.engine_spec import model_name
 from draftlight.modes import NGRAM as NGRAM_MODE, Mode
@@ -36,14 +36,6 @@ ENGINE_LABELS = {EngineKind.LOCAL: "This computer", EngineKind.LLAMA_SERVER: "ll
 # chosen name whole, up to NAME_WIDTH pixels where the window has room (the drop-down's arrow
 # and frame take BOX_PADDING).
 BOX_CHARACTERS, NAME_WIDTH, BOX_PADDING = 14, 230, 36
-
-
-class NamedProgress(QProgressBar):
-    """A loading bar that names what it waits for on one line, cut with "…" to its width (the
-    style would wrap a long name onto a second line that the bar's height cuts off)."""
-
-    def text(self) -> str:
-        return self.fontMetrics().elidedText(super().text(), Qt.ElideRight, self.width() - 12)
 
 
 class NameBox(QComboBox):
@@ -92,12 +84,6 @@ class ModelBar(QWidget):
         self.draft_box = NameBox()
         self.draft_box.setToolTip(self.DRAFT_TIP)
         layout.addWidget(self.draft_box, 1)
-        self.progress = NamedProgress()
-        self.progress.setRange(0, 0)  # busy: llama.cpp reports no load progress
-        self.progress.setMaximumWidth(260)
-        self.progress.setTextVisible(True)
-        self.progress.setVisible(False)
-        layout.addWidget(self.progress)
         layout.addStretch(0)  # room the drop-downs' names do not need
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)  # the window's room
         # Each choice here reloads or swaps a model: a scroll passing over them must not.
@@ -185,23 +171,6 @@ class ModelBar(QWidget):
             self.DRAFT_TIP if kind == EngineKind.LOCAL else
             "llama-server takes its draft model from Settings (for the draft-* speculation "
             "types)" if kind == EngineKind.LLAMA_SERVER else "The remote server drafts as it is set up")
-
-    def show_loading(self, what: str) -> None:
-        """The bar names what is loading (NamedProgress); its tooltip, as the status bar, whole."""
-        self.progress.setFormat(what)
-        self.progress.setToolTip(what)
-        self.progress.setVisible(True)
-
-    def show_percent(self, percent: int) -> None:
-        """A conversion's progress; -1 makes the bar busy again."""
-        if percent < 0:
-            self.progress.setRange(0, 0)
-        else:
-            self.progress.setRange(0, 100)
-            self.progress.setValue(percent)
-
-    def hide_progress(self) -> None:
-        self.progress.setVisible(False)
 
 
 def _resolved_target(target_path: str | None, models: list) -> str | None:
