@@ -133,10 +133,15 @@ def after_restart(app, window, settings, path: Path, out: dict, conversation: in
     from draftlight import paths
     from draftlight.engine.llama import kept_prompt
 
+    folder = paths.cache_dir() / kept_prompt.FOLDER
+    before = {f: f.stat().st_mtime_ns for f in folder.glob("*" + kept_prompt.STATE)}
     window.close()
     app.processEvents()
-    kept = sorted((paths.cache_dir() / kept_prompt.FOLDER).glob("*" + kept_prompt.STATE))
-    out["kept_mb"] = sum(f.stat().st_size for f in kept) / 1e6
+    # the file this close wrote (the folder also holds the bundled file's, kept when the
+    # window moved to the faster copy); partial files (a write cut short) are not kept
+    written = [f for f in folder.glob("*" + kept_prompt.STATE)
+               if before.get(f) != f.stat().st_mtime_ns]
+    out["kept_mb"] = sum(f.stat().st_size for f in written) / 1e6
     window = open_window(app, settings, path)
     if not wait(app, lambda: window.ready, 300):
         out["restart"] = {"error": "the window was never ready again"}

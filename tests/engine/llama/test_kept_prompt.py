@@ -4,6 +4,9 @@ a fresh read gives."""
 
 from __future__ import annotations
 
+import os
+import time
+
 from draftlight import paths
 from draftlight.engine.llama import kept_prompt
 from draftlight.engine.reply.generator import Engine
@@ -87,3 +90,18 @@ def test_a_damaged_kept_file_is_read_past(bundled_model):
     state.write_bytes(state.read_bytes()[:1000])  # cut short
     tokens, _, done = answer_and_close(bundled_model, conversation("Which cape was it?"))
     assert done.stats.reused_prompt_tokens == 0 and tokens
+
+
+def test_a_write_cut_short_is_never_kept_and_is_cleared_later(bundled_model):
+    answer_and_close(bundled_model, conversation("What did the keeper write down?"))
+    state = kept_state()
+    # what an engine killed mid-write left (the next write of the same file, cut short)
+    cut = state.with_name(state.name + kept_prompt.PARTIAL)
+    cut.write_bytes(state.read_bytes()[:1000])
+    assert [f for f in kept_files() if f.suffix == kept_prompt.STATE] == [state]
+    long_ago = time.time() - kept_prompt.ABANDONED_SECONDS - 1
+    os.utime(cut, (long_ago, long_ago))
+
+    _, _, done = answer_and_close(bundled_model, conversation("Which cape was it?"))
+    assert done.stats.reused_prompt_tokens >= kept_prompt.MIN_TOKENS  # the whole file's
+    assert [f.suffix for f in kept_files()] == [".state", ".tokens"]  # the cut one cleared

@@ -40,6 +40,11 @@ from draftlight.modes import Mode
 CHILD_COMMAND = "_engine-host"  # hidden `draftlight` command: the frozen app's host
 SILENCE_SECONDS = 300.0
 SILENCE_VARIABLE = "DRAFTLIGHT_HOST_SILENCE"  # seconds, for tests of a hang
+# How long a closing host may take to end: it writes the kept prompt, kept_prompt.MAX_BYTES
+# (256 MiB) at most, under a second into the page cache and about 10 s at 25 MB/s, a slow
+# disk's pace once the page cache pushes back. A host killed past it leaves a partial file,
+# never read; the window is hidden by then, so only the app's exit waits this long.
+CLOSE_SECONDS = 12.0
 
 
 class HostedEngine(HostWaits):
@@ -156,8 +161,9 @@ class HostedEngine(HostWaits):
                 pass
 
     def close(self) -> None:
-        """End the host: its input closes and it frees its models; one that does not end
-        within seconds is killed (a window never waits for llama.cpp)."""
+        """End the host: its input closes, it keeps the prompt's cache for the next host
+        (kept_prompt.py) and frees its models; one that does not end within CLOSE_SECONDS is
+        killed (a window never waits long for llama.cpp)."""
         process, self._process = self._process, None
         if process is None:
             return
@@ -166,7 +172,7 @@ class HostedEngine(HostWaits):
         except OSError:
             pass
         try:
-            process.wait(timeout=5)
+            process.wait(timeout=CLOSE_SECONDS)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()

@@ -1,7 +1,8 @@
 """The target's prompt cache kept across a restart of the app.
 
 When the engine closes, the cache's state goes to a file in the cache folder (llama.cpp's state
-file: the cache's own bytes and its tokens), one per model file and load options. The next
+file: the cache's own bytes and its tokens), one per model file and load options; a closing
+window gives the engine's host seconds for it (host/hosted.py, CLOSE_SECONDS). The next
 engine on that model compares each reply's prompt with the kept tokens; where they hold more of
 it than the cache does, the file is loaded and only the rest is read. A long conversation
 reopened after a restart is then not read again: its 5,000 tokens took the bundled model 36 s
@@ -17,6 +18,7 @@ file. Everything here is safe to delete.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -31,6 +33,8 @@ MAX_BYTES = 256 * 2**20
 KEEP_MODELS = 2
 FOLDER = "prompts"
 STATE, TOKENS = ".state", ".tokens"
+PARTIAL = ".partial"  # a file being written (KEY.state.partial): not kept until renamed
+ABANDONED_SECONDS = 600  # a partial file this old was left by an engine killed mid-write
 
 
 def _files(target) -> tuple[Path, Path] | None:
@@ -58,7 +62,9 @@ def keep(target) -> int:
         return 0
     target.truncate(min(size, fitting))
     state, listed = files
-    partial = [state.with_suffix(".partial" + STATE), listed.with_suffix(".partial" + TOKENS)]
+    # Written under other names and renamed once whole: a write cut short (the engine killed
+    # mid-way) leaves only a partial file, which is never read and never listed as kept.
+    partial = [state.with_name(state.name + PARTIAL), listed.with_name(listed.name + PARTIAL)]
     try:
         state.parent.mkdir(parents=True, exist_ok=True)
         if not target.save_state(partial[0]):
@@ -76,12 +82,16 @@ def keep(target) -> int:
 
 
 def _forget_older(folder: Path) -> None:
-    """The newest KEEP_MODELS models' files stay; older ones are deleted."""
+    """The newest KEEP_MODELS models' files stay; older ones are deleted, and so are partial
+    files that no write is still making (an engine writing one takes seconds)."""
     try:
         states = sorted(folder.glob("*" + STATE), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in states[KEEP_MODELS:]:
             old.unlink(missing_ok=True)
             old.with_suffix(TOKENS).unlink(missing_ok=True)
+        for left in folder.glob("*" + PARTIAL):
+            if time.time() - left.stat().st_mtime > ABANDONED_SECONDS:
+                left.unlink(missing_ok=True)
     except OSError:
         pass
 

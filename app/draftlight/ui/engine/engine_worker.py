@@ -34,7 +34,11 @@ from draftlight.ui.engine.pending_work import PendingWork
 from draftlight.engine_kind import EngineKind
 
 STOP_ALL = sys.maxsize
-SHUTDOWN_GRACE_MS = 3000  # a closing window waits this long for its engine's host
+# A closing window waits this long for the request under way to stop (a reply or a background
+# measurement stops at its next pass, a long read mid-way), then kills the engine's host: a
+# native call that does not return. Closing the host, which writes the conversation's kept
+# prompt, has its own bound (hosted.CLOSE_SECONDS).
+SHUTDOWN_GRACE_MS = 3000
 
 
 class EngineWorker(ModelOpening, BackgroundSteps, QObject):
