@@ -35,6 +35,7 @@ from draftlight.engine.host.host_waits import HostWaits
 from draftlight.engine.host.host_spec import BATCHED, ExtraBuffersCrashed, HostSpec
 from draftlight.engine.core.load_options import LoadOptions
 from draftlight.engine.core.sampling import SamplingParams
+from draftlight.engine.text.raw_prompt import RawPrompt
 from draftlight.modes import Mode
 
 CHILD_COMMAND = "_engine-host"  # hidden `draftlight` command: the frozen app's host
@@ -72,13 +73,16 @@ class HostedEngine(HostWaits):
     # --- the ChatEngine ---------------------------------------------------------------------
 
     def generate(self, messages: list[dict[str, str]], params: SamplingParams, mode: Mode, *,
-                 prediction: str | None = None) -> Iterator[Event]:
-        """The host's events for this reply; closing the iterator cancels it there.
+                 prediction: str | None = None,
+                 raw_prompt: RawPrompt | None = None) -> Iterator[Event]:
+        """The host's events for this reply (Engine.generate's: `raw_prompt` completes a text
+        as given); closing the iterator cancels it there.
 
         Raises:
             EngineCrashed: the host ended or hung mid-reply (the events so far were given)."""
         request = {"op": "generate", "messages": messages, "params": wire.params_record(params),
-                   "mode": str(mode), "prediction": prediction}
+                   "mode": str(mode), "prediction": prediction,
+                   "raw_prompt": raw_prompt.record() if raw_prompt is not None else None}
         with self._lock:
             for attempt in range(2):
                 ident = self._send(request)
@@ -107,6 +111,9 @@ class HostedEngine(HostWaits):
 
     def tokenize_chat(self, messages: list[dict[str, str]]) -> list[int]:
         return self._ask({"op": "tokenize_chat", "messages": messages})
+
+    def tokenize_raw(self, prompt: RawPrompt) -> list[int]:
+        return self._ask({"op": "tokenize_raw", "prompt": prompt.record()})
 
     def reserve(self, params: SamplingParams) -> int:
         return self._ask({"op": "reserve", "params": wire.params_record(params)})
