@@ -20,7 +20,7 @@ from draftlight.bench.runner import BENCH_MODES, DEFAULT_QUESTIONS
 from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
 from draftlight.modes import Mode, ModeError
 from draftlight.store.default_in_terminal import default_target_in_terminal
-from draftlight.user_messages import UserError
+from draftlight.user_messages import UserError, say, visible_reply
 from draftlight.commands.model_paths import model_argument
 
 
@@ -173,9 +173,9 @@ def _write_report(log, args: argparse.Namespace, typed_key: str | None) -> None:
     if typed_key:
         command = command.replace(typed_key, "KEY")
     report = write_reports(log, args.out, command)
-    print((args.out / "report.md").read_text())
+    print(visible_reply((args.out / "report.md").read_text()))  # it names models and files
     if not report["png_written"]:
-        print("report.png skipped: install matplotlib (pip install matplotlib)", file=sys.stderr)
+        say("report.png skipped: install matplotlib (pip install matplotlib)", file=sys.stderr)
 
 
 def bench_modes(text: str) -> list[str]:

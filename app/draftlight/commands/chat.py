@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import threading
 from contextlib import contextmanager
@@ -13,7 +12,7 @@ from pathlib import Path
 from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
 from draftlight.modes import mode_argument
 from draftlight.store.default_in_terminal import default_target_in_terminal
-from draftlight.user_messages import UserError, note
+from draftlight.user_messages import UserError, json_line, note, say, visible_reply
 from draftlight.store.attachments import with_attachments
 from draftlight.commands.model_paths import model_argument
 from draftlight.engine_kind import EngineKind
@@ -175,7 +174,7 @@ def measured_meanwhile(engine):
         except MeasurementInterrupted:
             pass
         except Exception as exc:  # noqa: BLE001 - auto keeps its prior; the chat goes on
-            print(f"draftlight: measuring the model failed: {exc}", file=sys.stderr)
+            say(f"draftlight: measuring the model failed: {exc}", file=sys.stderr)
 
     worker = threading.Thread(target=measure, name="measuring", daemon=True)
     worker.start()
@@ -216,19 +215,19 @@ class TextPrinter:
         self.colour, self.stats = colour, stats
 
     def piece(self, piece) -> None:
-        text = piece.text
+        text = visible_reply(piece.text)  # the model's: its escapes are shown, never obeyed
         if self.colour and piece.source == "draft" and text:
             text = f"{DRAFT_COLOUR}{text}{RESET}"
         sys.stdout.write(text)
         sys.stdout.flush()
 
     def notice(self, message: str) -> None:
-        print(f"[{message}]", file=sys.stderr)
+        say(f"[{message}]", file=sys.stderr)
 
     def done(self, done) -> None:
         sys.stdout.write("\n")
         if self.stats:
-            print(done.stats.summary())
+            say(done.stats.summary())
             if done.stats.auto_note:  # a note: the figures' line stays the last on stdout
                 note(done.stats.auto_note)
         sys.stdout.flush()
@@ -238,7 +237,7 @@ class JsonPrinter:
     messages: list = []  # the conversation being answered (answer() sets it)
 
     def _emit(self, obj) -> None:
-        sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_line(obj) + "\n")
         sys.stdout.flush()
 
     def piece(self, piece) -> None:

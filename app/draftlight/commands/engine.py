@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from draftlight.user_messages import say, visible
+
 
 def add_engine_parser(commands) -> None:
     engine = commands.add_parser(
@@ -54,7 +56,7 @@ def run_build_server(args: argparse.Namespace) -> int:
             built_server_path().unlink()
         found = build_server(_progress, sources=args.sources, jobs=args.jobs)
         sys.stderr.write("\n")
-    print(found)
+    say(str(found))
     return 0
 
 
@@ -83,11 +85,11 @@ def run_rpc_server(args: argparse.Namespace) -> int:
     command += ["--device", ",".join(d.name for d in devices)] if devices else []
     lent = ", ".join(map(str, devices)) or "the devices rpc-server chooses (it did not list them)"
     if exposed:
-        print(f"draftlight: warning: rpc-server on {where} has no authentication: anyone who "
-              f"can reach it can use {lent} and read the model. Use it on a private network "
-              "only, never an open one.", file=sys.stderr, flush=True)
-    print(f"draftlight: lending this machine at {where}: {lent} (start llama-server elsewhere "
-          f"with --rpc {where}); Ctrl-C stops", file=sys.stderr, flush=True)
+        say(f"draftlight: warning: rpc-server on {where} has no authentication: anyone who "
+            f"can reach it can use {lent} and read the model. Use it on a private network "
+            "only, never an open one.", file=sys.stderr, flush=True)
+    say(f"draftlight: lending this machine at {where}: {lent} (start llama-server elsewhere "
+        f"with --rpc {where}); Ctrl-C stops", file=sys.stderr, flush=True)
     process = popen_tied(command)  # stops with this command, however it is stopped
     try:
         return process.wait()
@@ -99,5 +101,6 @@ def run_rpc_server(args: argparse.Namespace) -> int:
 
 def _progress(what: str, percent: int) -> None:
     shown = f"[{percent:3d}%] " if percent >= 0 else ""
+    what = visible(what)  # a build's own output can carry escapes; only "\r\x1b[K" is ours
     sys.stderr.write(f"\r\x1b[K{shown}{what}"[:120] if sys.stderr.isatty() else f"{shown}{what}\n")
     sys.stderr.flush()

@@ -11,6 +11,7 @@ import sys
 from typing import Callable
 
 from draftlight.modes import OFF, Mode
+from draftlight.user_messages import say
 
 
 class Conversation:
@@ -43,14 +44,14 @@ class Conversation:
         if chosen is not None:
             self.mode = chosen
         else:
-            print(f"draftlight: no mode {wanted!r} here; choose one of "
-                  f"{', '.join(map(str, self.engine.modes))}", file=sys.stderr)
+            say(f"draftlight: no mode {wanted!r} here; choose one of "
+                f"{', '.join(map(str, self.engine.modes))}", file=sys.stderr)
 
     def _continue(self) -> None:
         """The conversation ends with the answer: it goes on from it."""
         messages = self.messages
         if not messages or messages[-1]["role"] != "assistant":
-            print("draftlight: no answer to continue yet", file=sys.stderr)
+            say("draftlight: no answer to continue yet", file=sys.stderr)
             return
         more = self._asked(None)
         if more is not None:
@@ -60,7 +61,7 @@ class Conversation:
         """/retry, or /edit TEXT: the last answer drafts the new one, never shown to it."""
         messages = self.messages
         if len(messages) < 2 or messages[-1]["role"] != "assistant":
-            print("draftlight: nothing to answer again yet", file=sys.stderr)
+            say("draftlight: nothing to answer again yet", file=sys.stderr)
             return
         earlier = messages.pop()["content"]
         question = messages.pop()["content"]
@@ -68,7 +69,7 @@ class Conversation:
         if not line:
             messages += [{"role": "user", "content": question},
                          {"role": "assistant", "content": earlier}]
-            print("draftlight: /edit needs the new question: /edit TEXT", file=sys.stderr)
+            say("draftlight: /edit needs the new question: /edit TEXT", file=sys.stderr)
             return
         self._answer(line, earlier)
 
@@ -89,5 +90,5 @@ class Conversation:
         except KeyboardInterrupt:
             print("\n(stopped)", file=sys.stderr)
         except EngineError as exc:
-            print(f"draftlight: {exc}", file=sys.stderr)
+            say(f"draftlight: {exc}", file=sys.stderr)
         return None

@@ -12,7 +12,7 @@ from draftlight.commands.models_hub import gpu_offload, run_files, run_pull, run
 from draftlight.regular_files import require_regular
 from draftlight.store.progress_bars import ConvertBar
 from draftlight.units import format_bytes
-from draftlight.user_messages import UserError, note
+from draftlight.user_messages import UserError, error_line, note, say, visible
 
 MAX_SKIPPED_LINES = 5  # entries of other apps' folders skipped, each said in one line
 
@@ -131,7 +131,7 @@ def run_list(args: argparse.Namespace) -> int:
     models = list_installed()
     found = find_models(folders=added_model_folders())
     if not models and not found:
-        print("no models installed")
+        say("no models installed")
         _say_skipped(skipped_entries())
         return 0
     unreadable: list[str] = []  # one line for each file whose header cannot be read
@@ -141,16 +141,17 @@ def run_list(args: argparse.Namespace) -> int:
     rows += [(m.reference, m.app, format_bytes(m.size) if m.size else "?",
               *_weights_of(m.path, unreadable),
               str(m.path) + (f" (also {', '.join(m.also)})" if m.also else "")) for m in found]
+    rows = [tuple(map(visible, row)) for row in rows]  # before the widths: escapes are wider
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
-        print("  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths)) + "  " + row[5])
+        say("  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths)) + "  " + row[5])
     on_gpu = gpu_offload()
-    print("fast/slow verify: whether this machine checks a batch of drafted tokens cheaply "
-          "with that weight type" + (" (GPU build: every type is fast on the GPU)" if on_gpu
-                                     else "; `models convert NAME --type Q8_0` makes a fast copy that "
-                                          "keeps the model's answers"))
+    say("fast/slow verify: whether this machine checks a batch of drafted tokens cheaply "
+        "with that weight type" + (" (GPU build: every type is fast on the GPU)" if on_gpu
+                                   else "; `models convert NAME --type Q8_0` makes a fast copy that "
+                                        "keeps the model's answers"))
     for problem in unreadable:
-        print(f"draftlight: error: {problem}", file=sys.stderr)
+        print(error_line(problem), file=sys.stderr)
     _say_skipped(skipped_entries())
     return 2 if unreadable else 0  # as `ls` does: the whole list, and a status that says so
 
@@ -209,7 +210,7 @@ def run_convert(args: argparse.Namespace) -> int:
             bar.finish()
         if made.note:
             raise UserError(made.note)
-        print(f"made the default model {DEFAULT_NAME} at {made.path}")
+        say(f"made the default model {DEFAULT_NAME} at {made.path}")
         return 0
     dest = conversion_target(source, type_name)
     if dest.exists():
@@ -220,13 +221,13 @@ def run_convert(args: argparse.Namespace) -> int:
         convert(source, dest, type_name, on_progress=bar)
     except (KeyboardInterrupt, ConversionCancelled):
         bar.finish()
-        print("interrupted; no file was written", file=sys.stderr)
+        say("interrupted; no file was written", file=sys.stderr)
         return 130
     finally:
         bar.finish()
     model = register_conversion(dest, source_name)
-    print(f"converted {source_name} to {type_name}: {model.name} "
-          f"({format_bytes(model.size or 0)}) at {dest}")
+    say(f"converted {source_name} to {type_name}: {model.name} "
+        f"({format_bytes(model.size or 0)}) at {dest}")
     return 0
 
 
@@ -234,12 +235,12 @@ def run_rm(args: argparse.Namespace) -> int:
     from draftlight.store.installed import remove
     model = remove(args.name)
     what = "deleted" if model.source == "hub" else "forgot (the file is left in place)"
-    print(f"{what} {model.name}")
+    say(f"{what} {model.name}")
     return 0
 
 
 def run_add(args: argparse.Namespace) -> int:
     from draftlight.store.installed import add_local
     model = add_local(args.path)
-    print(f"added {model.name} ({model.path})")
+    say(f"added {model.name} ({model.path})")
     return 0

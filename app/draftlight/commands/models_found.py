@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 
 from draftlight.units import format_bytes
-from draftlight.user_messages import UserError
+from draftlight.user_messages import UserError, say
 
 
 def run_add_folder(args: argparse.Namespace) -> int:
@@ -22,8 +22,8 @@ def run_add_folder(args: argparse.Namespace) -> int:
     forget_found()
     found = [m for m in find_models(folders=_folders()) if m.app == "a folder you added"
              and folder in m.path.parents]
-    print(f"{folder}: {len(found)} GGUF model{'s' if len(found) != 1 else ''} "
-          f"(`draftlight models list` shows them)")
+    say(f"{folder}: {len(found)} GGUF model{'s' if len(found) != 1 else ''} "
+        f"(`draftlight models list` shows them)")
     return 0
 
 
@@ -34,7 +34,7 @@ def run_remove_folder(args: argparse.Namespace) -> int:
         raise UserError(f"{args.path} was not added ({len(folders)} folder"
                         f"{'s' if len(folders) != 1 else ''} are)")
     _save_folders([f for f in folders if f != folder])
-    print(f"{folder} is no longer listed (its files are untouched)")
+    say(f"{folder} is no longer listed (its files are untouched)")
     return 0
 
 
@@ -66,10 +66,11 @@ def run_pairs(args: argparse.Namespace) -> int:
                          f"{choice.why})")
     facts.save()
     if not lines:
-        print("no pairs: no model here is small enough to draft for another (a draft is at "
-              "most a third of its target's size)")
+        say("no pairs: no model here is small enough to draft for another (a draft is at "
+            "most a third of its target's size)")
         return 0
-    print("\n".join(lines))
-    print("use one: draftlight chat --target TARGET --draft DRAFT (same vocabulary drafts "
-          "token for token; another drafts through text)")
+    for line in lines:
+        say(line)
+    say("use one: draftlight chat --target TARGET --draft DRAFT (same vocabulary drafts "
+        "token for token; another drafts through text)")
     return 0

@@ -9,6 +9,7 @@ import sys
 
 from draftlight.store.progress_bars import PullProgress
 from draftlight.units import format_bytes
+from draftlight.user_messages import say, visible
 
 
 def run_pull(args: argparse.Namespace) -> int:
@@ -22,12 +23,12 @@ def run_pull(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         job.cancel()
         bar.finish()
-        print(f"interrupted; {job.part_path.name} is kept: run the same command to resume",
-              file=sys.stderr)
+        say(f"interrupted; {job.part_path.name} is kept: run the same command to resume",
+            file=sys.stderr)
         return 130
     finally:
         bar.finish()
-    print(f"installed {model.name} ({format_bytes(model.size or 0)}) at {model.path}")
+    say(f"installed {model.name} ({format_bytes(model.size or 0)}) at {model.path}")
     return 0
 
 
@@ -38,16 +39,17 @@ def run_search(args: argparse.Namespace) -> int:
     from draftlight.units import format_age
     repos = HubClient(args.endpoint).search(args.query, sort=args.sort, limit=args.limit)
     if not repos:
-        print(f"no GGUF repositories match {args.query!r}")
+        say(f"no GGUF repositories match {args.query!r}")
         return 0
     now = datetime.now(timezone.utc)
-    width = max(len(r.id) for r in repos)
+    # every field is the hub's (its owners'): shown inert, escaped before the widths
+    width = max(len(visible(r.id)) for r in repos)
     for repo in repos:
         facts = [" ".join(x for x in (repo.parameter_label, repo.family) if x) or "-",
                  _counted(repo.downloads or 0, "download"), _counted(repo.likes or 0, "like"),
                  f"updated {format_age(repo.last_modified, now)}" if repo.last_modified else "",
                  repo.licence or "", "gated" if repo.gated else ""]
-        print(f"{repo.id:<{width}}  " + "  ".join(x for x in facts if x))
+        say(f"{visible(repo.id):<{width}}  " + "  ".join(x for x in facts if x))
     return 0
 
 
@@ -63,7 +65,7 @@ def run_files(args: argparse.Namespace) -> int:
     files = HubClient(args.endpoint).list_files(args.repo_id)
     options = file_options(files, n_ctx=args.context)
     if not options:
-        print(f"{args.repo_id} has no single-file GGUF model")
+        say(f"{args.repo_id} has no single-file GGUF model")
     on_gpu = gpu_offload()
     best = recommend(options, n_ctx=args.context,
                      fast=lambda f: bool(verify_speed(f.quant, on_gpu=on_gpu).fast))
@@ -74,14 +76,15 @@ def run_files(args: argparse.Namespace) -> int:
                      option.fit.value if option.fit else "?",
                      verify_speed(file.quant, on_gpu=on_gpu).label or "?",
                      "<- recommended" if file == best.file else ""))
+    rows = [tuple(map(visible, row)) for row in rows]  # a file's name is the repository's
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows if options else ():
-        print(("  ".join(f"{cell:<{w}}" for cell, w in zip(row, widths)) + "  " + row[5]).rstrip())
+        say(("  ".join(f"{cell:<{w}}" for cell, w in zip(row, widths)) + "  " + row[5]).rstrip())
     skipped = [f.path for f in files if not f.is_single_model]
     if skipped:
-        print(f"not listed (split parts or vision projectors): {len(skipped)} files")
+        say(f"not listed (split parts or vision projectors): {len(skipped)} files")
     if options:
-        print(best.reason)
+        say(best.reason)
     return 0
 
 

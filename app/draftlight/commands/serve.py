@@ -10,11 +10,11 @@ from pathlib import Path
 
 from draftlight.commands.api_keys import add_api_key_arguments, api_key_from
 from draftlight.modes import mode_argument
-from draftlight.serve.background import bind, http_stack, url_of
+from draftlight.serve.background import bind, http_server, http_stack, url_of
 from draftlight.serve.guard import access_for, is_loopback
 from draftlight.serve.serve_worker import DEFAULT_TIME_LIMIT
 from draftlight.store.default_in_terminal import default_target_in_terminal
-from draftlight.user_messages import UserError, note
+from draftlight.user_messages import UserError, note, say
 from draftlight.commands.model_paths import model_argument
 
 DEFAULT_PORT = 8080
@@ -65,7 +65,7 @@ def add_serve_parser(commands) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    uvicorn, create_app = http_stack()
+    _, create_app = http_stack()
     from draftlight.engine_spec import spec_for_command_line, with_target
     from draftlight.settings import load_settings
 
@@ -88,18 +88,16 @@ def run_serve(args: argparse.Namespace) -> int:
     # request starts it again
     spec = replace(spec, hosted=True)
     worker = _loaded_worker(spec, args, listener)
-    app = create_app(worker, api_key=args.api_key, access=access)
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2,
-                            lifespan="off")
-    print(f"draftlight: serving {worker.model_id} at {url_of(listener)} "
-          f"(mode {spec.mode}{', API key required' if args.api_key else ''}); Ctrl-C stops",
-          file=sys.stderr, flush=True)
+    server = http_server(create_app(worker, api_key=args.api_key, access=access))
+    say(f"draftlight: serving {worker.model_id} at {url_of(listener)} "
+        f"(mode {spec.mode}{', API key required' if args.api_key else ''}); Ctrl-C stops",
+        file=sys.stderr, flush=True)
     try:
-        uvicorn.Server(config).run(sockets=[listener])
+        server.run(sockets=[listener])
     finally:
         worker.stop()  # the engine is closed on its own thread
         listener.close()
-        print("draftlight: server stopped", file=sys.stderr, flush=True)
+        say("draftlight: server stopped", file=sys.stderr, flush=True)
     return 0
 
 
@@ -110,10 +108,10 @@ def _refuse_or_warn_reachable(args: argparse.Namespace) -> None:
         raise UserError(f"--host {args.host} can be reached from other machines: give a "
                         "key (--api-key-file PATH, $DRAFTLIGHT_API_KEY or --api-key KEY), or "
                         "--insecure-no-key to serve without one")
-    print(f"draftlight: warning: serving on {args.host}: other machines on the network can "
-          "reach the model" + ("" if args.api_key else ", and no API key is asked for")
-          + "; they must call it by an address or name given with --host or --allow-host",
-          file=sys.stderr, flush=True)
+    say(f"draftlight: warning: serving on {args.host}: other machines on the network can "
+        "reach the model" + ("" if args.api_key else ", and no API key is asked for")
+        + "; they must call it by an address or name given with --host or --allow-host",
+        file=sys.stderr, flush=True)
 
 
 def _loaded_worker(spec, args: argparse.Namespace, listener):

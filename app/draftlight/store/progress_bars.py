@@ -5,6 +5,7 @@ from __future__ import annotations
 from tqdm import tqdm
 
 from draftlight.units import format_bytes
+from draftlight.user_messages import visible
 
 # tqdm scales bytes with SI prefixes (unit_divisor=1000), like draftlight.units.format_bytes
 BAR_FORMAT = "{percentage:3.0f}% |{bar}| {n_fmt}B/{total_fmt}B  {rate_fmt}  ETA {remaining}"
@@ -15,7 +16,7 @@ class ConvertBar:
 
     def __init__(self, stream, description: str) -> None:
         self.stream = stream
-        self.description = description
+        self.description = visible(description)  # it names a file: shown, never obeyed
         self.bar: tqdm | None = None
 
     def __call__(self, progress) -> None:
@@ -52,14 +53,14 @@ class PullProgress:
             self.bar.update(progress.downloaded - self.bar.n)
         elif progress.state == JobState.VERIFYING:
             self.finish()
-            print(f"verifying sha256 of {job.filename} …", file=self.stream, flush=True)
+            print(visible(f"verifying sha256 of {job.filename} …"), file=self.stream, flush=True)
         elif progress.state == JobState.WAITING:
-            print(f"waiting for the download of {job.filename} that another Draftlight is "
-                  "making …", file=self.stream, flush=True)
+            print(visible(f"waiting for the download of {job.filename} that another Draftlight "
+                          "is making …"), file=self.stream, flush=True)
 
     def _start(self, job, progress) -> tqdm:
         if progress.resumed_from:
-            print(f"resuming {job.filename} at {format_bytes(progress.resumed_from)}",
+            print(visible(f"resuming {job.filename} at {format_bytes(progress.resumed_from)}"),
                   file=self.stream, flush=True)
         tty = self.stream.isatty()
         # a log (not a terminal) gets a status every few seconds, not ten a second
