@@ -20,7 +20,7 @@ from draftlight.ui.chat import branches
 from draftlight.ui.engine.loaded import Crashed, Failed, Stopped
 from draftlight.ui.flash.message_view import MessageView
 from draftlight.ui.flash.reply_builder import ReplyBuilder
-from draftlight.ui.flash.reply_figures import ReplyFigures
+from draftlight.ui.flash.reply_figures import ReplyFigures, model_record
 from draftlight.ui.flash.stats_text import live_line, reading_line, stopped_reading_line
 
 
@@ -44,6 +44,7 @@ class Stream:
     # (its view is then None), and is shown again when that one is opened
     conversation: Row | None = None
     reading: Reading | None = None  # how far its prompt's read came (a long one), if told
+    model: str = ""  # the target writing it, as its card names it
 
 
 class ReplyStream:
@@ -72,7 +73,8 @@ class ReplyStream:
     def _show_stream_again(self, stream: Stream) -> None:
         """Its conversation is open again: the reply shows what it has written so far (without
         flashing it again) and goes on streaming."""
-        view = self.chat.add_message("assistant", streaming=True, mode=str(stream.mode))
+        view = self.chat.add_message("assistant", streaming=True, mode=str(stream.mode),
+                                     model=stream.model)
         view.message_id = stream.message_id
         view.stream_update(stream.builder.text, stream.builder.runs, flash=False)
         view.run_origins.set_origins(stream.builder.origins)
@@ -184,7 +186,7 @@ class ReplyStream:
                 and time.monotonic() - stream.last_saved >= self.CHECKPOINT_SECONDS):
             stream.last_saved = time.monotonic()
             self.save(self.writes.update_message, stream.message_id, builder.text,
-                       runs=builder.runs, status=INTERRUPTED)
+                       runs=builder.runs, stats=model_record(stream.model), status=INTERRUPTED)
 
     def _end_stream(self, status: str, stats: Stats | None) -> None:
         stream, self.stream = self.stream, None
@@ -198,12 +200,14 @@ class ReplyStream:
                 passes_why=tuple(builder.pass_why), origins=tuple(builder.origins),
                 # the footer says what drafted (a file, an answer); a file's reply offers a diff
                 prediction_from=builder.prediction_from or "",
-                prediction_file=bool(builder.prediction_from and builder.prediction_file))
+                prediction_file=bool(builder.prediction_from and builder.prediction_file),
+                model=stream.model)
             if stream.earlier is not None:
                 figures = stream.earlier.continued_by(figures)
         if stream.message_id is not None:
             self.save(self.writes.update_message, stream.message_id, text, runs=runs,
-                       stats=figures.record() if figures is not None else None, status=status)
+                       stats=figures.record() if figures is not None
+                       else model_record(stream.model), status=status)
             self.conversations_changed.emit()
         reading = stream.reading
         if stream.view is not None and stream.view in self.chat.messages:

@@ -27,7 +27,7 @@ from draftlight.ui.chat.earlier import EarlierMessage, page_start
 from draftlight.ui.chat.reply_stream import ReplyStream, Stream
 from draftlight.ui.chat.session_writes import SessionWrites
 from draftlight.ui.flash.reply_builder import ReplyBuilder
-from draftlight.ui.flash.reply_figures import Compared, ReplyFigures
+from draftlight.ui.flash.reply_figures import Compared, ReplyFigures, model_named, model_record
 from draftlight.ui.engine.engine_thread import EngineThread
 
 TITLE_LENGTH = 60
@@ -65,6 +65,7 @@ class ChatSession(SessionWrites, ReplyStream, QObject):
         self.stream: Stream | None = None
         self.flush_count = 0
         self.plain_rate = 0.0  # plain decoding's tokens/s on this target (0 = not measured)
+        self.model = ""  # the loaded target, as a reply's card names it (the window sets it)
         self._dirty = False
         self._timer = QTimer(self)
         self._timer.setInterval(self.FLUSH_INTERVAL_MS)
@@ -239,7 +240,8 @@ class ChatSession(SessionWrites, ReplyStream, QObject):
         self.chat.system_prompt = self.settings.system_prompt.strip()
         if carry_on is not None:
             self.chat.remove_message(carry_on)
-        view = self.chat.add_message("assistant", streaming=True, mode=str(mode))
+        view = self.chat.add_message("assistant", streaming=True, mode=str(mode),
+                                     model=self.model)
         builder = ReplyBuilder(prediction_from, prediction_file, prediction_id)
         message_id = None
         if carry_on is not None:
@@ -247,7 +249,8 @@ class ChatSession(SessionWrites, ReplyStream, QObject):
             message_id = carry_on.message_id
         elif self.conversation is not None:
             message_id = self.save(self.writes.add_message, self.conversation, "assistant", "",
-                                    runs=[], status=INTERRUPTED, mode=str(mode),
+                                    runs=[], stats=model_record(self.model),
+                                    status=INTERRUPTED, mode=str(mode),
                                     **({"parent": parent} if parent is not None else {}))
         view.message_id = message_id
         request_id = self.engine.generate(messages, self.settings.sampling_params(), mode,
@@ -255,7 +258,7 @@ class ChatSession(SessionWrites, ReplyStream, QObject):
         self.stream = Stream(request_id, mode, view, message_id, builder=builder,
                              sent=[(m["role"], at) for m, at in sent],
                              earlier=carry_on.figures if carry_on is not None else None,
-                             conversation=self.conversation)
+                             conversation=self.conversation, model=self.model)
         self._dirty = False
         self._timer.start()
         self.busy_changed.emit(True)
@@ -275,4 +278,4 @@ def _view_options(message) -> dict:
     """A stored message's MessageView options besides its role and text."""
     figures = ReplyFigures.from_record(message.stats) if message.role == "assistant" else None
     return {"runs": message.runs, "figures": figures, "status": message.status,
-            "mode": message.mode}
+            "mode": message.mode, "model": model_named(message.stats)}

@@ -98,6 +98,9 @@ class WindowModels:
 
     def _on_loaded(self, target: str) -> None:
         self.session.plain_rate = 0.0  # a new target: its plain speed is not known yet
+        # its replies' cards name it; a remote server's model is its own, not known here
+        self.session.model = ("" if self.models.engine_kind == EngineKind.REMOTE
+                              else target.removesuffix(".gguf"))
         self.setWindowTitle(f"Draftlight — {target}")
         self.serve_switch.set_model(target.removesuffix(".gguf"), self.models.n_ctx or 4096)
         self.model_ready.emit()

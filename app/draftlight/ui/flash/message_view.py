@@ -8,7 +8,7 @@ MessageView extends); once finished, the whole reply. Runs that arrive while it 
 from __future__ import annotations
 
 from PySide6.QtCore import QUrl, Qt, Signal
-from PySide6.QtGui import QGuiApplication, QPalette, QTextCursor, QTextDocument
+from PySide6.QtGui import QFont, QGuiApplication, QPalette, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QToolButton,
                                QVBoxLayout, QWidget)
 
@@ -27,6 +27,7 @@ from draftlight.ui.flash.message_menu import popup_menu
 from draftlight.ui.flash.reply_figures import ReplyFigures
 from draftlight.ui.flash.stats_text import finished_footer_line
 from draftlight.ui.flash.streaming_markdown import StreamingMarkdown
+from draftlight.ui.widgets.elided_label import ElidedLabel
 
 
 class MessageView(StreamingMarkdown, QFrame):
@@ -40,7 +41,7 @@ class MessageView(StreamingMarkdown, QFrame):
 
     def __init__(self, role: str, text: str = "", *, runs: list | None = None,
                  figures: ReplyFigures | None = None, status: str = "complete",
-                 mode: str | None = None,
+                 mode: str | None = None, model: str = "",
                  streaming: bool = False, highlights: bool = True,
                  scheme: Scheme = DEFAULT, flasher=None,
                  parent: QWidget | None = None) -> None:
@@ -51,6 +52,7 @@ class MessageView(StreamingMarkdown, QFrame):
         self.figures = figures  # a finished reply's (None: a user's message, or none kept)
         self.status = status
         self.mode = mode
+        self.model = model  # the target that wrote it ("": not kept, an older reply)
         self.streaming = streaming
         self.highlights = highlights
         self.scheme = scheme
@@ -91,8 +93,12 @@ class MessageView(StreamingMarkdown, QFrame):
     def _header(self, role: str) -> QHBoxLayout:
         """Who wrote it (and in which mode), the branch switch, Edit or Continue, Copy."""
         header = QHBoxLayout()
-        self.title = QLabel()
-        self.title.setStyleSheet("font-weight: 600;")
+        # a found model's name can be long ("ollama:hf.co/bartowski/…:Q4_K_M"): cut in the
+        # middle, so the card never widens the chat and the mode and state at the end stay
+        self.title = ElidedLabel(elide=Qt.ElideMiddle)
+        bold = self.title.font()  # as a font, not a style sheet: it measures what it cuts
+        bold.setWeight(QFont.DemiBold)
+        self.title.setFont(bold)
         header.addWidget(self.title)
         header.addStretch(1)
         self.branches = BranchSwitch(self)  # ‹ 2/3 ›: other versions of this message
@@ -259,7 +265,7 @@ class MessageView(StreamingMarkdown, QFrame):
         if self.role == "user":
             self.title.setText("You")
             return
-        title = "Draftlight"
+        title = self.model or "Draftlight"
         if self.mode:
             title += f"  ·  {mode_label(self.mode)}"
         if self.streaming:

@@ -1,5 +1,6 @@
 """What the window keeps about a finished reply, typed: the engine's Stats, the strip's passes,
-each run's origin, what a Predicted Output was, and what Compare found. No Qt here.
+each run's origin, what a Predicted Output was, what Compare found, and the model that wrote it.
+No Qt here.
 
 The history stores it as JSON in the reply's "stats" (`record()`: Stats.to_dict's keys and the
 ones below), and `from_record` reads it back, leaving out what is damaged or of the wrong type.
@@ -63,6 +64,7 @@ class ReplyFigures:
     prediction_from: str = ""  # what the Predicted Output was ("greet.py", an earlier answer)
     prediction_file: bool = False  # whether that is a file being edited (a diff is offered)
     compared: Compared | None = None
+    model: str = ""  # the target that wrote it, as its card names it ("": not kept)
 
     def record(self) -> dict:
         """The history's JSON of these figures."""
@@ -78,6 +80,7 @@ class ReplyFigures:
                 out["prediction_file"] = self.prediction_from
         if self.compared is not None:
             out["compared"] = self.compared.record()
+        out.update(model_record(self.model) or {})
         return out
 
     @classmethod
@@ -98,7 +101,8 @@ class ReplyFigures:
                    if isinstance(origins, list) else None,
                    prediction_from=prediction_from if isinstance(prediction_from, str) else "",
                    prediction_file=isinstance(stored.get("prediction_file"), str),
-                   compared=Compared.from_record(stored.get("compared")))
+                   compared=Compared.from_record(stored.get("compared")),
+                   model=model_named(stored))
 
     def continued_by(self, later: "ReplyFigures") -> "ReplyFigures":
         """A continued reply's figures: both parts' counts and times added up (Stats.after), the
@@ -109,7 +113,19 @@ class ReplyFigures:
                             later.prediction_from or self.prediction_from,
                             later.prediction_file if later.prediction_from
                             else self.prediction_file,
-                            later.compared or self.compared)
+                            later.compared or self.compared, later.model or self.model)
+
+
+def model_record(model: str) -> dict | None:
+    """The stored JSON of a reply that has no figures (yet): the model writing it, so that a
+    reply kept while it streams, or one that failed, still names it; None without a name."""
+    return {"model": model} if model else None
+
+
+def model_named(stored) -> str:
+    """The model a stored reply names ("" for a reply kept before replies named theirs)."""
+    model = stored.get("model") if isinstance(stored, dict) else None
+    return model if isinstance(model, str) else ""
 
 
 def _fits(default: Stats, name: str, value) -> bool:

@@ -6,7 +6,10 @@ but makes do with a few characters, so the dialog keeps to its screen."""
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QLabel, QWidget
 
 FEWEST_CHARACTERS = 12  # what it shows, at least, however narrow the dialog
@@ -32,8 +35,10 @@ class ElidedLabel(QLabel):
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
         margins = self.contentsMargins()
-        width = self.fontMetrics().horizontalAdvance(self._whole) + margins.left() + margins.right()
-        return QSize(width, super().sizeHint().height())
+        # rounded up: elidedText cuts a text whose fractional width passes the rounded one
+        # (a bold "You" of 24.4 px in 24 px showed as "…")
+        whole = math.ceil(QFontMetricsF(self.font()).horizontalAdvance(self._whole))
+        return QSize(whole + margins.left() + margins.right(), super().sizeHint().height())
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
         fewest = self.fontMetrics().averageCharWidth() * FEWEST_CHARACTERS
