@@ -38,22 +38,13 @@ from draftlight import paths
 from draftlight.store.figure_numbers import LARGEST, may_hold_bad_numbers, sane_figures
 from draftlight.store.history_file import (  # noqa: F401 - the errors are the history's words
     HistoryError, HistoryFile, HistoryUnavailable, sqlite_errors)
+from draftlight.store.search_match import (SHORTEST_TEXT_SEARCH, messages_holding, searchable,
+                                           title_pattern)
 
 FILE_NAME = "history.sqlite3"
 SHOWN = object()  # add_message's default parent: the conversation's last message shown
 BUSY_TIMEOUT = 0.25  # seconds a write waits for another process's lock before giving up
-SHORTEST_TEXT_SEARCH = 3  # a trigram index cannot match less: shorter searches look at titles
 COMPLETE, INTERRUPTED = "complete", "interrupted"
-
-# A title is never longer: a longer search can only be in a message (SQLite refuses LIKE
-# patterns over 50,000 bytes, and a 100,000-character search failed as if it were a write)
-LONGEST_TITLE_SEARCH = 1000
-
-
-def searchable(text: str) -> bool:
-    """Whether `text` can be searched for at all: SQLite's text functions stop at a NUL, so a
-    search holding one would match everything; it matches nothing instead."""
-    return "\x00" not in text
 
 
 @dataclass
@@ -106,29 +97,25 @@ class History(HistoryFile):
 
     def conversations(self, search: str = "") -> list[Conversation]:
         """Newest first; `search` matches titles and message text (case-insensitive; a search
-        shorter than SHORTEST_TEXT_SEARCH characters, titles only)."""
+        shorter than SHORTEST_TEXT_SEARCH characters, titles only).
+
+        Raises:
+            SearchTooLong: `search` is over search_match.LONGEST_SEARCH characters."""
         if self._db is None or not searchable(search):
             return []
-        sql = "SELECT id, title, created, updated FROM conversations"
-        args: tuple = ()
-        if search:
-            pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace(
-                "_", "\\_") + "%"
-            if len(search) > LONGEST_TITLE_SEARCH:
-                pattern = None  # LIKE NULL matches nothing: no title is that long
-            sql += " WHERE title LIKE ? ESCAPE '\\'"
-            args = (pattern,)
-            if not self._indexed():  # a version 1 file opened read-only: read every message
-                sql += (" OR id IN (SELECT conversation_id FROM messages "
-                        "WHERE text LIKE ? ESCAPE '\\')")
-                args += (pattern,)
-            elif len(search) >= SHORTEST_TEXT_SEARCH:  # one quoted phrase: no FTS5 syntax
-                sql += (" OR id IN (SELECT conversation_id FROM messages WHERE id IN "
-                        "(SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?))")
-                args += ('"' + search.replace('"', '""') + '"',)
-        sql += " ORDER BY updated DESC, id DESC"
+        if not search:
+            with sqlite_errors("read"):
+                return [Conversation(*row) for row in self._db.execute(
+                    "SELECT id, title, created, updated FROM conversations "
+                    "ORDER BY updated DESC, id DESC")]
         with sqlite_errors("read"):
-            return [Conversation(*row) for row in self._db.execute(sql, args)]
+            holding = ({row[0] for row in messages_holding(self._db, search,
+                                                           indexed=self._indexed())}
+                       if len(search) >= SHORTEST_TEXT_SEARCH else set())
+            rows = self._db.execute("SELECT id, title, created, updated, title LIKE ? ESCAPE "
+                                    "'\\' FROM conversations ORDER BY updated DESC, id DESC",
+                                    (title_pattern(search),))
+            return [Conversation(*row[:4]) for row in rows if row[4] or row[0] in holding]
 
     def _indexed(self) -> bool:
         with sqlite_errors("read"):

@@ -1,7 +1,8 @@
 """Search over every conversation, off the GUI thread (issue 40, part 4): titles, and message
 text through the trigram full-text index (messages_fts), on a read-only connection of its own,
 so the window's thread never waits for a scan. Each hit names the first message that matched,
-in any branch, with its line and where the match lies in it."""
+in any branch, with its line and where the match lies in it. Which messages hold a search, and
+its bounds, are search_match.py's."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from draftlight.store.history import (LONGEST_TITLE_SEARCH, SHORTEST_TEXT_SEARCH, HistoryError,
-                                      searchable)
+from draftlight.store.history import HistoryError
+from draftlight.store.search_match import (SHORTEST_TEXT_SEARCH, messages_holding, searchable,
+                                           title_pattern)
 
 LINE_WIDTH = 80  # characters of the matching line shown around the match
 LIMIT = 200  # conversations at most
@@ -31,6 +33,7 @@ def search(path: Path, text: str) -> list[Hit]:
     """Conversations whose title or messages hold `text` (any case), newest first.
 
     Raises:
+        SearchTooLong: `text` is over search_match.LONGEST_SEARCH characters.
         HistoryError: the file cannot be read."""
     text = text.strip()
     if not text or not searchable(text):
@@ -40,21 +43,18 @@ def search(path: Path, text: str) -> list[Hit]:
     except sqlite3.Error as exc:
         raise HistoryError(f"search could not read the history ({exc})") from exc
     try:
-        pattern = ("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-                   if len(text) <= LONGEST_TITLE_SEARCH else None)  # None: no title that long
         conversations = db.execute(
             "SELECT id, title, updated FROM conversations ORDER BY updated DESC, id DESC"
         ).fetchall()
-        first: dict[int, tuple[int, str]] = {}
+        # the first message of each conversation that holds it, as the line shown: the
+        # messages themselves are let go one by one
+        first: dict[int, tuple] = {}
         if len(text) >= SHORTEST_TEXT_SEARCH:
-            rows = db.execute(
-                "SELECT conversation_id, id, text FROM messages WHERE id IN (SELECT rowid FROM "
-                "messages_fts WHERE messages_fts MATCH ?) ORDER BY id",
-                ('"' + text.replace('"', '""') + '"',)).fetchall()
-            for conversation_id, message_id, message in rows:
-                first.setdefault(conversation_id, (message_id, message))
+            for conversation_id, message_id, message in messages_holding(db, text):
+                if conversation_id not in first:
+                    first[conversation_id] = (message_id, *matching_line(message, text))
         titled = {row[0] for row in db.execute(
-            "SELECT id FROM conversations WHERE title LIKE ? ESCAPE '\\'", (pattern,))}
+            "SELECT id FROM conversations WHERE title LIKE ? ESCAPE '\\'", (title_pattern(text),))}
     except sqlite3.Error as exc:
         raise HistoryError(f"search could not read the history ({exc})") from exc
     finally:
@@ -62,9 +62,7 @@ def search(path: Path, text: str) -> list[Hit]:
     hits = []
     for conversation_id, title, updated in conversations:
         if conversation_id in first:
-            message_id, message = first[conversation_id]
-            hits.append(Hit(conversation_id, title, updated, message_id,
-                            *matching_line(message, text)))
+            hits.append(Hit(conversation_id, title, updated, *first[conversation_id]))
         elif conversation_id in titled:
             hits.append(Hit(conversation_id, title, updated, None))
         if len(hits) >= LIMIT:
