@@ -12,6 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 
+from draftlight.ui.flash.long_words import wrap_anywhere_if_long
 from draftlight.ui.flash.palette import DEFAULT, Scheme
 
 RUN_TOKENS = QTextFormat.UserProperty + 1  # int: length in tokens of the draft run
@@ -64,6 +65,7 @@ def append_plain(doc: QTextDocument, text: str, offset: int, runs: list[list[int
     """Append text[offset:] at the end of `doc`, giving each part inside a run its format.
     `line_break` replaces each single newline (one character for one: positions still map),
     so a streaming reply breaks its lines as its Markdown render will (U+2028)."""
+    wrap_anywhere_if_long(doc, text, offset)  # before the text goes in: it is laid out then
     cursor = QTextCursor(doc)
     cursor.movePosition(QTextCursor.End)
     plain = QTextCharFormat()

@@ -20,6 +20,7 @@ from draftlight.ui.flash.code_blocks import (  # noqa: F401 - read from here by 
     CODE_LINK_SCHEME, decorate_code_blocks, is_code_block)
 from draftlight.ui.flash.markdown_align import (  # noqa: F401 - align: its tests' name for it
     align, highlight_rendered, rendered_run_spans)
+from draftlight.ui.flash import long_words, render_bounds
 from draftlight.ui.flash.palette import DEFAULT, Scheme
 
 _FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -112,8 +113,15 @@ def render_markdown(doc: QTextDocument, raw: str, runs: list[list[int]], visible
                     spans_out: list | None = None) -> list[str]:
     """Replace the document by `raw` rendered as Markdown, highlights re-applied.
     Returns the code blocks' texts (for the copy links); the runs' document spans go into
-    `spans_out` when given."""
-    doc.setMarkdown(with_line_breaks(raw), QTextDocument.MarkdownDialectGitHub)
+    `spans_out` when given. Past render_bounds' limits, `raw` is shown as plain text instead,
+    under a note saying why: Qt's importer would hold the window for seconds or minutes."""
+    long_words.fit_wrapping(doc, raw, markdown=True)
+    if why := render_bounds.markdown_refusal(raw):
+        spans = render_bounds.render_plain(doc, raw, why, runs, visible, scheme, LINE_BREAK)
+        if spans_out is not None:
+            spans_out[:] = spans
+        return []
+    doc.setMarkdown(with_line_breaks(raw), render_bounds.MARKDOWN_FEATURES)
     batch = QTextCursor(doc)
     batch.beginEditBlock()  # the document is laid out once, at the end
     texts = decorate_code_blocks(doc, link_colour)
