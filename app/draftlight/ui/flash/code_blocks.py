@@ -34,35 +34,50 @@ def decorate_code_blocks(doc: QTextDocument, link_colour: QColor) -> list[str]:
                 groups.append([block])
         previous_code = code
         block = block.next()
-    mono = QFontDatabase.systemFont(QFontDatabase.FixedFont)
     texts = ["\n".join(b.text() for b in group) for group in groups]
     # Walk backwards so inserting a link paragraph does not move the blocks still to do.
     for index in reversed(range(len(groups))):
         group = groups[index]
         for b in group:
-            cursor = QTextCursor(b)
-            block_format = b.blockFormat()
-            block_format.setBackground(QColor(127, 127, 127, 30))
-            block_format.setNonBreakableLines(False)  # wrap: the view never scrolls sideways
-            cursor.setBlockFormat(block_format)
-            cursor.movePosition(QTextCursor.EndOfBlock, QTextCursor.KeepAnchor)
-            char_format = QTextCharFormat()
-            char_format.setFont(mono, QTextCharFormat.FontPropertiesInheritanceBehavior
-                                .FontPropertiesSpecifiedOnly)
-            char_format.setFontFamilies([mono.family()])
-            char_format.setFontFixedPitch(True)
-            cursor.mergeCharFormat(char_format)
+            style_code_line(b)
         cursor = QTextCursor(group[0])
         # insertBlock gives its format to the block that receives the text after the cursor:
         # the code line keeps its own, and the empty block before it becomes the link line.
         cursor.insertBlock(group[0].blockFormat(), group[0].charFormat())
         cursor.movePosition(QTextCursor.PreviousBlock)
         cursor.setBlockFormat(QTextBlockFormat())
-        link = QTextCharFormat()
-        link.setAnchor(True)
-        link.setAnchorHref(f"{CODE_LINK_SCHEME}:{index}")
-        link.setForeground(link_colour)
-        link.setFontPointSize(max(QFont().pointSizeF() - 1, 6))
-        link.setProperty(CODE_BLOCK_INDEX, index)
-        cursor.insertText("Copy code", link)  # no symbol: DejaVu has no ⧉
+        cursor.insertText("Copy code", copy_link_format(index, link_colour))
     return texts
+
+
+def style_code_line(block) -> None:
+    """One line of code: tinted, wrapped (the view never scrolls sideways), monospaced."""
+    cursor = QTextCursor(block)
+    block_format = block.blockFormat()
+    block_format.setBackground(QColor(127, 127, 127, 30))
+    block_format.setNonBreakableLines(False)
+    cursor.setBlockFormat(block_format)
+    cursor.movePosition(QTextCursor.EndOfBlock, QTextCursor.KeepAnchor)
+    cursor.mergeCharFormat(code_char_format())
+
+
+def code_char_format() -> QTextCharFormat:
+    """The monospaced font, and nothing else (merged over a run's highlight, it keeps it)."""
+    mono = QFontDatabase.systemFont(QFontDatabase.FixedFont)
+    char_format = QTextCharFormat()
+    char_format.setFont(mono, QTextCharFormat.FontPropertiesInheritanceBehavior
+                        .FontPropertiesSpecifiedOnly)
+    char_format.setFontFamilies([mono.family()])
+    char_format.setFontFixedPitch(True)
+    return char_format
+
+
+def copy_link_format(index: int, link_colour: QColor) -> QTextCharFormat:
+    """The "Copy code" link of code block `index` (no symbol: DejaVu has no ⧉)."""
+    link = QTextCharFormat()
+    link.setAnchor(True)
+    link.setAnchorHref(f"{CODE_LINK_SCHEME}:{index}")
+    link.setForeground(link_colour)
+    link.setFontPointSize(max(QFont().pointSizeF() - 1, 6))
+    link.setProperty(CODE_BLOCK_INDEX, index)
+    return link

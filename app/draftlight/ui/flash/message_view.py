@@ -158,7 +158,7 @@ class MessageView(StreamingMarkdown, QFrame):
         doc = self.document
         self._spans = {}
         self._md_end = self._tail_at = 0
-        self._md_spans = {}
+        self._md_spans, self._code = {}, None
         if self.role == "assistant" and self.streaming:
             self._render_streaming(markdown_render.complete_blocks_end(self.text, self._md_end))
         elif self.role == "assistant":
