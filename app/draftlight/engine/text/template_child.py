@@ -6,7 +6,8 @@ limited from outside), and the render itself, in the sandbox (template_sandbox.p
 Each request is {"source", "bos", "eos", "messages", "add_generation_prompt"}; each answer is
 {"text": …}, or {"error": one line, "unsafe": …, "invalid": …} (unsafe: stopped by the
 sandbox; invalid: not Jinja at all). Compiled templates are kept by
-source, so each turn of a conversation compiles nothing.
+source, so each turn of a conversation compiles nothing. Tools a conversation offers the model
+ride on one of its messages (tool_format.py) and reach the template as its `tools` variable.
 
 A conversation that ends with the assistant's words is one whose reply goes on from them
 (Continue, and a client's prefill, as llama-server does): the prompt is the conversation
@@ -23,6 +24,7 @@ import jinja2
 
 from draftlight.engine.core.errors import ChatTemplateError, UnsafeTemplateError
 from draftlight.engine.text.template_sandbox import MAX_TEXT, TemplateSandbox, render_budget
+from draftlight.engine.text.tool_format import without_tools
 
 MAX_RENDERED_CHARS = MAX_TEXT  # longest prompt a template may produce
 MAX_RANGE_STEPS = 1_000_000  # range() items per render, all calls together
@@ -93,15 +95,16 @@ def render(source: str, bos: str, eos: str, messages: list[dict[str, str]],
     Raises:
         UnsafeTemplateError: it reached for something unsafe or ran past its budget.
         ChatTemplateError: it is not valid Jinja, refused the conversation, or failed."""
+    messages, tools = without_tools(messages)
     partial = (add_generation_prompt and bool(messages)
                and messages[-1].get("role") == "assistant" and messages[-1].get("content"))
     try:
         template = _template(source)
         with render_budget():
             if partial:
-                return _cut_after(_render(template, bos, eos, messages, False),
+                return _cut_after(_render(template, bos, eos, messages, False, tools),
                                   messages[-1]["content"])
-            return _render(template, bos, eos, messages, add_generation_prompt)
+            return _render(template, bos, eos, messages, add_generation_prompt, tools)
     except jinja2.exceptions.SecurityError as exc:
         raise UnsafeTemplateError(
             f"the model's chat template tried something unsafe and was stopped ({exc})"
@@ -114,12 +117,14 @@ def render(source: str, bos: str, eos: str, messages: list[dict[str, str]],
 
 
 def _render(template: jinja2.Template, bos: str, eos: str, messages: list[dict[str, str]],
-            add_generation_prompt: bool) -> str:
+            add_generation_prompt: bool, tools: list[dict] | None = None) -> str:
     chunks = []
     size = 0
+    # `tools` only when there are some: templates test `{% if tools %}` or `tools is defined`
+    offered = {"tools": tools} if tools else {}
     for chunk in template.generate(messages=messages, add_generation_prompt=add_generation_prompt,
                                    bos_token=bos, eos_token=eos,
-                                   range=_budgeted_range([MAX_RANGE_STEPS])):
+                                   range=_budgeted_range([MAX_RANGE_STEPS]), **offered):
         size += len(chunk)
         if size > MAX_RENDERED_CHARS:
             raise UnsafeTemplateError(
