@@ -9,8 +9,11 @@ home), and work that must happen once between them.
 
 A reader never sees half a file: every write goes to a temp file named for this write alone
 (two writers never share one, as `x.tmp` did) and replaces the file in one step. The locks are
-filelock's: an OS lock on a file beside the data, released by the kernel when its holder dies,
-so a lock whose holder was killed is simply taken. Imports nothing of the app.
+filelock's: an OS lock on a file in a folder of this user's own (private_folders: checked
+owner, type and mode, so another user cannot make it first), released by the kernel when its
+holder dies, so a lock whose holder was killed is simply taken. An update waits a few seconds
+for another process's lock, then says who holds it (LockBusy), never hangs. Imports nothing of
+the app but its leaf modules.
 """
 
 from __future__ import annotations
@@ -25,7 +28,17 @@ from typing import Callable, Iterator
 
 from filelock import FileLock, Timeout
 
+from draftlight.lock_holders import lock_holder
+from draftlight.private_folders import own_folder
+
 POLL_SECONDS = 0.1  # how often a waiting process asks whether to give up
+# An update holds its lock for a read and a write of a small file (milliseconds): one held
+# longer than this is a stuck or foreign process, said rather than waited on for ever
+UPDATE_WAIT_SECONDS = 10.0
+
+
+class LockBusy(OSError):
+    """Another process held a lock for longer than an update waits; the message says who."""
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:
@@ -57,8 +70,9 @@ def read_json_object(path: Path) -> dict:
 
 def lock_path(path: Path) -> Path:
     """The lock file that guards `path`: in a folder of this user's under the system's temp
-    folder, named for `path`'s absolute form, so that every process writing `path` takes the
-    same lock and nothing is added beside the user's files."""
+    folder (made and checked when a lock is taken: private_folders.own_folder), named for
+    `path`'s absolute form, so that every process writing `path` takes the same lock and
+    nothing is added beside the user's files."""
     where = os.path.abspath(Path(path))
     owner = os.getuid() if hasattr(os, "getuid") else 0  # the temp folder is the user's own
     folder = Path(tempfile.gettempdir()) / f"draftlight-locks-{owner}"
@@ -68,15 +82,28 @@ def lock_path(path: Path) -> Path:
 
 def update_json(path: Path, change: Callable[[dict], None], *, indent: int | None = None) -> None:
     """Read the object in `path`, let `change` edit it, write it back; another process's
-    update in between waits, so neither loses the other's keys. Raises OSError."""
+    update in between waits, so neither loses the other's keys.
+
+    Raises:
+        LockBusy: another process held the lock for UPDATE_WAIT_SECONDS. ForeignFolder: the
+            lock folder is not this user's own. OSError: the file cannot be written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = lock_path(path)
-    lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with FileLock(lock):
+    own_folder(lock.parent)
+    held = FileLock(lock)
+    try:
+        held.acquire(timeout=UPDATE_WAIT_SECONDS)
+    except Timeout:
+        holder = lock_holder(lock) or "another process"
+        raise LockBusy(f"{path.name} stayed locked by {holder} for {UPDATE_WAIT_SECONDS:g} s "
+                       f"(lock file {lock}); not updated") from None
+    try:
         known = read_json_object(path)
         change(known)
         write_atomically(path, json.dumps(known, indent=indent))
+    finally:
+        held.release()
 
 
 class WaitCancelled(Exception):
@@ -87,10 +114,12 @@ class WaitCancelled(Exception):
 def once(lock_file: Path, *, on_wait: Callable[[], None] | None = None,
          should_cancel: Callable[[], bool] = lambda: False) -> Iterator[None]:
     """Hold `lock_file`'s lock for the block: work that one process does for all (a conversion,
-    a build). Where another process holds it, `on_wait()` is called once, then this one waits
-    (WaitCancelled if `should_cancel` says stop); the block then usually finds the work done."""
+    a build). Where another process holds it, `on_wait()` is called once (lock_holder says who,
+    for its line), then this one waits (WaitCancelled if `should_cancel` says stop); the block
+    then usually finds the work done. Raises ForeignFolder when the lock's folder is not this
+    user's own."""
     lock_file = Path(lock_file)
-    lock_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    own_folder(lock_file.parent)
     lock = FileLock(lock_file)
     try:
         lock.acquire(timeout=0)

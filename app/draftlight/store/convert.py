@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Callable
 
 from draftlight.lifetimes import owned, popen_tied, remove_abandoned
+from draftlight.lock_holders import lock_holder
+from draftlight.private_folders import ForeignFolder
 from draftlight.shared_files import WaitCancelled, lock_path, once
 from draftlight.store.errors import StoreError
 from draftlight.store.gguf_info import read_gguf_info
@@ -62,6 +64,7 @@ class ConvertProgress:
     done: int  # tensors written
     total: int  # tensors in the model (0 until the quantizer says)
     stage: str  # "waiting" (for another Draftlight making it), "quantizing" or "verifying"
+    holder: str = ""  # while "waiting": the process that holds the lock, where it can be told
 
 
 def weight_type(name: str) -> str:
@@ -141,7 +144,7 @@ def convert(source: Path, dest: Path, type_name: str, *,
     def on_wait() -> None:
         waited.append(True)
         if on_progress is not None:
-            on_progress(ConvertProgress(0, 0, "waiting"))
+            on_progress(ConvertProgress(0, 0, "waiting", lock_holder(lock_path(dest))))
     try:
         with once(lock_path(dest), on_wait=on_wait,
                   should_cancel=should_cancel or (lambda: False)):
@@ -153,6 +156,8 @@ def convert(source: Path, dest: Path, type_name: str, *,
         raise ConversionCancelled(f"converting {source.name} was cancelled") from None
     except StoreError:
         raise
+    except ForeignFolder as exc:  # the lock folder is another user's: its line says what to do
+        raise ConversionError(str(exc)) from None
     except OSError as exc:  # the lock file cannot be made
         raise ConversionError(f"cannot write {dest.parent}: {exc.strerror or exc}") from exc
 

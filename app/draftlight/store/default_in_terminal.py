@@ -24,7 +24,8 @@ def default_target_in_terminal(path: Path | None) -> Path:
     def on_progress(progress) -> None:
         if progress.stage == "waiting":  # said in a pipe too: the pause is another program's
             note(f"waiting for the {DEFAULT_TYPE} copy of the bundled model that another "
-                 "Draftlight is making")
+                 "Draftlight is making"
+                 + (f" ({progress.holder})" if progress.holder else ""))
         elif bar is not None:
             bar(progress)
     try:

@@ -23,6 +23,11 @@ class ConvertBar:
         if progress.stage == "verifying":
             self.finish()
             return
+        if progress.stage == "waiting":  # another process holds the file's lock: said, not silent
+            print(visible(f"{self.description}: waiting for another Draftlight making it"
+                          + (f" ({progress.holder})" if progress.holder else "")
+                          + "; Ctrl-C stops"), file=self.stream, flush=True)
+            return
         if self.bar is None and progress.total:
             tty = self.stream.isatty()
             self.bar = tqdm(total=progress.total, desc=self.description, unit=" tensors",

@@ -33,6 +33,7 @@ from draftlight.engine.server.server_binary import (  # noqa: F401
     check_rpc_server, check_server_binary, find_rpc_server, find_server, llama_lib_dir,
     llama_version, remove_abandoned_builds, server_for_terminal, servers_dir)
 from draftlight.lifetimes import owned, popen_tied
+from draftlight.lock_holders import lock_holder
 from draftlight.shared_files import WaitCancelled, lock_path, once
 
 Report = Callable[[str, int], None]  # (what is happening, percent or -1)
@@ -52,9 +53,13 @@ def build_server(report: Report | None = None, should_cancel: Callable[[], bool]
     report = report or (lambda what, percent: None)
     target = built_server_path()
     target.parent.mkdir(parents=True, exist_ok=True)
+
+    def waiting() -> None:
+        holder = lock_holder(lock_path(target))
+        report("waiting for the llama-server build another Draftlight is making"
+               + (f" ({holder})" if holder else ""), -1)
     try:  # one build at a time: another Draftlight's is waited for, then used
-        with once(lock_path(target), should_cancel=should_cancel, on_wait=lambda: report(
-                "waiting for the llama-server build another Draftlight is making", -1)):
+        with once(lock_path(target), should_cancel=should_cancel, on_wait=waiting):
             return _build_alone(target, report, should_cancel, sources, jobs)
     except WaitCancelled:
         raise ServerBuildError("the llama-server build was cancelled") from None
