@@ -62,7 +62,7 @@ class _Output:
             self._stream.flush()
 
 
-def _read_requests(requests: queue.Queue, cancelled: set) -> None:
+def _read_requests(requests: queue.SimpleQueue, cancelled: set) -> None:
     for line in sys.stdin.buffer:
         message = wire.decode(line)
         if message.get("op") == "cancel":
@@ -70,6 +70,24 @@ def _read_requests(requests: queue.Queue, cancelled: set) -> None:
         else:
             requests.put(message)
     requests.put(None)  # the app is gone
+
+
+ENDING = "ending"  # in `cancelled` once a SIGTERM came: every request stops
+
+
+def _stops(ident, cancelled: set) -> bool:
+    return ident in cancelled or ENDING in cancelled
+
+
+def _end_on_sigterm(requests: queue.SimpleQueue, cancelled: set) -> None:
+    """A SIGTERM (the system shutting down, a user's kill) ends the host as its input's end
+    does once the request under way has stopped (at its next pass, a long read mid-way): the
+    engine closes and keeps the conversation's prompt (kept_prompt.py); only a crash or a
+    SIGKILL loses it. SimpleQueue: its put may interrupt a get on the same thread."""
+    def end(_signal, _frame) -> None:
+        cancelled.add(ENDING)
+        requests.put(None)
+    signal.signal(signal.SIGTERM, end)
 
 
 def _debug_failure(after: str | None):
@@ -116,11 +134,11 @@ class ExtraOnTrust:
             self.trying = False
 
 
-def serve_requests(engine, out: _Output, requests: queue.Queue, cancelled: set,
+def serve_requests(engine, out: _Output, requests: queue.SimpleQueue, cancelled: set,
                    debug=None, on_trust: ExtraOnTrust = ExtraOnTrust(False)) -> None:
     while (request := requests.get()) is not None:
         ident, op = request["id"], request["op"]
-        should_cancel = lambda ident=ident: ident in cancelled  # noqa: E731
+        should_cancel = lambda ident=ident: _stops(ident, cancelled)  # noqa: E731
         on_trust.before(op)
         try:
             if op == "generate":
@@ -208,8 +226,9 @@ def main(argv: list[str]) -> int:
     from draftlight.engine.core.load_options import LoadOptions
     out = _Output()
     spec = json.loads(argv[0])
-    requests: queue.Queue = queue.Queue()
+    requests: queue.SimpleQueue = queue.SimpleQueue()
     cancelled: set = set()
+    _end_on_sigterm(requests, cancelled)
     threading.Thread(target=_read_requests, args=(requests, cancelled), daemon=True,
                      name="requests").start()
     from draftlight.engine.llama import cpu_check
@@ -220,10 +239,10 @@ def main(argv: list[str]) -> int:
         engine = Engine.load(spec["target"], spec.get("draft"), LoadOptions(**spec["options"]),
                              LoadOptions(**spec["draft_options"]),
                              measure_later=spec.get("measure_later", False),
-                             should_cancel=lambda: -1 in cancelled,
+                             should_cancel=lambda: _stops(-1, cancelled),
                              on_progress=lambda done: out.send({"loading": done}))
         if spec.get("time_auto") and not spec.get("measure_later"):
-            engine.prepare_auto(lambda: -1 in cancelled)
+            engine.prepare_auto(lambda: _stops(-1, cancelled))
     except Exception as exc:  # noqa: BLE001 - the app says it, in one line
         out.send({"failed": wire.error_record(exc)})
         return 0
