@@ -12,7 +12,7 @@ from PySide6.QtGui import QFont, QGuiApplication, QPalette, QTextCursor, QTextDo
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QToolButton,
                                QVBoxLayout, QWidget)
 
-from draftlight.ui.flash import highlight, markdown_render
+from draftlight.ui.flash import highlight, markdown_render, typed_code
 from draftlight.ui.flash.attached_files import AttachedFiles
 from draftlight.ui.flash.auto_note_row import AutoNoteRow
 from draftlight.ui.flash.branch_switch import BranchSwitch
@@ -169,6 +169,7 @@ class MessageView(StreamingMarkdown, QFrame):
             own = self.files.set_message(self.text) if self.role == "user" else 0
             self.body.setVisible(own < len(self.text) or not self.files.blocks)
             highlight.append_plain(doc, self.text[own:], 0, [], self.highlights, self.scheme)
+            typed_code.show_code(doc, self.text[own:])  # fenced or pasted code: monospaced
         self._shown = len(self.text)
         if self.role == "assistant" and not self.streaming:
             self.strip.set_passes(passes_of(self.text, self.runs, self.figures), self.text)
