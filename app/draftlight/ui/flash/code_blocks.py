@@ -5,11 +5,22 @@ text (markdown_align.py) can leave them out."""
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtGui import (QColor, QFont, QFontDatabase, QTextBlockFormat, QTextCharFormat,
                            QTextCursor, QTextDocument, QTextFormat)
 
 CODE_BLOCK_INDEX = QTextFormat.UserProperty + 2  # int, on copy-link characters
 CODE_LINK_SCHEME = "copy-code"
+FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})")  # a line opening or closing fenced code
+
+
+def closes_fence(line: str, fence: str) -> bool:
+    """Whether `line` closes the block `fence` (its opening ``` or ~~~) opened: a fence of
+    its kind, as long or longer, with nothing after it."""
+    marker = FENCE_LINE.match(line)
+    return (marker is not None and marker.group(1)[0] == fence[0]
+            and len(marker.group(1)) >= len(fence) and not line[marker.end():].strip())
 
 
 def is_code_block(block) -> bool:

@@ -11,16 +11,13 @@ it are found by counting (streaming_markdown.py)."""
 
 from __future__ import annotations
 
-import re
-
 from PySide6.QtGui import (QColor, QTextBlockFormat, QTextCharFormat, QTextCursor,
                            QTextDocument)
 
 from draftlight.ui.flash import highlight
-from draftlight.ui.flash.code_blocks import code_char_format, copy_link_format, style_code_line
+from draftlight.ui.flash.code_blocks import (FENCE_LINE, closes_fence, code_char_format,
+                                             copy_link_format, style_code_line)
 from draftlight.ui.flash.palette import DEFAULT, Scheme
-
-_FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})")  # as markdown_render's
 
 
 def open_fence(text: str, start: int = 0) -> tuple[int, int] | None:
@@ -30,10 +27,9 @@ def open_fence(text: str, start: int = 0) -> tuple[int, int] | None:
     fence, opened = "", None
     while (newline := text.find("\n", start)) >= 0:
         body = text[start:newline]
-        marker = _FENCE_LINE.match(body)
+        marker = FENCE_LINE.match(body)
         if fence:
-            if (marker is not None and marker.group(1)[0] == fence[0]
-                    and len(marker.group(1)) >= len(fence) and not body[marker.end():].strip()):
+            if closes_fence(body, fence):
                 fence, opened = "", None
         elif marker:
             fence, opened = marker.group(1), (start, newline + 1)

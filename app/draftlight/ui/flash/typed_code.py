@@ -15,9 +15,8 @@ import re
 
 from PySide6.QtGui import QTextCursor, QTextDocument
 
-from draftlight.ui.flash.code_blocks import style_code_line
+from draftlight.ui.flash.code_blocks import FENCE_LINE, closes_fence, style_code_line
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")  # as markdown_render's
 _INDENTED = re.compile(r"(?:\t| {2,})\S")
 _LIST_ITEM = re.compile(r"\s*(?:[-*+•]|\d+[.)])\s")
 _CODE_END = tuple("{}()[];")
@@ -51,11 +50,10 @@ def _fenced(lines: list[str]) -> list[bool]:
     """Each line from an opening fence to its closing one (or the end), fences included."""
     code, fence = [False] * len(lines), ""
     for i, line in enumerate(lines):
-        marker = _FENCE.match(line)
+        marker = FENCE_LINE.match(line)
         if fence:
             code[i] = True
-            if (marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence)
-                    and not line[marker.end():].strip()):
+            if closes_fence(line, fence):
                 fence = ""
         elif marker:
             code[i], fence = True, marker.group(1)
