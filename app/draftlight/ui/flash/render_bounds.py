@@ -9,9 +9,9 @@ bound the message is shown as plain text under a one-line note saying why, as a 
 at its own limits rather than hang. Raw HTML is never parsed at all (MARKDOWN_FEATURES): a
 reply or an imported message is shown its tags as text.
 
-Within the bounds a message renders in under ~1 s on a slow core (a 300,000-character reply:
-0.4 s to parse, 0.6 s to lay out). Counting errs towards plain text: a count that is unsure
-(a code block inside a list, a line after a table) counts.
+Within the bounds a reply renders in about a second at most on a slow core (Markdown of
+200,000 characters: 0.3 s to parse, 0.6 s to lay out). Counting errs towards plain text: what
+it is unsure of (a code block inside a list, a line after a table) counts.
 """
 
 from __future__ import annotations
