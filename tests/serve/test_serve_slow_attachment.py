@@ -1,14 +1,49 @@
-"""A request whose attachment takes seconds to read holds nobody else: it is read off the
-server's event loop (and in a bounded process), so every other request is answered meanwhile."""
+"""A request whose attachments take seconds to read holds nobody else: its fields are checked
+off the server's event loop and its documents read by a few bounded reader processes
+(serve/file_reading.py), one at a time per request, so every other request is answered
+meanwhile; a request's files together have a time limit, and a client that leaves stops its
+files being read."""
 
 from __future__ import annotations
 
 import base64
+import json
 import threading
 import time
 
-from tests.support.hostile_attachments import docx_streamed
-from tests.support.serve_loopback import chat_body, request, serving
+from draftlight.serve.file_reading import FileLimits
+from tests.support.documents import pdf_bytes
+from tests.support.hostile_attachments import docx_streamed, slow_docx
+from tests.support.serve_loopback import chat_body, request, send_without_reading, serving
+from tests.support.waiting import slowness
+
+
+def file_part(name: str, data: bytes) -> dict:
+    return {"type": "file", "file": {"filename": name, "file_data": base64.b64encode(data).decode()}}
+
+
+def asking(*parts: dict) -> dict:
+    return chat_body(messages=[{"role": "user", "content": [*parts, {"type": "text",
+                                                                      "text": "Summarise."}]}])
+
+
+SLOW = file_part("slow.docx", slow_docx())  # ~2.5 s to read here, valid
+ONE_PAGE = asking(file_part("page.pdf", pdf_bytes([["One page of text."]])))
+
+
+def in_background(server, body: dict) -> tuple[threading.Thread, dict]:
+    """A thread sending `body` (started); the answer lands in the dict as "answer"."""
+    answers: dict = {}
+    thread = threading.Thread(target=lambda: answers.update(
+        answer=request(server, "POST", "/v1/chat/completions", body, timeout=120)))
+    thread.start()
+    return thread, answers
+
+
+def timed(server, body: dict) -> tuple[int, dict, float]:
+    started = time.monotonic()
+    status, _, answer = request(server, "POST", "/v1/chat/completions", body, timeout=60)
+    return status, json.loads(answer), time.monotonic() - started
 
 
 def test_serve_answers_at_once_while_a_slow_attachment_is_read():
@@ -34,3 +69,56 @@ def test_serve_answers_at_once_while_a_slow_attachment_is_read():
     status, _, text = answers["slow"]
     assert status == 400 and b"the Word document has no text" in text
     assert parsed > answered + 0.5  # the slow one really was still being read
+
+
+def test_slow_files_in_one_request_hold_one_reader_while_another_clients_file_is_read():
+    # Before: one reader for the whole server, so the page waited for both slow files.
+    with serving() as server:
+        slow, answers = in_background(server, asking(SLOW, SLOW))
+        time.sleep(0.5)  # the slow request holds a reader
+        status, quick, took = timed(server, ONE_PAGE)
+        slow.join(120)
+    assert status == 200 and quick["choices"][0]["message"]["content"], quick
+    assert took < 2.0 * slowness(), f"the one page waited {took:.1f} s for the slow files"
+    assert slow_status(answers) == 200  # the slow files were read, just not first
+
+
+def slow_status(answers: dict) -> int:
+    return answers["answer"][0]
+
+
+def test_a_requests_files_are_read_within_its_time_limit():
+    # Before: no limit per request; both files were read (~5 s) and the request answered.
+    with serving(file_limits=FileLimits(seconds=1.0)) as server:
+        status, answer, took = timed(server, asking(SLOW, SLOW))
+    assert status == 400 and answer["error"]["code"] == "file_read_timeout", answer
+    assert "longer than 1 s" in answer["error"]["message"]
+    assert answer["error"]["param"] == "messages[0].content[0].file.file_data"
+    assert took < 1.0 + 2.0 * slowness(), took
+
+
+def test_a_client_that_leaves_stops_its_files_being_read():
+    # One reader: the page can only be read once the slow request lets go of it. Before, the
+    # slow files went on being read for nobody (~5 s).
+    with serving(file_limits=FileLimits(readers=1)) as server:
+        request(server, "POST", "/v1/chat/completions", ONE_PAGE)  # the reader has started
+        leaving = send_without_reading(server, asking(SLOW, SLOW))
+        time.sleep(0.8)  # its first file is being read
+        leaving.close()
+        status, answer, took = timed(server, ONE_PAGE)
+    assert status == 200, answer
+    assert took < 2.0 * slowness(), f"the page waited {took:.1f} s for a client that had left"
+
+
+def test_requests_past_those_that_may_wait_for_a_reader_get_429():
+    with serving(file_limits=FileLimits(readers=1, waiting=1)) as server:
+        reading = send_without_reading(server, asking(SLOW))
+        time.sleep(0.3)
+        waiting = send_without_reading(server, asking(SLOW))
+        time.sleep(0.3)
+        status, answer, took = timed(server, ONE_PAGE)
+        reading.close()
+        waiting.close()
+    assert status == 429 and answer["error"]["code"] == "queue_full", answer
+    assert "reading other requests' files" in answer["error"]["message"]
+    assert took < 1.0 * slowness()

@@ -26,13 +26,14 @@ def docx(body: str, *, extra: dict[str, bytes] | None = None, prolog: str = "") 
     return buffer.getvalue()
 
 
-def docx_streamed(parts, count: int) -> bytes:
-    """A Word file whose document.xml is `count` repeats of `parts`, written without holding
-    it whole (11 million paragraphs compress to ~100 KB)."""
+def docx_streamed(parts, count: int, *, first: str = "") -> bytes:
+    """A Word file whose document.xml is `first` and `count` repeats of `parts` (count a
+    multiple of 10,000), written without holding it whole (11 million paragraphs compress to
+    ~100 KB)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         with archive.open("word/document.xml", "w", force_zip64=True) as xml:
-            xml.write(f"<w:document {WORD}><w:body>".encode())
+            xml.write(f"<w:document {WORD}><w:body>{first}".encode())
             chunk = parts.encode() * 10_000
             for _ in range(count // 10_000):
                 xml.write(chunk)
@@ -73,6 +74,35 @@ def pdf_page(content: bytes, filters: bytes = b"") -> bytes:
                 b"<< /Length %d %s>>\nstream\n" % (len(content), filters) + content
                 + b"\nendstream",
                 b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"])
+
+
+def pdf_drawing_text(fanout: int, depth: int, text: bytes = b"A" * 1000) -> bytes:
+    """A one-page PDF whose page draws a form that draws another `fanout` times, `depth`
+    forms deep, the last showing `text`: len(text) * fanout**depth characters of text from a
+    file of a few KB (pypdf draws them at about a million a second)."""
+    forms = []  # form i draws form i - 1 `fanout` times; form 0 shows the text
+    for level in range(depth + 1):
+        if level == 0:
+            body, resources = b"BT /F1 12 Tf (" + text + b") Tj ET", b"<< /Font << /F1 5 0 R >> >>"
+        else:
+            body = b" ".join([b"/X%d Do" % (level - 1)] * fanout)
+            resources = b"<< /XObject << /X%d %d 0 R >> >>" % (level - 1, 6 + level - 1)
+        forms.append(b"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources "
+                     + resources + b" /Length %d >>\nstream\n" % len(body) + body
+                     + b"\nendstream")
+    top = b"/X%d Do" % depth
+    return pdf([b"<< /Type /Catalog /Pages 2 0 R >>",
+                b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+                b"/Resources << /XObject << /X%d %d 0 R >> >> >>" % (depth, 6 + depth),
+                b"<< /Length %d >>\nstream\n" % len(top) + top + b"\nendstream",
+                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>", *forms])
+
+
+def slow_docx() -> bytes:
+    """A valid Word file of 9 KB that takes seconds to read (2.5 s here): one paragraph of
+    text, then 900,000 empty ones."""
+    return docx_streamed("<w:p/>", 900_000, first="<w:p><w:r><w:t>Slow to read.</w:t></w:r></w:p>")
 
 
 def flate_bomb() -> bytes:

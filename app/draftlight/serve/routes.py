@@ -5,12 +5,15 @@ Every error is OpenAI's `{"error": {...}}` with a 4xx (5xx only for the server's
 Requests pass draftlight.serve.guard first (Host, Origin, content type; CORS for named origins only).
 A request waits in the worker's queue; a full queue answers 429 with Retry-After. A client that
 goes away cancels its job, whether it was waiting, streaming or awaiting a JSON answer; so does
-one that stops reading a stream for SEND_TIMEOUT_SECONDS.
+one that stops reading a stream for SEND_TIMEOUT_SECONDS. Before that, its file parts are read
+by the app's DocumentReaders (file_reading.py), which a client that leaves stops too; a body
+that has not all arrived BODY_TIMEOUT_SECONDS after its headers is answered 408.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import queue
@@ -21,28 +24,45 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from sse_starlette.sse import EventSourceResponse
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.middleware.cors import CORSMiddleware
 
 from draftlight.engine.reply.events import TextPiece
 from draftlight.store.attachments import attachment_origin
 from draftlight.serve.guard import CORS_HEADERS, CORS_METHODS, Access, GuardMiddleware, access_for
 from draftlight.serve.answer_bodies import chunk, completion, finish_reason, usage
-from draftlight.serve.schema import MAX_BODY_BYTES, ApiError, ChatRequest, parse_chat_request
+from draftlight.serve.schema import MAX_BODY_BYTES, ApiError, ChatRequest
 from draftlight.serve.serve_worker import ServeWorker, Finished, Job
+from draftlight.serve.file_reading import DocumentReaders, FileLimits, chat_request_from
 from draftlight.serve.completion_schema import parse_completion_request
 from draftlight.serve.text_completion import TextCompletionReply
 
 RETRY_AFTER_SECONDS = 2
 SEND_TIMEOUT_SECONDS = 30  # a stream the client stops reading for this long is cancelled
+# A body still arriving this long after its headers is answered 408 (slowloris): 4 MiB at
+# 1 Mbit/s; on a LAN or this machine a body takes milliseconds.
+BODY_TIMEOUT_SECONDS = 30
 
 
 def create_app(worker: ServeWorker, *, api_key: str | None = None,
                access: Access | None = None,
-               send_timeout: float = SEND_TIMEOUT_SECONDS) -> FastAPI:
+               send_timeout: float = SEND_TIMEOUT_SECONDS,
+               body_timeout: float = BODY_TIMEOUT_SECONDS,
+               file_limits: FileLimits = FileLimits()) -> FastAPI:
     """The routes over `worker`: serve's own engine thread, or the window's (its model may
     change while it serves, so its id is read per request). `access` says which hosts and
-    origins are answered (default: this machine's loopback names on port 8080)."""
-    app = FastAPI(title="Draftlight", docs_url=None, redoc_url=None, openapi_url=None)
+    origins are answered (default: this machine's loopback names on port 8080). The readers
+    of file parts stop when the server does (lifespan)."""
+    readers = DocumentReaders(file_limits)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        await asyncio.to_thread(readers.close)
+
+    app = FastAPI(title="Draftlight", docs_url=None, redoc_url=None, openapi_url=None,
+                  lifespan=lifespan)
+    timeouts = (send_timeout, body_timeout)
     _add_guards(app, access or access_for("127.0.0.1", 8080))
     _add_error_handlers(app)
     authorise = _authoriser(api_key)
@@ -56,12 +76,12 @@ def create_app(worker: ServeWorker, *, api_key: str | None = None,
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request):
         authorise(request)
-        return await _chat_completion(request, worker, send_timeout)
+        return await _chat_completion(request, worker, readers, timeouts)
 
     @app.post("/v1/completions")
     async def completions(request: Request):
         authorise(request)
-        return await _chat_completion(request, worker, send_timeout, text=True)
+        return await _chat_completion(request, worker, readers, timeouts, text=True)
 
     return app
 
@@ -111,16 +131,24 @@ def _authoriser(api_key: str | None):
     return authorise
 
 
-async def _chat_completion(request: Request, worker: ServeWorker, send_timeout: float, *,
-                           text: bool = False):
+async def _chat_completion(request: Request, worker: ServeWorker, readers: DocumentReaders,
+                           timeouts: tuple[float, float], *, text: bool = False):
     """POST /v1/chat/completions (or with `text`, /v1/completions: text_completion.py): the
-    request queued on `worker`, answered as JSON or streamed; the job is cancelled when the
-    client leaves or the request fails."""
-    model_id = worker.model_id
-    # Off the event loop: a request's attachments are read (in a bounded process, which
-    # may take seconds), and every other request goes on being answered meanwhile.
-    chat = await asyncio.to_thread(parse_completion_request if text else parse_chat_request,
-                                   await _body(request), model_id=model_id, n_ctx=worker.n_ctx)
+    request read (its files by `readers`), queued on `worker`, answered as JSON or streamed;
+    its reading or its job is cancelled when the client leaves or the request fails."""
+    model_id, (send_timeout, body_timeout) = worker.model_id, timeouts
+    # Off the event loop: a request's fields are checked on a thread and its documents read
+    # in bounded processes (seconds), and every other request goes on being answered.
+    reading = (asyncio.to_thread(parse_completion_request, await _body(request, body_timeout),
+                                 model_id=model_id, n_ctx=worker.n_ctx) if text
+               else chat_request_from(await _body(request, body_timeout), model_id=model_id,
+                                      n_ctx=worker.n_ctx, readers=readers))
+    gone = asyncio.create_task(_disconnected(request))
+    try:
+        chat = await _until_gone(reading, gone)
+    except BaseException:
+        gone.cancel()
+        raise
     loop = asyncio.get_running_loop()
     items: asyncio.Queue = asyncio.Queue()
     job = Job(chat, _deliver_to(loop, items))
@@ -130,7 +158,6 @@ async def _chat_completion(request: Request, worker: ServeWorker, send_timeout: 
         raise ApiError(429, "the server is busy: too many requests are waiting; retry later",
                        type="rate_limit_error", code="queue_full",
                        headers={"Retry-After": str(RETRY_AFTER_SECONDS)}) from None
-    gone = asyncio.create_task(_disconnected(request))
     try:
         first = await _next(items, gone)
         if isinstance(first, ApiError):
@@ -152,18 +179,26 @@ async def _chat_completion(request: Request, worker: ServeWorker, send_timeout: 
     return JSONResponse(reply.completion(item))
 
 
-async def _body(request: Request) -> bytes:
-    """The request body, or 413 once it passes MAX_BODY_BYTES (before all of it is read)."""
+async def _body(request: Request, seconds: float) -> bytes:
+    """The request body, or 413 once it passes MAX_BODY_BYTES (before all of it is read), or
+    408 when it has not all come within `seconds`."""
     too_large = ApiError(413, f"the request body is larger than {MAX_BODY_BYTES // 2**20} MiB",
                          code="request_too_large")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise too_large
     body = bytearray()
-    async for part in request.stream():
-        body += part
-        if len(body) > MAX_BODY_BYTES:
-            raise too_large
+    try:
+        async with asyncio.timeout(seconds):
+            async for part in request.stream():
+                body += part
+                if len(body) > MAX_BODY_BYTES:
+                    raise too_large
+    except TimeoutError:
+        raise ApiError(408, f"the request body did not all arrive within {seconds:g} s",
+                       code="request_timeout", headers={"Connection": "close"}) from None
+    except ClientDisconnect:
+        raise ClientGone from None
     return bytes(body)
 
 
@@ -187,6 +222,23 @@ async def _disconnected(request: Request) -> None:
     """Returns when the client disconnects (the body has been read: nothing else arrives)."""
     while (await request.receive())["type"] != "http.disconnect":
         pass
+
+
+async def _until_gone(work, gone: asyncio.Task):
+    """`work`'s result; raises ClientGone if the client disconnects first, after cancelling
+    `work` (a document being read for it is stopped)."""
+    task = asyncio.ensure_future(work)
+    try:
+        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # the server stops
+        task.cancel()
+        raise
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(BaseException):  # how it ended is news to nobody
+            await task
+        raise ClientGone
+    return task.result()
 
 
 async def _next(items: asyncio.Queue, gone: asyncio.Task):

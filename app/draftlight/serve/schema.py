@@ -1,12 +1,13 @@
 """The API's requests as plain data: validation of a chat completion request (pydantic models,
-their complaints in this API's words), and the error answer (OpenAI's shape); the answers'
-bodies are serve/answer_bodies.py's. No I/O here, so every rule is tested without a
-model or a socket (tests/serve/test_serve_logic.py, tests/serve/test_serve_fuzz.py)."""
+their complaints in this API's words, as api_error.ApiError); the answers' bodies are
+serve/answer_bodies.py's. A request is checked first, its file parts identified but not read
+(checked_chat_request), then made once their text is read (CheckedChat.request): serve reads
+them in its own bounded readers (file_reading.py), parse_chat_request here. No I/O besides
+that, so every rule is tested without a model or a socket (tests/serve/test_serve_logic.py,
+tests/serve/test_serve_fuzz.py)."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Optional, Union
@@ -14,7 +15,10 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import BaseModel, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from draftlight.engine.core.sampling import SamplingParams
-from draftlight.store.attachments import AttachmentError, attachment_from_bytes, with_attachments
+from draftlight.serve.api_error import ApiError
+from draftlight.serve.file_parts import (MAX_REQUEST_FILE_TEXT, FileToRead, charged, file_error,
+                                         identified_part)
+from draftlight.store.attachments import Attachment, AttachmentError, Document, with_attachments
 
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 MAX_STOPS = 4  # as OpenAI
@@ -36,21 +40,6 @@ UNSUPPORTED = {
     "presence_penalty": "0", "frequency_penalty": "0", "logit_bias": "no bias",
     "audio": "no audio", "response_format": "{'type': 'text'}", "modalities": "['text']",
 }
-
-
-class ApiError(Exception):
-    """An answer with an HTTP error status and OpenAI's error body."""
-
-    def __init__(self, status: int, message: str, *, code: str | None = None,
-                 param: str | None = None, type: str = "invalid_request_error",
-                 headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status, self.message, self.code, self.param = status, message, code, param
-        self.type, self.headers = type, headers or {}
-
-    def body(self) -> dict:
-        return {"error": {"message": self.message, "type": self.type, "param": self.param,
-                          "code": self.code}}
 
 
 @dataclass(frozen=True)
@@ -148,9 +137,55 @@ RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_eq
 
 
 def parse_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> ChatRequest:
-    """Validate a POST /v1/chat/completions body; raise ApiError (4xx) on anything wrong.
-    `n_ctx`, the context window, is the largest `max_tokens`; the default is
-    DEFAULT_MAX_TOKENS, or n_ctx where that is smaller."""
+    """Validate a POST /v1/chat/completions body and read its file parts here, in the app's
+    one document reader (serve reads them in readers of its own: file_reading.read_files);
+    raise ApiError (4xx) on anything wrong. `n_ctx`, the context window, is the largest
+    `max_tokens`; the default is DEFAULT_MAX_TOKENS, or n_ctx where that is smaller."""
+    checked = checked_chat_request(body, model_id=model_id, n_ctx=n_ctx)
+    attachments, left = [], MAX_REQUEST_FILE_TEXT
+    for file in checked.files:
+        found = file.found
+        if isinstance(found, Document):
+            try:
+                found = found.read(max_chars=left)
+            except AttachmentError as exc:
+                raise file_error(file, exc, MAX_REQUEST_FILE_TEXT) from None
+        left = charged(file, found, left, MAX_REQUEST_FILE_TEXT)
+        attachments.append(found)
+    return checked.request(attachments)
+
+
+@dataclass(frozen=True)
+class CheckedChat:
+    """A chat request whose fields are all valid, its file parts identified but no document's
+    text read yet: that may take seconds and millions of characters, so the caller reads them
+    within its bounds and then makes the request (`request`)."""
+    messages: tuple[tuple[str, tuple[str | int, ...]], ...]  # (role, texts and file indices)
+    params: SamplingParams
+    stream: bool
+    include_usage: bool
+    stop: tuple[str, ...]
+    prediction: str | None
+    files: tuple[FileToRead, ...]
+
+    def request(self, attachments: list[Attachment]) -> ChatRequest:
+        """The request, `attachments` being the text of `files`, in their order. ApiError
+        (400) if no user message has text."""
+        messages = []
+        for role, parts in self.messages:
+            texts = [p for p in parts if isinstance(p, str)]
+            files = [attachments[p] for p in parts if isinstance(p, int)]
+            messages.append({"role": role, "content": with_attachments("".join(texts), files)})
+        if not any(m["content"].strip() for m in messages if m["role"] == "user"):
+            raise ApiError(400, "the messages hold no user message with text", param="messages")
+        return ChatRequest(messages=messages, params=self.params, stream=self.stream,
+                           include_usage=self.include_usage, stop=self.stop,
+                           prediction=self.prediction)
+
+
+def checked_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> CheckedChat:
+    """Validate a POST /v1/chat/completions body, its file parts identified but not read;
+    raise ApiError (4xx) on anything wrong."""
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
@@ -174,8 +209,9 @@ def parse_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> ChatRequest
     if len(prediction) > MAX_PREDICTION_CHARS:
         raise ApiError(400, f"'prediction' is longer than {MAX_PREDICTION_CHARS:,} characters",
                        param="prediction")
-    return ChatRequest(
-        messages=_messages(chat.messages),
+    files: list[FileToRead] = []
+    return CheckedChat(
+        messages=_messages(chat.messages, files),
         params=SamplingParams(
             temperature=DEFAULT_TEMPERATURE if chat.temperature is None else chat.temperature,
             top_p=1.0 if chat.top_p is None else chat.top_p,
@@ -183,7 +219,8 @@ def parse_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> ChatRequest
         stream=bool(chat.stream),
         include_usage=bool(chat.stream_options and chat.stream_options.include_usage is True),
         stop=_stops(chat.stop),
-        prediction=prediction or None)
+        prediction=prediction or None,
+        files=tuple(files))
 
 
 def _field_error(error: dict) -> ApiError:
@@ -221,39 +258,14 @@ def _refuse_unsupported(data: dict) -> None:
                        param=name, code="unsupported_parameter")
 
 
-def _text(content, where: str = "prediction.content") -> str:
-    """A content's text; its file parts' text (a PDF's text layer, a Word document's
-    paragraphs, …) under a header naming each file, before the rest, as the window attaches
-    files. ApiError (400) for a file part whose data cannot be read."""
-    if isinstance(content, str):
-        return content
-    files, texts = [], []
-    for j, part in enumerate(content):
-        if isinstance(part, TextPart):
-            texts.append(part.text)
-        else:
-            files.append(_attachment(part, f"{where}[{j}].file"))
-    return with_attachments("".join(texts), files)
+def _text(content) -> str:
+    """A prediction's text: a string, or its text parts joined."""
+    return content if isinstance(content, str) else "".join(part.text for part in content)
 
 
-def _attachment(part: FilePart, where: str):
-    data = part.file.file_data
-    if data.startswith("data:"):
-        data = data.partition(",")[2]
-    try:
-        raw = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        raise ApiError(400, f"{where}.file_data must be base64 (or a data: URL of it)",
-                       param=f"{where}.file_data") from None
-    name = part.file.filename.replace("\n", " ").strip()[:200] or "attached file"
-    try:
-        return attachment_from_bytes(name, raw)
-    except AttachmentError as exc:
-        raise ApiError(400, f"{where}: {exc}", param=f"{where}.file_data",
-                       code="unsupported_file") from None
-
-
-def _messages(raw: list[MessageBody]) -> list[dict[str, str]]:
+def _messages(raw: list[MessageBody], files: list[FileToRead]):
+    """Each message as (role, its texts and the indices in `files` of its file parts, in
+    order); its file parts identified and added to `files`."""
     messages = []
     for i, message in enumerate(raw):
         where = f"messages[{i}]"
@@ -263,11 +275,18 @@ def _messages(raw: list[MessageBody]) -> list[dict[str, str]]:
         if message.tool_calls or message.function_call:
             raise ApiError(400, f"{where}: tool calls are not supported",
                            param=f"{where}.tool_calls", code="unsupported_parameter")
-        messages.append({"role": ROLES[message.role],
-                         "content": _text(message.content, f"{where}.content")})
-    if not any(m["content"].strip() for m in messages if m["role"] == "user"):
-        raise ApiError(400, "the messages hold no user message with text", param="messages")
-    return messages
+        content = message.content
+        parts: list[str | int] = []
+        for j, part in enumerate([content] if isinstance(content, str) else content):
+            if isinstance(part, str) or isinstance(part, TextPart):
+                parts.append(part if isinstance(part, str) else part.text)
+                continue
+            part_where = f"{where}.content[{j}].file"
+            files.append(FileToRead(part_where, identified_part(
+                part.file.file_data, part.file.filename, part_where)))
+            parts.append(len(files) - 1)
+        messages.append((ROLES[message.role], tuple(parts)))
+    return tuple(messages)
 
 
 def _stops(raw: str | list[str] | None) -> tuple[str, ...]:

@@ -117,9 +117,7 @@ def attachment_from_bytes(name: str, data: bytes) -> Attachment:
     Raises:
         AttachmentError: empty, or not text nor a document whose text can be read."""
     found = identified(name, data)
-    if isinstance(found, Document):
-        return found.read_with(_reader(READ_SECONDS, READ_MEMORY))
-    return found
+    return found.read() if isinstance(found, Document) else found
 
 
 def identified(name: str, data: bytes) -> Attachment | Document:
@@ -167,6 +165,10 @@ class Document:
     name: str
     payload: str  # base64 of the file's bytes; an HTML page's text as it is
     sha256: str  # of the file's bytes
+
+    def read(self, *, max_chars: int = MAX_DOCUMENT_TEXT) -> Attachment:
+        """Its attachment, its text read in this app's one shared reader (read_with)."""
+        return self.read_with(_reader(READ_SECONDS, READ_MEMORY), max_chars=max_chars)
 
     def read_with(self, reader: BoundedChild, *, max_chars: int = MAX_DOCUMENT_TEXT,
                   seconds: float | None = None) -> Attachment:
