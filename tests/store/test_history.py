@@ -4,11 +4,14 @@ search, and a damaged database left untouched (no Qt)."""
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 
 import pytest
 
 from draftlight import paths
-from draftlight.store.history import COMPLETE, INTERRUPTED, History, HistoryError, history_path
+from draftlight.store.history import (COMPLETE, INTERRUPTED, History, HistoryError,
+                                      HistoryUnavailable, history_path)
 
 
 @pytest.fixture
@@ -294,3 +297,87 @@ def test_a_version_1_history_is_migrated_and_its_messages_found_by_search():
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] >= 2
     db.close()
+
+
+# --- issue 76, hole 12: a lock as the history opens is no damage ----------------------------
+
+
+@pytest.fixture
+def held_whole():
+    """hold() -> another program holds the whole file, reads included (SQLite's exclusive
+    locking mode: a backup tool, sqlite3 in a terminal), until let_go()."""
+    held = []
+
+    def hold():
+        other = sqlite3.connect(history_path(), isolation_level=None, check_same_thread=False)
+        other.execute("PRAGMA locking_mode=EXCLUSIVE")
+        other.execute("BEGIN EXCLUSIVE")
+        other.execute("UPDATE conversations SET title = title")
+        held.append(other)
+
+    def let_go():
+        while held:
+            other = held.pop()
+            other.execute("COMMIT")
+            other.close()  # exclusive mode keeps the lock till the connection closes
+
+    hold.let_go = let_go
+    yield hold
+    let_go()
+
+
+def _kept_history() -> int:
+    h = History()
+    cid = h.create_conversation("kept")
+    h.add_message(cid, "user", "hello")
+    h.close()
+    return cid
+
+
+def test_a_history_held_as_it_opens_waits_and_is_never_called_damaged(held_whole):
+    """It was opened read-only ("cannot be used (database is locked)") with an empty list that
+    stayed empty, and the banner's advice set the healthy file aside as .corrupt-…"""
+    cid = _kept_history()
+    held_whole()
+    h = History(check_in_background=True)
+    assert not h.read_only and h.problem is None and h.settle() is None
+    wait_for(lambda: h.lock_notice)
+    assert "another program holds history.sqlite3" in h.lock_notice
+    assert h.conversations() == [] and not h.check_answered()
+    with pytest.raises(HistoryUnavailable, match="busy"):  # kept by the window, written later
+        h.add_message(cid, "user", "while held")
+    held_whole.let_go()
+    wait_for(h.check_answered)
+    assert h.settle() is None and not h.read_only and h.lock_notice is None
+    assert [c.title for c in h.conversations()] == ["kept"]
+    h.add_message(cid, "user", "after")
+    assert [m.text for m in h.messages(cid)] == ["hello", "after"]
+    h.close()
+    assert not list(history_path().parent.glob("*corrupt*"))
+
+
+def test_a_lock_of_a_moment_is_waited_for_where_no_window_goes_on_meanwhile(held_whole):
+    _kept_history()
+    held_whole()
+    threading.Timer(0.5, held_whole.let_go).start()
+    h = History()  # the command line's: waits up to OPEN_PATIENCE for the lock
+    assert h.problem is None and not h.read_only
+    assert [c.title for c in h.conversations()] == ["kept"]
+    h.close()
+
+
+def test_a_history_closed_while_held_does_not_wait_for_the_lock(held_whole):
+    _kept_history()
+    held_whole()
+    h = History(check_in_background=True)
+    wait_for(lambda: h.lock_notice)
+    started = time.monotonic()
+    h.close()
+    assert time.monotonic() - started < 1
+
+
+def wait_for(condition, seconds: float = 10.0):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "waited too long"
+        time.sleep(0.02)

@@ -1,7 +1,12 @@
 """The history's file: opened so that a damaged or newer file is never written (checked before
 the first write, even before WAL mode is switched on, which rewrites its header), read-only with
 `problem` saying why, moved aside on request (`start_fresh`), and every sqlite error as a
-HistoryError of one line. History (history.py) is what is kept in it."""
+HistoryError of one line. History (history.py) is what is kept in it.
+
+A file another program holds when it is opened is neither damaged nor read-only: it is read once
+that program lets go (history_check.py waits for it), and until then the history is empty,
+`lock_notice` says why, and a write is HistoryUnavailable (the window keeps it and writes it
+later)."""
 
 from __future__ import annotations
 
@@ -12,8 +17,12 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from draftlight.store.history_check import IntegrityCheck
+from draftlight.store.history_check import IntegrityCheck, held_by_another
 from draftlight.store.history_schema import SCHEMA_VERSION, migrate
+
+# How long opening waits for another program's lock, where no window is there to go on
+# meanwhile (the command line, a bench); the window waits on the check's thread instead
+OPEN_PATIENCE = 5.0
 
 
 class HistoryError(Exception):
@@ -77,7 +86,16 @@ class HistoryFile:
             check = db.execute("PRAGMA quick_check").fetchone()[0]
             self._checked(None if check == "ok" else f"{self.path.name} is damaged ({check})")
         except sqlite3.DatabaseError as exc:
-            self._unusable(db, exc)
+            if not held_by_another(exc):
+                self._unusable(db, exc)
+                return
+            if db is not None:
+                db.close()
+            self._db = None  # nothing is read until the check has read the file
+            self._check = IntegrityCheck(self.path, self.busy_timeout)
+            if not self._background and self._check.wait(OPEN_PATIENCE) is None \
+                    and self._check.answered:
+                self.settle()
 
     def _unusable(self, db: sqlite3.Connection | None, exc: sqlite3.DatabaseError) -> None:
         if db is not None:
@@ -85,8 +103,10 @@ class HistoryFile:
         self._db = None
         self._open_read_only(f"{self.path.name} cannot be used ({exc})")
 
-    def _checked(self, damage: str | None) -> None:
+    def _checked(self, damage: str | None, version: int | None = None) -> None:
         """The check's answer: WAL and writes when the file is sound, read-only if not."""
+        if damage is None and version is not None and version > SCHEMA_VERSION:
+            damage = f"{self.path.name} was written by a newer Draftlight"
         if damage is not None:
             self._db.close()
             self._db = None
@@ -99,15 +119,34 @@ class HistoryFile:
         """Whether `settle()` would return at once (no check runs, or it has answered)."""
         return self._check is None or self._check.answered
 
+    @property
+    def lock_notice(self) -> str | None:
+        """While another program holds the file and the history waits to read it: one line
+        saying so; None otherwise."""
+        if self._check is None or not self._check.waiting_for_lock:
+            return None
+        return (f"History is busy: another program holds {self.path.name}; it is read and "
+                f"saved to once that program lets go.")
+
     def settle(self) -> str | None:
         """Wait for the background check, if one runs, and act on its answer: the file
-        becomes writable, or read-only with `problem` saying why. Returns `problem`."""
-        check, self._check = self._check, None
-        if check is not None:
+        becomes writable, or read-only with `problem` saying why. Returns `problem`. While
+        another program holds the file, returns at once (None): see `lock_notice`."""
+        check = self._check
+        while check is not None and not check.answered and not check.waiting_for_lock:
+            check.wait(0.05)
+        if check is not None and check.answered:
+            self._check = None
             try:
-                self._checked(check.wait())
+                damage = check.wait()
+                if self._db is None and damage is None:  # held by another when it opened
+                    self._db = self._connect(str(self.path))
+                self._checked(damage, check.version)
             except sqlite3.DatabaseError as exc:
-                self._unusable(self._db, exc)
+                if held_by_another(exc):  # held again since the check: it waits once more
+                    self._check = IntegrityCheck(self.path, self.busy_timeout)
+                else:
+                    self._unusable(self._db, exc)
         return self.problem
 
     def _connect(self, target: str, read_only: bool = False) -> sqlite3.Connection:
@@ -161,6 +200,7 @@ class HistoryFile:
 
     def close(self) -> None:
         if self._check is not None:  # its connection is closed before the file is let go
+            self._check.stop()
             self._check.wait()
             self._check = None
         if self._db is not None:
@@ -168,6 +208,9 @@ class HistoryFile:
             self._db = None
 
     def _writable(self) -> sqlite3.Connection:
+        if self.lock_notice:  # the window keeps the write and tries it again later
+            raise HistoryUnavailable(f"history is busy (another program holds "
+                                     f"{self.path.name})")
         self.settle()  # nothing is written before the file is known to be sound
         if self._db is None or self.read_only:
             raise HistoryError(self.problem or "history is closed")

@@ -108,3 +108,38 @@ def test_a_history_that_cannot_be_read_gives_one_line_in_rename_delete_and_expor
         action()  # before the fix: HistoryUnavailable escaped here
         assert window.banner.isVisible(), window_state(window)
         assert "disk I/O error" in window.banner.label.text()
+
+
+def test_a_history_held_as_the_window_opens_is_busy_then_read_never_set_aside(qtbot):
+    """Issue 76, hole 12: another program holding the whole file for a moment as the window
+    opened left it read-only with an empty list after the lock was gone, and the banner's
+    "Start a new history" renamed the healthy file .corrupt-…"""
+    from draftlight.settings import load_settings
+    from draftlight.store.history import History
+    from tests.support.real_window import window_opener
+    from tests.support.scripted_engine import ScriptedFactory
+    kept = History()
+    kept.add_message(kept.create_conversation("kept"), "user", "hello")
+    kept.close()
+    other = sqlite3.connect(history_path(), isolation_level=None)
+    other.execute("PRAGMA locking_mode=EXCLUSIVE")  # reads refused too, till it closes
+    other.execute("BEGIN EXCLUSIVE")
+    other.execute("UPDATE conversations SET title = title")
+    with window_opener(qtbot) as opener:
+        window = opener(load_settings()[0], History(check_in_background=True),
+                        factory=ScriptedFactory())
+        wait_until(qtbot, lambda: "History is busy" in window.banner.label.text(),
+                   "the busy line", 5_000, lambda: window_state(window))
+        assert window.conversations.list.count() == 0 and not window.history.read_only
+        assert window.banner.action_button.isHidden()  # nothing to set aside
+        other.execute("COMMIT")
+        other.close()
+        wait_until(qtbot, lambda: window.conversations.list.count() == 1, "the list read",
+                   10_000, lambda: window_state(window))
+        assert "History is busy" not in window.banner.label.text()
+        assert window.history.problem is None and not window.history.read_only
+        wait_until(qtbot, lambda: window.ready, "the models to load", 10_000)
+        send_and_wait(qtbot, window, "written after")
+        assert any(m.text == "written after" for c in window.history.conversations()
+                   for m in window.history.messages(c.id))
+    assert not list(history_path().parent.glob("*corrupt*"))

@@ -82,7 +82,8 @@ class MainWindow(WindowWiring, WindowModels, QMainWindow):
         restore_place(self)
         if settings_message:
             self.banner.show_message(settings_message)
-        self.history_settle = HistorySettle(history, self._history_problem, self)
+        self.history_settle = HistorySettle(history, self._history_problem, self,
+                                            on_lock=self._history_lock)
         self._update_actions()
         self.models.load()
         # after the first paint: the scan's thread would hold the GIL while the window is built
@@ -93,6 +94,16 @@ class MainWindow(WindowWiring, WindowModels, QMainWindow):
         if late:  # the list was read before the check answered
             self.conversations.refresh()
             self._update_actions()
+
+    def _history_lock(self, line: str, held: bool) -> None:
+        """Another program held the history as the window opened, or has let it go: the
+        list, empty till then, is read."""
+        if held:
+            self.banner.show_message(line)
+            return
+        self.banner.withdraw(line)
+        self.conversations.refresh()
+        self._update_actions()
 
     @property
     def ready(self) -> bool:
