@@ -100,24 +100,27 @@ class FakeChatModel(FakeBackend):
     Like K-quant weights on llama.cpp's CPU backend, a pass over several tokens can give other
     logits than one token at a time: `batch_drift` adds up to that much to each batched row.
     Every `rival_every`-th byte of the reply has a rival byte `rival_gap` below it: a near-tie
-    that such a drift can flip."""
+    that such a drift can flip. Another `template` (a real model's) names its own assistant
+    `header`, after which the reply is written."""
 
     vocab_type = 2
 
     def __init__(self, reply, *, n_ctx: int = 4096, confidence: float = 12.0,
                  noise: float = 0.0, batch_drift: float = 0.0, rival_every: int = 0,
-                 rival_gap: float = 0.05) -> None:
+                 rival_gap: float = 0.05, template: str = CHAT_TEMPLATE,
+                 header: bytes = ASSISTANT) -> None:
         super().__init__(N_BYTES + 2, self._logits)
         self.reply, self.n_ctx = reply, n_ctx
+        self.template, self.header = template, header
         self.confidence, self.noise = confidence, noise
         self.batch_drift, self.rival_every, self.rival_gap = batch_drift, rival_every, rival_gap
         self.closed = False
 
     def _logits(self, prefix: tuple[int, ...]) -> np.ndarray:
         data = bytes(t for t in prefix if t < N_BYTES)
-        header = data.rfind(ASSISTANT)
+        header = data.rfind(self.header)
         answer = self.reply(data[:header]) if header >= 0 else b""
-        written = data[header + len(ASSISTANT):] if header >= 0 else b""
+        written = data[header + len(self.header):] if header >= 0 else b""
         # After the header, the model says `answer`; once written (or off script), EOS.
         on_script = answer.startswith(written) and len(written) < len(answer)
         target = answer[len(written)] if on_script else EOS
@@ -167,7 +170,7 @@ class FakeChatModel(FakeBackend):
     bos, eos, add_bos = BOS, EOS, False
 
     def metadata(self) -> dict[str, str]:
-        return {"tokenizer.chat_template": CHAT_TEMPLATE}
+        return {"tokenizer.chat_template": self.template}
 
     def close(self) -> None:
         self.closed = True

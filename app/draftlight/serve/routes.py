@@ -36,6 +36,7 @@ from draftlight.serve.serve_worker import ServeWorker, Finished, Job
 from draftlight.serve.file_reading import DocumentReaders, FileLimits, chat_request_from
 from draftlight.serve.completion_schema import parse_completion_request
 from draftlight.serve.text_completion import TextCompletionReply
+from draftlight.serve.tool_calls import ToolCallReader, answered_with_calls
 
 RETRY_AFTER_SECONDS = 2
 SEND_TIMEOUT_SECONDS = 30  # a stream the client stops reading for this long is cancelled
@@ -162,7 +163,8 @@ async def _chat_completion(request: Request, worker: ServeWorker, readers: Docum
         first = await _next(items, gone)
         if isinstance(first, ApiError):
             raise first
-        reply = (TextCompletionReply if text else Reply)(chat, model_id, first.prompt_tokens)
+        reply = (TextCompletionReply(chat, model_id, first.prompt_tokens) if text
+                 else Reply(chat, model_id, first.prompt_tokens, tools=first.tools))
         if chat.stream:  # from here sse-starlette watches the client
             gone.cancel()
             return EventSourceResponse(_stream(reply, items, job), ping=15,
@@ -256,8 +258,10 @@ async def _next(items: asyncio.Queue, gone: asyncio.Task):
 class Reply:
     """The identity of one completion and the JSON bodies that carry it."""
 
-    def __init__(self, chat: ChatRequest, model_id: str, prompt_tokens: int) -> None:
+    def __init__(self, chat: ChatRequest, model_id: str, prompt_tokens: int, *,
+                 tools=None) -> None:
         self.chat, self.model, self.prompt_tokens = chat, model_id, prompt_tokens
+        self.tools = tools  # the ToolPlan its calls are read by (tool_plan.py), or None
         self.id = f"chatcmpl-{uuid.uuid4().hex}"
         self.created = int(time.time())
 
@@ -266,14 +270,17 @@ class Reply:
                           ensure_ascii=False)
 
     def completion(self, done: Finished) -> dict:
-        return completion(self.id, self.created, self.model, done.text,
+        body = completion(self.id, self.created, self.model, done.text,
                           finish_reason(done.finish_reason), usage(done.stats, done.prompt_tokens))
+        return answered_with_calls(body, self.tools, done.text) if self.tools else body
 
 
 async def _stream(reply: Reply, items: asyncio.Queue, job: Job):
     """Server-sent events: a role chunk, one chunk per token with its provenance, a chunk with
     the finish reason and usage, then [DONE]. sse-starlette cancels this generator when the
     client disconnects; `finally` then cancels the job."""
+    # a reply that may call tools: its text is read into content and tool_calls deltas
+    calls = ToolCallReader(reply.tools) if getattr(reply, "tools", None) else None
     try:
         yield {"data": reply.chunk({"role": "assistant", "content": ""})}
         while True:
@@ -283,11 +290,17 @@ async def _stream(reply: Reply, items: asyncio.Queue, job: Job):
                 if item.origin is not None:  # a file part's span: that file, page or line
                     provenance["origin"] = attachment_origin(item.origin,
                                                              reply.chat.messages).record()
-                yield {"data": reply.chunk({"content": item.text}, provenance=provenance)}
+                for delta in calls.feed(item.text) if calls else [{"content": item.text}]:
+                    yield {"data": reply.chunk(delta, provenance=provenance)}
             elif isinstance(item, Finished):
                 use = usage(item.stats, item.prompt_tokens)
-                yield {"data": reply.chunk({}, finish=finish_reason(item.finish_reason),
-                                           usage_=use)}
+                finish, note = finish_reason(item.finish_reason), None
+                if calls is not None:
+                    for delta in calls.finish():
+                        yield {"data": reply.chunk(delta)}
+                    finish = "tool_calls" if calls.calls else finish
+                    note = {"tool_call_error": calls.error} if calls.error else None
+                yield {"data": reply.chunk({}, finish=finish, usage_=use, provenance=note)}
                 if reply.chat.include_usage:
                     yield {"data": reply.chunk({}, usage_=use, choices=False)}
                 break

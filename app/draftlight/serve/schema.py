@@ -18,9 +18,11 @@ from draftlight.engine.core.sampling import SamplingParams
 from draftlight.serve.api_error import ApiError
 from draftlight.serve.file_parts import (MAX_REQUEST_FILE_TEXT, FileToRead, charged, file_error,
                                          identified_part)
+from draftlight.serve.tool_request import ToolRequest, message_tool_keys, tool_request
 from draftlight.store.attachments import Attachment, AttachmentError, Document, with_attachments
 
-ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
+         "tool": "tool"}  # a tool message answers an assistant's call (tool_request.py)
 MAX_STOPS = 4  # as OpenAI
 # Bounds on a request (413 or 400 past them), so one request cannot take the server's memory:
 MAX_BODY_BYTES = 4 * 2**20  # the JSON body
@@ -35,8 +37,8 @@ DEFAULT_TEMPERATURE = 1.0  # OpenAI's default when a request gives none
 # Parameters whose non-default values would change the reply in ways the engine cannot do:
 # refused, not silently ignored. (name, what is accepted)
 UNSUPPORTED = {
-    "tools": "no tools", "functions": "no functions", "tool_choice": "'none'",
-    "function_call": "'none'", "logprobs": "false", "top_logprobs": "0",
+    "functions": "no functions (send 'tools')", "function_call": "'none' (send 'tool_choice')",
+    "logprobs": "false", "top_logprobs": "0",
     "presence_penalty": "0", "frequency_penalty": "0", "logit_bias": "no bias",
     "audio": "no audio", "response_format": "{'type': 'text'}", "modalities": "['text']",
 }
@@ -50,6 +52,7 @@ class ChatRequest:
     include_usage: bool = False  # stream_options.include_usage: a last chunk with usage only
     stop: tuple[str, ...] = ()
     prediction: str | None = None  # Predicted Outputs: text the reply is expected to resemble
+    tools: ToolRequest | None = None  # functions the model may call (tool_request.py)
 
 
 class TextPart(BaseModel):
@@ -75,8 +78,9 @@ PredictionContent = Union[StrictStr, list[TextPart]]
 
 class MessageBody(BaseModel):
     role: StrictStr  # checked against ROLES below, so the message can name what was sent
-    content: Content
-    tool_calls: Any = None
+    content: Optional[Content] = None  # None only beside an assistant's tool_calls
+    tool_calls: Any = None  # checked by tool_request.message_tool_keys, as is tool_call_id
+    tool_call_id: Any = None
     function_call: Any = None
 
 
@@ -115,8 +119,8 @@ FIELD_ERRORS = {
     "messages": ("'messages' must be a non-empty list",
                  f"'messages' may hold at most {MAX_MESSAGES} messages"),
     "messages[]": ("{where} must be an object", None),
-    "messages[].role": ("{where} must be one of system, developer, user, assistant (got {got})",
-                        None),
+    "messages[].role": ("{where} must be one of system, developer, user, assistant, tool "
+                        "(got {got})", None),
     "messages[].content": ("{where} must be a string or a list of text and file parts "
                            "(file parts as {\"type\": \"file\", \"file\": {\"file_data\": "
                            "BASE64, \"filename\": NAME}})", None),
@@ -167,20 +171,23 @@ class CheckedChat:
     stop: tuple[str, ...]
     prediction: str | None
     files: tuple[FileToRead, ...]
+    tools: ToolRequest | None = None
+    message_keys: tuple[dict, ...] = ()  # each message's tool_calls or tool_call_id, if any
 
     def request(self, attachments: list[Attachment]) -> ChatRequest:
         """The request, `attachments` being the text of `files`, in their order. ApiError
         (400) if no user message has text."""
         messages = []
-        for role, parts in self.messages:
+        for i, (role, parts) in enumerate(self.messages):
             texts = [p for p in parts if isinstance(p, str)]
             files = [attachments[p] for p in parts if isinstance(p, int)]
-            messages.append({"role": role, "content": with_attachments("".join(texts), files)})
+            messages.append({"role": role, "content": with_attachments("".join(texts), files),
+                             **(self.message_keys[i] if self.message_keys else {})})
         if not any(m["content"].strip() for m in messages if m["role"] == "user"):
             raise ApiError(400, "the messages hold no user message with text", param="messages")
         return ChatRequest(messages=messages, params=self.params, stream=self.stream,
                            include_usage=self.include_usage, stop=self.stop,
-                           prediction=self.prediction)
+                           prediction=self.prediction, tools=self.tools)
 
 
 def checked_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> CheckedChat:
@@ -210,8 +217,9 @@ def checked_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> CheckedCh
         raise ApiError(400, f"'prediction' is longer than {MAX_PREDICTION_CHARS:,} characters",
                        param="prediction")
     files: list[FileToRead] = []
+    messages = _messages(chat.messages, files)
     return CheckedChat(
-        messages=_messages(chat.messages, files),
+        messages=messages,
         params=SamplingParams(
             temperature=DEFAULT_TEMPERATURE if chat.temperature is None else chat.temperature,
             top_p=1.0 if chat.top_p is None else chat.top_p,
@@ -220,7 +228,11 @@ def checked_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> CheckedCh
         include_usage=bool(chat.stream_options and chat.stream_options.include_usage is True),
         stop=_stops(chat.stop),
         prediction=prediction or None,
-        files=tuple(files))
+        files=tuple(files),
+        tools=tool_request(data),
+        message_keys=tuple(message_tool_keys(m.role, m.tool_calls, m.tool_call_id,
+                                             f"messages[{i}]")
+                           for i, m in enumerate(chat.messages)))
 
 
 def _field_error(error: dict) -> ApiError:
@@ -271,11 +283,16 @@ def _messages(raw: list[MessageBody], files: list[FileToRead]):
         where = f"messages[{i}]"
         if message.role not in ROLES:
             raise ApiError(400, f"{where}.role must be one of system, developer, user, "
-                                f"assistant (got {message.role!r})", param=f"{where}.role")
-        if message.tool_calls or message.function_call:
-            raise ApiError(400, f"{where}: tool calls are not supported",
-                           param=f"{where}.tool_calls", code="unsupported_parameter")
+                                f"assistant, tool (got {message.role!r})", param=f"{where}.role")
+        if message.function_call:
+            raise ApiError(400, f"{where}.function_call is not supported: send tool_calls",
+                           param=f"{where}.function_call", code="unsupported_parameter")
         content = message.content
+        if content is None:  # OpenAI's assistant message that only calls tools
+            if not (message.role == "assistant" and message.tool_calls):
+                raise ApiError(400, FIELD_ERRORS["messages[].content"][0].replace(
+                    "{where}", f"{where}.content"), param=f"{where}.content")
+            content = ""
         parts: list[str | int] = []
         for j, part in enumerate([content] if isinstance(content, str) else content):
             if isinstance(part, str) or isinstance(part, TextPart):

@@ -31,6 +31,7 @@ from draftlight.engine.core.errors import EngineCrashed, EngineError
 from draftlight.engine.reply.events import Done, Progress, Stats, TextPiece
 from draftlight.serve.schema import ApiError, ChatRequest
 from draftlight.serve.stops import StopFilter
+from draftlight.serve.tool_plan import ToolPlan, planned, template_source
 from draftlight.modes import Mode
 
 log = logging.getLogger("draftlight.serve")
@@ -44,8 +45,10 @@ TIME_LIMIT_REASON = "time_limit"  # a Stats.stop_reason of serve's own: finish_r
 
 @dataclass(frozen=True)
 class Started:
-    """Before the engine's first event: the HTTP side answers with the prompt's size."""
+    """Before the engine's first event: the HTTP side answers with the prompt's size, and reads
+    the reply's tool calls by `tools` (tool_plan.py; None: it reads none)."""
     prompt_tokens: int
+    tools: ToolPlan | None = None
 
 
 @dataclass(frozen=True)
@@ -161,10 +164,17 @@ def run_job(engine, job: Job, mode: Mode, *,
     if request is None:  # cancelled after it was taken from the queue: nobody waits
         return
     deadline = None if time_limit is None else time.monotonic() + time_limit
+    plan = None
+    if getattr(request, "tools", None) is not None:  # here, where the model's template is known
+        try:
+            request, plan = planned(request, request.tools, template_source(engine))
+        except ApiError as exc:
+            job.deliver(exc)
+            return
     prompt_tokens = _prompt_that_fits(engine, job, request)
     if prompt_tokens is None:
         return
-    job.deliver(Started(prompt_tokens))
+    job.deliver(Started(prompt_tokens, tools=plan))
     raw = getattr(request, "raw_prompt", None)  # a text completion (completion_schema.py)
     events = engine.generate(request.messages, request.params, mode,
                              prediction=request.prediction,
