@@ -14,7 +14,7 @@ from draftlight.engine.text.tool_format import ToolFormat
 from draftlight.serve.api_error import ApiError
 from draftlight.serve.schema import ChatRequest
 from draftlight.serve.tool_calls import ToolCallReader, answered_with_calls
-from draftlight.serve.tool_plan import ToolPlan, planned
+from draftlight.serve.tool_plan import ToolPlan, planned, template_source
 from draftlight.serve.tool_request import message_tool_keys, tool_request
 
 QWEN = (Path(__file__).parents[1] / "support" / "chat_templates"
@@ -185,3 +185,22 @@ def test_a_template_without_tools_or_a_known_format_is_refused_in_one_line():
 def _body() -> dict:
     return {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""},
                          "finish_reason": "stop"}]}
+
+
+def test_the_template_is_the_engines_own_or_its_model_files():
+    from types import SimpleNamespace
+
+    from draftlight.engine.reply.generator import Engine
+    from draftlight.paths import bundled_model_path
+    from tests.support.fake_backend import CHAT_TEMPLATE, FakeChatModel, scripted_costs
+    engine = Engine(FakeChatModel(lambda prompt: b"", template=QWEN), cost_source=scripted_costs)
+    try:
+        assert template_source(engine) == QWEN
+    finally:
+        engine.close()
+    path = bundled_model_path()
+    if path is not None:  # the hosted engine: its spec names the model file
+        source = template_source(SimpleNamespace(spec=SimpleNamespace(target=str(path))))
+        assert "<|im_start|>" in source and source != CHAT_TEMPLATE
+    with pytest.raises(ApiError, match="renders prompts itself"):
+        template_source(SimpleNamespace(n_ctx=0))  # llama-server's engine
