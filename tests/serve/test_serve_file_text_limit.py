@@ -4,29 +4,18 @@ draw millions of characters, and a 57 KB request took serve to 3.5 GB."""
 
 from __future__ import annotations
 
-import base64
 import json
-import threading
 import time
 
-import psutil
 import pytest
 
 from draftlight.serve.file_parts import MAX_REQUEST_FILE_TEXT
 from draftlight.serve.file_reading import FileLimits
 from draftlight.store.documents import TextTooLong, docx_text, pdf_text
 from tests.support.hostile_attachments import docx_streamed, pdf_drawing_text
-from tests.support.serve_loopback import chat_body, request, serving
+from tests.support.peak_memory import PeakMemory
+from tests.support.serve_loopback import asking_about, file_part, request, serving
 from tests.support.waiting import slowness
-
-
-def file_part(name: str, data: bytes) -> dict:
-    return {"type": "file", "file": {"filename": name, "file_data": base64.b64encode(data).decode()}}
-
-
-def asking(*parts: dict) -> dict:
-    return chat_body(messages=[{"role": "user", "content": [*parts, {"type": "text",
-                                                                      "text": "Summarise."}]}])
 
 
 def test_a_pdf_stops_being_read_once_its_text_passes_the_limit():
@@ -43,30 +32,6 @@ def test_a_word_document_stops_being_read_once_its_text_passes_the_limit():
         docx_text(wordy, "wordy.docx", max_chars=1_000)
 
 
-class PeakMemory:
-    """This process's peak resident memory while it is open, sampled every 10 ms."""
-
-    def __enter__(self):
-        self.process = psutil.Process()
-        self.start = self.peak = self.process.memory_info().rss
-        self._stop = threading.Event()
-        self._sampler = threading.Thread(target=self._sample)
-        self._sampler.start()
-        return self
-
-    def _sample(self) -> None:
-        while not self._stop.wait(0.01):
-            self.peak = max(self.peak, self.process.memory_info().rss)
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._sampler.join()
-
-    @property
-    def growth_mb(self) -> float:
-        return (self.peak - self.start) / 2**20
-
-
 def test_pdfs_that_draw_millions_of_characters_get_413_with_memory_bounded():
     # 40 parts of 7 KB, each drawing 1 M characters: 40 M from under 400 KB of body. Before,
     # each was read whole (up to 16 M characters apiece) and all of it kept.
@@ -75,7 +40,7 @@ def test_pdfs_that_draw_millions_of_characters_get_413_with_memory_bounded():
     with serving(file_limits=limits) as server, PeakMemory() as memory:
         started = time.monotonic()
         status, _, answer = request(server, "POST", "/v1/chat/completions",
-                                    asking(*[part] * 40), timeout=120)
+                                    asking_about(*[part] * 40), timeout=120)
         took = time.monotonic() - started
     error = json.loads(answer)["error"]
     assert status == 413 and error["code"] == "file_text_too_large", error
@@ -88,8 +53,8 @@ def test_pdfs_that_draw_millions_of_characters_get_413_with_memory_bounded():
 def test_text_files_count_toward_the_same_limit():
     notes = file_part("notes.txt", b"a line of notes\n" * 4)  # 64 characters each
     with serving(file_limits=FileLimits(chars=100)) as server:
-        one = request(server, "POST", "/v1/chat/completions", asking(notes))
-        two = request(server, "POST", "/v1/chat/completions", asking(notes, notes))
+        one = request(server, "POST", "/v1/chat/completions", asking_about(notes))
+        two = request(server, "POST", "/v1/chat/completions", asking_about(notes, notes))
     assert one[0] == 200
     assert two[0] == 413 and json.loads(two[2])["error"]["code"] == "file_text_too_large"
 

@@ -6,17 +6,29 @@ Hypothesis draws the requests from strategies over the request JSON: the fields 
 each with values of the right shape and of every other JSON shape, plus unknown fields, and
 bodies that are not JSON at all. Runs are derandomised (the same cases every run) and keep no
 example database, so the suite writes nothing and gives the same verdict each time.
+
+File parts have a corpus of their own (tests/serve/file_parts/, made by
+tests/support/file_part_corpus.py): PDFs whose text multiplies as it is drawn, bombs, loops,
+nesting, broken and mislabelled files, each sent alone, many at once, under hostile names and
+mutated, all answered within their bounds without growing the server.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from draftlight.serve.file_reading import FileLimits
 from draftlight.serve.schema import ApiError, ChatRequest, parse_chat_request
-from tests.support.serve_loopback import MODEL, N_CTX, chat_body, request, serving
+from tests.support import file_part_corpus
+from tests.support.peak_memory import PeakMemory
+from tests.support.serve_loopback import (MODEL, N_CTX, ScriptedServeEngine, asking_about,
+                                          chat_body, file_part, request, serving, worker_over)
+from tests.support.waiting import slowness
 
 FUZZ = settings(derandomize=True, database=None, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -112,3 +124,81 @@ def test_the_routes_answer_thousands_of_odd_requests_and_then_a_valid_one():
         status, headers, body = request(server, "POST", "/v1/chat/completions", chat_body())
         assert status == 200
         check_answer(status, headers, body)
+
+
+CORPUS = sorted(file_part_corpus.FOLDER.iterdir())
+# Smaller than serve's own, so that the corpus runs in seconds: the same code stops a
+# request's reading at 4 Mi characters or 60 s.
+CORPUS_LIMITS = FileLimits(chars=200_000, seconds=10)
+CASE_SECONDS = 15  # the most one request of the corpus may take, on a busy 2-core machine
+
+
+def test_the_corpus_is_what_its_generator_makes():
+    assert [p.name for p in CORPUS] == sorted(file_part_corpus.FILES)
+    assert max(p.stat().st_size for p in CORPUS) < 32 << 10
+
+
+def send_files(server, *parts: dict) -> tuple[int, dict, bytes]:
+    started = time.monotonic()
+    status, headers, body = request(server, "POST", "/v1/chat/completions",
+                                    asking_about(*parts), timeout=60)
+    assert time.monotonic() - started < CASE_SECONDS * slowness(), parts[0]["file"]["filename"]
+    check_answer(status, headers, body)
+    return status, headers, body
+
+
+def corpus_server(engine=None):
+    """serve over a scripted engine, which takes any prompt at once (the scripted chat
+    model's tokenizer takes minutes over a megabyte)."""
+    worker = worker_over(engine or ScriptedServeEngine())
+    return worker, serving(worker, file_limits=CORPUS_LIMITS)
+
+
+def test_every_hostile_file_part_is_answered_alone_and_many_at_once_within_bounds():
+    worker, served = corpus_server()
+    with served as server, PeakMemory() as memory:
+        for path in CORPUS:
+            part = file_part(path.name, path.read_bytes())
+            send_files(server, part)
+            send_files(server, *[part] * 12)  # the same file over and over: bounded together
+        for name in file_part_corpus.NAMES:
+            status, _, body = send_files(server, file_part(name, b"plain text"))
+            assert status == 200, body[:300]
+        status, _, _ = request(server, "POST", "/v1/chat/completions", chat_body())
+    worker.stop()
+    assert status == 200  # and the server still answers
+    assert memory.growth_mb < 150, f"serve grew by {memory.growth_mb:.0f} MB"
+
+
+def mutated(data: bytes, edits: list[tuple[str, float, int]]) -> bytes:
+    """`data` with each edit made: (what, where as a fraction of its length, a byte)."""
+    out = bytearray(data)
+    for what, where, byte in edits:
+        at = min(int(where * len(out)), max(len(out) - 1, 0))
+        if what == "flip" and out:
+            out[at] ^= byte or 1
+        elif what == "insert":
+            out[at:at] = bytes([byte]) * 64
+        elif what == "delete":
+            del out[at:at + 64]
+        elif what == "cut":
+            del out[at:]
+    return bytes(out)
+
+
+def test_mutated_hostile_file_parts_are_answered_within_bounds():
+    edits = st.lists(st.tuples(st.sampled_from(["flip", "insert", "delete", "cut"]),
+                               st.floats(0, 1), st.integers(0, 255)), min_size=1, max_size=4)
+    worker, served = corpus_server()
+    with served as server:
+        @settings(FUZZ, max_examples=60)
+        @given(st.sampled_from(CORPUS), edits)
+        def mutated_part(path, changes):
+            data = mutated(path.read_bytes(), changes)
+            if data.strip():
+                send_files(server, file_part(path.name, data))
+
+        mutated_part()
+        status, _, _ = request(server, "POST", "/v1/chat/completions", chat_body())
+    worker.stop()
+    assert status == 200

@@ -6,7 +6,6 @@ files being read."""
 
 from __future__ import annotations
 
-import base64
 import json
 import threading
 import time
@@ -14,21 +13,12 @@ import time
 from draftlight.serve.file_reading import FileLimits
 from tests.support.documents import pdf_bytes
 from tests.support.hostile_attachments import docx_streamed, slow_docx
-from tests.support.serve_loopback import chat_body, request, send_without_reading, serving
+from tests.support.serve_loopback import (asking_about, file_part, request, send_without_reading,
+                                          serving)
 from tests.support.waiting import slowness
 
-
-def file_part(name: str, data: bytes) -> dict:
-    return {"type": "file", "file": {"filename": name, "file_data": base64.b64encode(data).decode()}}
-
-
-def asking(*parts: dict) -> dict:
-    return chat_body(messages=[{"role": "user", "content": [*parts, {"type": "text",
-                                                                      "text": "Summarise."}]}])
-
-
 SLOW = file_part("slow.docx", slow_docx())  # ~2.5 s to read here, valid
-ONE_PAGE = asking(file_part("page.pdf", pdf_bytes([["One page of text."]])))
+ONE_PAGE = asking_about(file_part("page.pdf", pdf_bytes([["One page of text."]])))
 
 
 def in_background(server, body: dict) -> tuple[threading.Thread, dict]:
@@ -48,10 +38,7 @@ def timed(server, body: dict) -> tuple[int, dict, float]:
 
 def test_serve_answers_at_once_while_a_slow_attachment_is_read():
     slow = docx_streamed("<w:p/>", 990_000)  # 9 KB that take ~3 s to parse: no text in it
-    part = {"type": "file", "file": {"filename": "empty.docx",
-                                      "file_data": base64.b64encode(slow).decode()}}
-    body = chat_body(messages=[{"role": "user", "content": [part, {"type": "text",
-                                                                     "text": "Summarise."}]}])
+    body = asking_about(file_part("empty.docx", slow))
     with serving() as server:
         request(server, "GET", "/v1/models")  # the server is up, its first request answered
         answers = {}
@@ -74,23 +61,19 @@ def test_serve_answers_at_once_while_a_slow_attachment_is_read():
 def test_slow_files_in_one_request_hold_one_reader_while_another_clients_file_is_read():
     # Before: one reader for the whole server, so the page waited for both slow files.
     with serving() as server:
-        slow, answers = in_background(server, asking(SLOW, SLOW))
+        slow, answers = in_background(server, asking_about(SLOW, SLOW))
         time.sleep(0.5)  # the slow request holds a reader
         status, quick, took = timed(server, ONE_PAGE)
         slow.join(120)
     assert status == 200 and quick["choices"][0]["message"]["content"], quick
     assert took < 2.0 * slowness(), f"the one page waited {took:.1f} s for the slow files"
-    assert slow_status(answers) == 200  # the slow files were read, just not first
-
-
-def slow_status(answers: dict) -> int:
-    return answers["answer"][0]
+    assert answers["answer"][0] == 200  # the slow files were read, just not first
 
 
 def test_a_requests_files_are_read_within_its_time_limit():
     # Before: no limit per request; both files were read (~5 s) and the request answered.
     with serving(file_limits=FileLimits(seconds=1.0)) as server:
-        status, answer, took = timed(server, asking(SLOW, SLOW))
+        status, answer, took = timed(server, asking_about(SLOW, SLOW))
     assert status == 400 and answer["error"]["code"] == "file_read_timeout", answer
     assert "longer than 1 s" in answer["error"]["message"]
     assert answer["error"]["param"] == "messages[0].content[0].file.file_data"
@@ -102,7 +85,7 @@ def test_a_client_that_leaves_stops_its_files_being_read():
     # slow files went on being read for nobody (~5 s).
     with serving(file_limits=FileLimits(readers=1)) as server:
         request(server, "POST", "/v1/chat/completions", ONE_PAGE)  # the reader has started
-        leaving = send_without_reading(server, asking(SLOW, SLOW))
+        leaving = send_without_reading(server, asking_about(SLOW, SLOW))
         time.sleep(0.8)  # its first file is being read
         leaving.close()
         status, answer, took = timed(server, ONE_PAGE)
@@ -112,9 +95,9 @@ def test_a_client_that_leaves_stops_its_files_being_read():
 
 def test_requests_past_those_that_may_wait_for_a_reader_get_429():
     with serving(file_limits=FileLimits(readers=1, waiting=1)) as server:
-        reading = send_without_reading(server, asking(SLOW))
+        reading = send_without_reading(server, asking_about(SLOW))
         time.sleep(0.3)
-        waiting = send_without_reading(server, asking(SLOW))
+        waiting = send_without_reading(server, asking_about(SLOW))
         time.sleep(0.3)
         status, answer, took = timed(server, ONE_PAGE)
         reading.close()

@@ -4,6 +4,7 @@ bodies no client would, clients that leave)."""
 
 from __future__ import annotations
 
+import base64
 import gc
 import http.client
 import itertools
@@ -72,6 +73,18 @@ def request(server, method: str, path: str, body: bytes | dict | None = None, *,
 def chat_body(**fields) -> dict:
     return {"model": MODEL, "messages": [{"role": "user", "content": "hi"}],
             "temperature": 0, "max_tokens": 64, **fields}
+
+
+def file_part(name: str, data: bytes) -> dict:
+    """OpenAI's file content part: `data` sent as a file named `name`."""
+    return {"type": "file", "file": {"filename": name,
+                                     "file_data": base64.b64encode(data).decode()}}
+
+
+def asking_about(*parts: dict, text: str = "Summarise.") -> dict:
+    """A chat body whose one user message holds `parts` (file parts) and then `text`."""
+    return chat_body(messages=[{"role": "user", "content": [*parts, {"type": "text",
+                                                                      "text": text}]}])
 
 
 class ScriptedServeEngine:
