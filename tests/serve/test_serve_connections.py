@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -36,10 +34,11 @@ def connect(server, first: bytes = b"") -> socket.socket:
 
 
 def until_closed(client: socket.socket) -> bytes:
-    """Everything the server sends until it closes the connection."""
+    """Everything the server sends until it closes the connection (then closed here too)."""
     received = b""
-    while chunk := client.recv(65536):
-        received += chunk
+    with client:
+        while chunk := client.recv(65536):
+            received += chunk
     return received
 
 
@@ -111,29 +110,36 @@ with serving() as server:
 """
 
 
+class ServerAt:
+    """What request() and connect() need of a server in another process: its port."""
+
+    def __init__(self, port: int) -> None:
+        self.listener, self.port = self, port
+
+    def getsockname(self) -> tuple[str, int]:
+        return "127.0.0.1", self.port
+
+
 def test_300_half_open_connections_under_256_descriptors_shut_no_one_out():
     # Before: every new client timed out for over a minute, and serve wrote 496 MB of
     # tracebacks in 75 s (asyncio's retries of accept under EMFILE).
-    server = subprocess.Popen([sys.executable, "-c", SERVER_UNDER_A_DESCRIPTOR_LIMIT],
-                              cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
-    try:
-        port = int(server.stdout.readline())
-        address = type("Address", (), {"listener": type("Listener", (), {
-            "getsockname": lambda self: ("127.0.0.1", port)})()})()
-        attackers = [connect(address, HALF_HEADERS) for _ in range(300)]
-        started = time.monotonic()
-        answers = [request(address, "GET", "/v1/models", timeout=10)[0] for _ in range(5)]
-        took = time.monotonic() - started
-        for attacker in attackers:
-            attacker.close()
-        server.stdin.close()
-        log = server.stderr.read()
-        server.wait(30)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+    with subprocess.Popen([sys.executable, "-c", SERVER_UNDER_A_DESCRIPTOR_LIMIT], cwd=ROOT,
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as server:
+        try:
+            elsewhere = ServerAt(int(server.stdout.readline()))
+            attackers = [connect(elsewhere, HALF_HEADERS) for _ in range(300)]
+            started = time.monotonic()
+            answers = [request(elsewhere, "GET", "/v1/models", timeout=10)[0] for _ in range(5)]
+            took = time.monotonic() - started
+            for attacker in attackers:
+                attacker.close()
+            server.stdin.close()
+            log = server.stderr.read()
+            server.wait(30)
+        finally:
+            if server.poll() is None:
+                server.kill()
     assert answers == [200] * 5 and took < 2 * slowness(), (answers, took)
     assert b"Traceback" not in log and len(log) < 4096, log[-2000:]
     assert b"similar log lines left out" in log or log.count(b"\n") <= 10
@@ -144,7 +150,7 @@ import errno, os, resource, socket
 from draftlight.serve.listener import SheddingListener
 listener = SheddingListener(socket.create_server(("127.0.0.1", 0)))
 client = socket.create_connection(listener.getsockname())
-held, soft = [], len(os.listdir("/proc/self/fd")) + 8
+held, soft = [], len(os.listdir("/dev/fd")) + 8
 resource.setrlimit(resource.RLIMIT_NOFILE, (soft, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 while True:
     try:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
