@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QDialog, QFileDialog, QFrame, QHBoxLayout, QLabel
 from draftlight.store.attachments import (Attachment, AttachmentError, attachment_from_bytes,
                                           read_attachment)
 from draftlight.ui.flash.text_viewer import TextViewer
+from draftlight.ui.widgets.plain_text import plain_label, plain_tip
 
 CHARS_PER_TOKEN = 4  # the chip's estimate; the engine counts exactly when it is sent
 
@@ -159,7 +160,7 @@ class AttachmentTray(QWidget):
             self._row.insertWidget(self._row.count() - 1, chip)
             self.chips.append(chip)
         for name in self.reading:
-            chip = QLabel(f"Reading {name}…")
+            chip = plain_label(f"Reading {name}…")
             chip.setObjectName("attachment-chip")
             chip.setContentsMargins(6, 4, 6, 4)
             self._row.insertWidget(self._row.count() - 1, chip)
@@ -184,8 +185,8 @@ class AttachmentChip(QFrame):
         tokens = estimated_tokens(attachment)
         self.name = QToolButton(text=f"{attachment.describe()} · ~{tokens:,} tokens")
         self.name.setAutoRaise(True)
-        self.name.setToolTip(f"{attachment.name}: sent with your next message, under a header "
-                             "that names it. Click to see its text.")
+        self.name.setToolTip(plain_tip(f"{attachment.name}: sent with your next message, under "
+                                       "a header that names it. Click to see its text."))
         self.name.clicked.connect(lambda: tray.show_text(attachment))
         self.edit = QToolButton(text="Edit")
         self.edit.setCheckable(True)

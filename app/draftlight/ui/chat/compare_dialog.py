@@ -17,6 +17,7 @@ from draftlight.ui.engine.loaded import Crashed, Failed
 from draftlight.ui.flash.highlight import run_colour
 from draftlight.ui.widgets.screen_fit import fit_to_screen
 from draftlight.modes import Mode
+from draftlight.ui.widgets.plain_text import plain_label
 
 
 def open_compare(window) -> None:
@@ -55,7 +56,7 @@ class CompareDialog(QDialog):
             self.views[side] = view
             grid.addWidget(self.headers[side], 0, column)
             grid.addWidget(view, 1, column)
-        self.summary = QLabel("Both answers are greedy (temperature 0): speculation must not "
+        self.summary = plain_label("Both answers are greedy (temperature 0): speculation must not "
                               "change the text where the model's batched and one-token passes "
                               "agree (checked when it loaded).")
         self.summary.setWordWrap(True)

@@ -16,6 +16,7 @@ from draftlight.ui.chat.conversation_row import (  # noqa: F401 - the roles: tes
     MATCH_ROLE, MESSAGE_ROLE, UPDATED_ROLE, WHEN_ROLE, ConversationRow)
 from draftlight.ui.chat.conversation_time import when
 from draftlight.ui.widgets.latest_request import LatestRequests
+from draftlight.ui.widgets.plain_text import plain_tip
 
 # Rows added to the list at a time, the next ones as it is scrolled near its end: a year of use
 # (5,000 conversations) built its first screen in 380 ms with every row made at once, 11 ms so
@@ -131,7 +132,7 @@ class ConversationList(QWidget):
         item = QListWidgetItem(title)
         item.setData(Qt.UserRole, conversation_id)
         item.setData(WHEN_ROLE, second_line)
-        item.setToolTip(f"{title}\n{tip}" if tip else title)
+        item.setToolTip(plain_tip(f"{title}\n{tip}" if tip else title))
         self.list.addItem(item)
         return item
 
@@ -184,9 +185,8 @@ class ConversationList(QWidget):
         conversation_id, conversation = self._selected_conversation()
         if conversation is None:
             return
-        answer = QMessageBox.question(self, "Delete conversation",
-                                      f"Delete “{short_title(conversation.title)}”? "
-                                      "This cannot be undone.")
+        answer = QMessageBox.question(self, "Delete conversation", plain_tip(
+            f"Delete “{short_title(conversation.title)}”? This cannot be undone."))
         if answer == QMessageBox.Yes:
             if self._write(lambda: self.history.delete(conversation_id)):
                 self.deleted.emit(conversation_id)

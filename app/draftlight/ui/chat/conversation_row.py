@@ -9,6 +9,7 @@ from PySide6.QtGui import QFont, QFontMetrics, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QToolTip
 
 from draftlight.ui.chat.conversation_time import when
+from draftlight.ui.widgets.plain_text import plain_tip
 
 WHEN_ROLE = Qt.UserRole + 1  # an item's time, as when() says it
 MATCH_ROLE = Qt.UserRole + 2  # a search hit's (start, end) in its line, the WHEN_ROLE text
@@ -32,8 +33,8 @@ class ConversationRow(QStyledItemDelegate):
         updated = index.data(UPDATED_ROLE)
         if event.type() == QEvent.ToolTip and updated is not None:
             title = index.data(Qt.DisplayRole)
-            QToolTip.showText(event.globalPos(),
-                              f"{title}\nlast message {when(updated, long=True)}", view)
+            QToolTip.showText(event.globalPos(), plain_tip(
+                f"{title}\nlast message {when(updated, long=True)}"), view)
             return True
         return super().helpEvent(event, view, option, index)
 

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QSizePo
 
 from draftlight.ui.flash.legend import Legend
 from draftlight.ui.flash.palette import DEFAULT, Scheme
+from draftlight.ui.widgets.plain_text import plain_label
 
 # Copies itself: the draft (n-gram lookup over the conversation) guesses the sentence from the
 # message, and the target accepts it in a few passes. The README's demo, and the GIF's.
@@ -91,7 +92,7 @@ class WelcomeCard(QFrame):
 
 
 def _wrapped(text: str) -> QLabel:
-    label = QLabel(text)
+    label = plain_label(text)  # a load's steps name its model
     label.setWordWrap(True)
     label.setTextInteractionFlags(Qt.TextSelectableByMouse)
     return label

@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import partial
 
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QLabel, QSplitter
+from PySide6.QtWidgets import QSplitter
 
 from draftlight.modes import Mode
 from draftlight.ui.chat import branches
@@ -18,6 +18,7 @@ from draftlight.ui.chat.pane import ChatPane
 from draftlight.ui.chat.status_line import StatusLine
 from draftlight.ui.engine.model_bar import ModelBar
 from draftlight.ui.engine.server_log import open_server_log
+from draftlight.ui.widgets.plain_text import plain_label
 
 EMPTY_MESSAGE = "Type a message first: an empty message is not sent."
 
@@ -48,7 +49,7 @@ class WindowWiring:
         self.setStatusBar(status)
         self.status_label = status.line  # what the models are doing, cut to its room
         self.progress = status.load_bar  # loading and converting: named, in the line's place
-        self.stats_label = QLabel()  # the live figures: their whole width, at the right end
+        self.stats_label = plain_label()  # the live figures: their whole width, at the right end
         self.stats_label.setObjectName("live-stats")
         status.addPermanentWidget(self.serve_switch.label)
         status.addPermanentWidget(self.stats_label)

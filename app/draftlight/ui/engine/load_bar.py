@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QProgressBar
+from draftlight.ui.widgets.plain_text import plain_tip
 
 TEXT_MARGIN = 12  # the style's room around the text, inside the bar
 
@@ -26,7 +27,7 @@ class LoadBar(QProgressBar):
     def show_step(self, words: str, seconds: float = 0.0) -> None:
         """What the load is doing now, and for how long it has been at it."""
         self.words, self.seconds = words, seconds
-        self.setToolTip(words)  # whole, where the bar cuts it
+        self.setToolTip(plain_tip(words))  # whole, where the bar cuts it; it names models
         self.update()
 
     def show_percent(self, percent: int) -> None:

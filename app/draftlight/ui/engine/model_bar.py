@@ -26,6 +26,7 @@ from draftlight.store.pairs import vocabulary_difference
 from draftlight.ui.engine.engine_choice import DRAFT_MTP as MTP, DRAFT_NGRAM as NGRAM, NO_DRAFT as NONE
 from draftlight.ui.widgets.wheel_guard import wheel_never_chooses
 from draftlight.engine_kind import EngineKind
+from draftlight.ui.widgets.plain_text import plain_tip
 
 # Settings.engine values, as the window names them
 ENGINE_LABELS = {EngineKind.LOCAL: "This computer", EngineKind.LLAMA_SERVER: "llama.cpp server",
@@ -162,7 +163,7 @@ class ModelBar(QWidget):
         """Select engine `kind`; turn off the drop-downs that engine does not take."""
         self.engine_box.setCurrentIndex(max(self.engine_box.findData(kind), 0))
         remote = self.engine_box.model().item(self.engine_box.findData(EngineKind.REMOTE))
-        remote.setToolTip(server_url or "Set the server's address in Settings")
+        remote.setToolTip(plain_tip(server_url) or "Set the server's address in Settings")
         self.target_box.setEnabled(kind != EngineKind.REMOTE)
         self.target_box.setToolTip("The remote server answers with its own model" if
                                    kind == EngineKind.REMOTE else self.TARGET_TIP)
@@ -191,18 +192,18 @@ def _mark_vocabulary(item, model, resolved_target: str | None, facts) -> None:
     except Exception as exc:  # noqa: BLE001 - an unreadable file is a reason too
         item.setEnabled(False)
         item.setText(f"{model.name} — unreadable")
-        item.setToolTip(f"Cannot draft: its header could not be read ({exc})")
+        item.setToolTip(plain_tip(f"Cannot draft: its header could not be read ({exc})"))
         return
     if difference:
         item.setText(f"{model.name} — cross-vocabulary")
-        item.setToolTip(f"{difference}: drafts through the tokens both share; the "
-                        "overlap is measured when it loads")
+        item.setToolTip(plain_tip(f"{difference}: drafts through the tokens both share; the "
+                                  "overlap is measured when it loads"))
 
 
 def _say_also(box, model) -> None:
     """The latest row's tooltip names the other apps' references to the same file."""
     if getattr(model, "also", ()):
-        box.setItemData(box.count() - 1, "Same file as " + ", ".join(model.also),
+        box.setItemData(box.count() - 1, plain_tip("Same file as " + ", ".join(model.also)),
                         Qt.ToolTipRole)
 
 

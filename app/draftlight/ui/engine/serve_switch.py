@@ -17,10 +17,10 @@ import threading
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QLabel
 
 from draftlight.ui.engine.engine_thread import EngineThread
 from draftlight.modes import AUTO, Mode
+from draftlight.ui.widgets.plain_text import plain_label
 
 QUEUE_SIZE = 8  # served requests that may wait; more are answered 429, as by `draftlight serve`
 
@@ -102,7 +102,7 @@ class ServeSwitch(QObject):
         self.action = QAction("Serve on localhost", self, checkable=True)
         self.action.setToolTip("Serve the loaded model to other programs over the OpenAI API, "
                                "on this computer only")
-        self.label = QLabel()
+        self.label = plain_label()  # it names the model
         self.label.setObjectName("serve-status")
         self.label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.label.setVisible(False)

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
 from draftlight.store.attachments import Block, attachment_blocks, own_text_start
 from draftlight.ui.flash.text_viewer import TextViewer
+from draftlight.ui.widgets.plain_text import plain_tip
 
 MARK = QColor("#fff59d")  # a span marked with no run colour given
 
@@ -39,7 +40,8 @@ class AttachedFiles(QWidget):
         for block in self.blocks:
             chip = QToolButton(text=block.describe(text))
             chip.setObjectName("attachment-chip")
-            chip.setToolTip(f"{block.name}, attached to this message: click to see its text")
+            chip.setToolTip(plain_tip(f"{block.name}, attached to this message: click to see its "
+                                     "text"))
             chip.clicked.connect(lambda _=False, b=block: self.show(b))
             self._row.insertWidget(self._row.count() - 1, chip)
             self.chips.append(chip)

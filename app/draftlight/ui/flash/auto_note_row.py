@@ -4,9 +4,10 @@ and N-gram a click away."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
 from draftlight.engine.reply.events import Stats
+from draftlight.ui.widgets.plain_text import plain_label
 
 
 class AutoNoteRow(QWidget):
@@ -16,7 +17,7 @@ class AutoNoteRow(QWidget):
         super().__init__(parent)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        self.label = QLabel()
+        self.label = plain_label()  # a note names models
         self.label.setWordWrap(True)
         self.label.setStyleSheet("font-size: small;")
         self.label.setTextInteractionFlags(Qt.TextSelectableByMouse)

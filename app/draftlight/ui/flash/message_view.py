@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QUrl, Qt, Signal
 from PySide6.QtGui import QFont, QGuiApplication, QPalette, QTextCursor, QTextDocument
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QToolButton,
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QProgressBar, QToolButton,
                                QVBoxLayout, QWidget)
 
 from draftlight.ui.flash import highlight, markdown_render, typed_code
@@ -28,6 +28,7 @@ from draftlight.ui.flash.reply_figures import ReplyFigures
 from draftlight.ui.flash.stats_text import finished_footer_line
 from draftlight.ui.flash.streaming_markdown import StreamingMarkdown
 from draftlight.ui.widgets.elided_label import ElidedLabel
+from draftlight.ui.widgets.plain_text import plain_label
 
 
 class MessageView(StreamingMarkdown, QFrame):
@@ -137,7 +138,7 @@ class MessageView(StreamingMarkdown, QFrame):
         self.strip.cell_clicked.connect(self.select_pass)
         self.strip.setVisible(False)
         layout.addWidget(self.strip)
-        self.footer = QLabel()
+        self.footer = plain_label()  # it names the models
         self.footer.setWordWrap(True)
         self.footer.setStyleSheet("color: palette(mid); font-size: small;")
         self.footer.setTextInteractionFlags(Qt.TextSelectableByMouse)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QToolTip
 from draftlight.ui.flash import highlight
 from draftlight.ui.flash.origin_words import describe, origins_of, summary
 from draftlight.ui.flash.run_origin import RunOrigin
+from draftlight.ui.widgets.plain_text import plain_tip
 
 
 class RunOrigins(QObject):
@@ -71,7 +72,7 @@ class RunOrigins(QObject):
         if kind == QEvent.ToolTip:
             text = self.tip(self.run_at(event.pos()))
             if text:
-                QToolTip.showText(event.globalPos(), text, self.view.body)
+                QToolTip.showText(event.globalPos(), plain_tip(text), self.view.body)
             else:
                 QToolTip.hideText()
             return True

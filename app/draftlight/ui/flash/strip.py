@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from draftlight.ui.flash.palette import DEFAULT, Scheme
 from draftlight.ui.flash.passes import Pass, describe
+from draftlight.ui.widgets.plain_text import plain_tip
 
 HEIGHT = 8
 GAP = 1  # pixels between cells, when cells are wide enough to show it
@@ -88,7 +89,8 @@ class AcceptanceStrip(QWidget):
         if index >= 0:
             tip = describe(self.passes[index], self.text)
             extra = self.tip_extra(index) if self.tip_extra else ""
-            QToolTip.showText(global_pos, f"{tip}\n{extra}" if extra else tip, self)
+            # a pass's text is the model's, or an imported table's
+            QToolTip.showText(global_pos, plain_tip(f"{tip}\n{extra}" if extra else tip), self)
         else:
             QToolTip.hideText()
 

@@ -6,21 +6,22 @@ thread never calls into a widget that may already be closed.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QGridLayout, QProgressBar, QPushButton, QWidget
 
 from draftlight.store.downloads import DownloadJob, JobState
 from draftlight.store.errors import describe_error
 from draftlight.units import format_bytes, format_duration
+from draftlight.ui.widgets.plain_text import plain_label
 
 
 class DownloadRow(QWidget):
     def __init__(self, job: DownloadJob, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.job = job
-        self.label = QLabel(f"{job.repo_id} / {job.filename}")
+        self.label = plain_label(f"{job.repo_id} / {job.filename}")
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
-        self.detail = QLabel("queued")
+        self.detail = plain_label("queued")  # an error names files
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(job.cancel)
         layout = QGridLayout(self)

@@ -3,6 +3,8 @@ button, and the row that shows a pair's download: one bar for both files, cancel
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
                                QVBoxLayout, QWidget)
@@ -13,6 +15,7 @@ from draftlight.store.errors import describe_error
 from draftlight.store.pair_download import PairDownload
 from draftlight.ui.picker.rows import PAYLOAD_ROLE, chip, row_item, row_list
 from draftlight.units import format_bytes, format_duration
+from draftlight.ui.widgets.plain_text import plain_label
 
 
 class DraftsPanel(QWidget):
@@ -106,10 +109,10 @@ class PairRow(QWidget):
         super().__init__(parent)
         self.pair = pair
         self.shown_state = JobState.QUEUED  # the state the row last showed
-        self.label = QLabel(f"<b>{pair.label}</b>")
+        self.label = QLabel(f"<b>{html.escape(pair.label)}</b>")  # bold: the hub's names escaped
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
-        self.detail = QLabel("queued")
+        self.detail = plain_label("queued")  # an error names files
         self.detail.setStyleSheet("color: palette(mid);")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(lambda: self.pair.cancel())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel,
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView,
                                QPushButton, QStackedWidget, QTreeWidget, QTreeWidgetItem,
                                QVBoxLayout, QWidget)
 
@@ -20,6 +20,7 @@ from draftlight.store.memory import Fit
 from draftlight.ui.picker.files_notice import FilesNotice
 from draftlight.ui.widgets.elided_label import ElidedLabel
 from draftlight.units import format_bytes
+from draftlight.ui.widgets.plain_text import plain_label, plain_tip
 
 BADGE_COLOURS = {Fit.FITS: "#2e7d32", Fit.TIGHT: "#ef6c00", Fit.TOO_BIG: "#c62828"}
 RECOMMENDED_BACKGROUND = "#fff4c2"
@@ -43,7 +44,7 @@ class FilesPanel(QWidget):
         self.options: list[FileOption] = []
         self.recommendation = Recommendation(None, "")
         self._build_heading(n_ctx)
-        self.reason = QLabel(wordWrap=True)
+        self.reason = plain_label(wordWrap=True)  # it names files
         self.reason.setStyleSheet(f"background: {RECOMMENDED_BACKGROUND}; color: #4a3b00; "
                                   "border-radius: 4px; padding: 4px 8px;")
         self.reason.hide()
@@ -127,7 +128,7 @@ class FilesPanel(QWidget):
         """A new repository: its title now, its files once the hub answers."""
         self.repo_id = repo_id
         self.title.setText(repo_id.split("/")[-1])
-        self.title.setToolTip(repo_id)
+        self.title.setToolTip(plain_tip(repo_id))
         self.facts.setText(facts or repo_id.split("/")[0])
         self._files, self.options = [], []
         self.tree.clear()
@@ -239,15 +240,15 @@ class FilesPanel(QWidget):
                 + f", KV cache at {self.n_ctx:,} tokens {format_bytes(option.estimate.kv_cache)}"))
         if file.path in self.here:  # no download needed: say so where the file is chosen
             item.setText(FILE, f"✓ {file.path}")
-            item.setToolTip(FILE, f"On this computer already: {self.here[file.path]} "
-                                  "(Installed)")
+            item.setToolTip(FILE, plain_tip(f"On this computer already: {self.here[file.path]} "
+                                            "(Installed)"))
         if file == self.recommendation.file:
             item.setText(FILE, f"★ {item.text(FILE)}")
             for column in range(len(COLUMNS)):
                 item.setBackground(column, QBrush(QColor(RECOMMENDED_BACKGROUND)))
                 item.setForeground(column, item.foreground(column) if column == MEMORY
                                    else QBrush(QColor("#222222")))
-            item.setToolTip(FILE, self.recommendation.reason)
+            item.setToolTip(FILE, plain_tip(self.recommendation.reason))
 
     def _item_for(self, path: str) -> QTreeWidgetItem | None:
         for i in range(self.tree.topLevelItemCount()):
@@ -267,8 +268,8 @@ class FilesPanel(QWidget):
         file = self._file_of(item)
         here = self.here.get(file.path) if file is not None else None
         self.download_button.setText("Installed" if here else "Download")
-        self.download_button.setToolTip(f"On this computer already: {here}; use it from "
-                                        "Installed" if here else "")
+        self.download_button.setToolTip(plain_tip(f"On this computer already: {here}; use it "
+                                                  "from Installed") if here else "")
         self.download_button.setEnabled(file is not None and not here)
 
     def _download(self) -> None:

@@ -6,7 +6,9 @@ exists"; offline, the user must learn that the list could not be had, not that i
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+
+from draftlight.ui.widgets.plain_text import plain_label
 
 
 class FilesNotice(QWidget):
@@ -15,11 +17,11 @@ class FilesNotice(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.heading = QLabel(alignment=Qt.AlignCenter, wordWrap=True)
+        self.heading = plain_label(alignment=Qt.AlignCenter, wordWrap=True)  # the hub's words
         heading_font = self.heading.font()
         heading_font.setBold(True)
         self.heading.setFont(heading_font)
-        self.detail = QLabel(alignment=Qt.AlignCenter, wordWrap=True)
+        self.detail = plain_label(alignment=Qt.AlignCenter, wordWrap=True)
         self.detail.setTextInteractionFlags(Qt.TextSelectableByMouse)  # a reason to copy
         self.retry_button = QPushButton("Retry")
         self.retry_button.clicked.connect(self.retry_clicked)

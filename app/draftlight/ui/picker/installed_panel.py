@@ -24,6 +24,7 @@ from draftlight.store.memory import system_memory
 from draftlight.ui.picker.installed_rows import (  # noqa: F401 - also_apps: tests read it here
     also_apps, installed_row, without_replaced_original)
 from draftlight.ui.picker.rows import PAYLOAD_ROLE, row_list
+from draftlight.ui.widgets.plain_text import plain_tip
 
 
 class Conversion:
@@ -175,7 +176,7 @@ class InstalledPanel(QWidget):
             "The bundled model ships with the app and stays" if bundled
             else "In a folder you added: Draftlight lists it and never deletes it"
             if other_app and model.source == "a folder you added"
-            else f"{model.source} keeps this model: remove it there" if other_app
+            else plain_tip(f"{model.source} keeps this model: remove it there") if other_app
             else "Delete the file (a model you added is only forgotten; its file stays)")
 
     def _emit_choice(self, signal) -> None:
@@ -198,8 +199,8 @@ class InstalledPanel(QWidget):
             return False
         what = ("delete its file" if model.source in ("hub", "converted")
                 else "forget it (the file stays where it is)")
-        answer = QMessageBox.question(self, "Delete model",
-                                      f"Delete {model.name}?\n\nThis will {what}:\n{model.path}")
+        answer = QMessageBox.question(self, "Delete model", plain_tip(
+            f"Delete {model.name}?\n\nThis will {what}:\n{model.path}"))
         if answer != QMessageBox.Yes:
             return False
         try:
@@ -240,8 +241,8 @@ class InstalledPanel(QWidget):
             self.message.emit(f"{model.name} is already in every type Convert offers")
             return
         type_name, ok = QInputDialog.getItem(
-            self, "Convert", f"Convert {model.name} to (a copy is written; the original "
-                             "stays):", offered, 0, False)
+            self, "Convert", plain_tip(f"Convert {model.name} to (a copy is written; the "
+                                       "original stays):"), offered, 0, False)
         if ok:
             self.convert(model, type_name)
 

@@ -9,6 +9,8 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QPalette
 from PySide6.QtWidgets import (QListWidget, QListWidgetItem, QStyle, QStyledItemDelegate,
                                QStyleOptionViewItem)
 
+from draftlight.ui.widgets.plain_text import plain_tip
+
 SECONDARY_ROLE = Qt.UserRole + 1  # the line of facts
 CHIPS_ROLE = Qt.UserRole + 2  # [(text, colour), …]
 PAYLOAD_ROLE = Qt.UserRole  # what the row stands for (a HubRepo, a DraftOption, …)
@@ -104,7 +106,7 @@ def row_item(title: str, secondary: str = "", chips: list[tuple[str, str]] = (),
     item.setData(CHIPS_ROLE, list(chips))
     item.setData(PAYLOAD_ROLE, payload)
     if tooltip:
-        item.setToolTip(tooltip)
+        item.setToolTip(plain_tip(tooltip))  # hub descriptions, file names
     return item
 
 

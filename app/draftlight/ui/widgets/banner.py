@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
 
@@ -16,6 +17,8 @@ class Banner(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 4, 4)
         self.label = QLabel()
+        # its lines quote file and model names and servers' messages: as text, never HTML
+        self.label.setTextFormat(Qt.PlainText)
         self.label.setWordWrap(True)
         layout.addWidget(self.label, 1)
         self.action_button = QPushButton()

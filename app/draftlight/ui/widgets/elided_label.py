@@ -12,17 +12,21 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QLabel, QWidget
 
+from draftlight.ui.widgets.plain_text import plain_tip
+
 FEWEST_CHARACTERS = 12  # what it shows, at least, however narrow the dialog
 
 
 class ElidedLabel(QLabel):
-    """Plain text only. text() is the whole text; while it is cut, the whole text is the
-    tooltip (unless the tooltip was set to something else)."""
+    """Plain text only (it shows file, model and repository names: Qt must never read them as
+    HTML). text() is the whole text; while it is cut, the whole text is the tooltip (unless the
+    tooltip was set to something else)."""
 
     def __init__(self, text: str = "", parent: QWidget | None = None, *,
                  elide: Qt.TextElideMode = Qt.ElideRight) -> None:
         super().__init__(parent)
         self._whole, self._elide, self._own_tip = "", elide, ""
+        self.setTextFormat(Qt.PlainText)
         self.setText(text)
 
     def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
@@ -52,5 +56,5 @@ class ElidedLabel(QLabel):
         shown = self.fontMetrics().elidedText(self._whole, self._elide, self.contentsRect().width())
         super().setText(shown)
         if self.toolTip() in ("", self._own_tip):  # a tooltip set from outside stays
-            self._own_tip = self._whole if shown != self._whole else ""
+            self._own_tip = plain_tip(self._whole) if shown != self._whole else ""
             self.setToolTip(self._own_tip)
