@@ -4,6 +4,7 @@ speedup, the rounds' range and an "inconclusive" when they disagree or the machi
 
 from __future__ import annotations
 
+import html
 import statistics
 
 from PySide6.QtCore import Signal
@@ -48,7 +49,8 @@ class CompareDialog(QDialog):
         self.headers: dict[str, QLabel] = {}
         for column, (side, title) in enumerate((("plain", "Speculation off"),
                                                 ("speculative", mode.label))):
-            self.headers[side] = QLabel(f"<b>{title}</b> — generating…")
+            # bold, so rich text: a mode's label can name llama-server's spec types as typed
+            self.headers[side] = QLabel(f"<b>{html.escape(title)}</b> — generating…")
             # the timings that replace it are longer than half a small screen: wrapped, they
             # cannot widen the dialog past it (it grew to 1131 px inside a 1100 px window)
             self.headers[side].setWordWrap(True)
@@ -99,7 +101,7 @@ class CompareDialog(QDialog):
         self.compared.emit(result)
         for side, stats, runs in (("plain", result.plain, result.plain_runs),
                                   ("speculative", result.speculative, result.speculative_runs)):
-            title = "Speculation off" if side == "plain" else self.mode.label
+            title = html.escape("Speculation off" if side == "plain" else self.mode.label)
             decode = statistics.median(runs) if runs else stats.decode_seconds
             rate = stats.new_tokens / decode if decode > 0 else 0.0
             self.headers[side].setText(
