@@ -12,7 +12,7 @@ import time
 
 from draftlight.serve.file_reading import FileLimits
 from tests.support.documents import pdf_bytes
-from tests.support.hostile_attachments import docx_streamed, slow_docx
+from tests.support.hostile_attachments import docx_streamed, pdf_drawing_text, slow_docx
 from tests.support.serve_loopback import (asking_about, file_part, request, send_without_reading,
                                           serving)
 from tests.support.waiting import slowness
@@ -82,11 +82,12 @@ def test_a_requests_files_are_read_within_its_time_limit():
 
 def test_a_client_that_leaves_stops_its_files_being_read():
     # One reader: the page can only be read once the slow request lets go of it. Before, the
-    # slow files went on being read for nobody (~5 s).
-    with serving(file_limits=FileLimits(readers=1)) as server:
+    # slow file went on being read for nobody (8 M characters drawn: ~8 s here).
+    very_slow = file_part("very-slow.pdf", pdf_drawing_text(90, 2))
+    with serving(file_limits=FileLimits(readers=1, chars=10_000_000)) as server:
         request(server, "POST", "/v1/chat/completions", ONE_PAGE)  # the reader has started
-        leaving = send_without_reading(server, asking_about(SLOW, SLOW))
-        time.sleep(0.8)  # its first file is being read
+        leaving = send_without_reading(server, asking_about(very_slow))
+        time.sleep(0.5)  # it is being read
         leaving.close()
         status, answer, took = timed(server, ONE_PAGE)
     assert status == 200, answer
