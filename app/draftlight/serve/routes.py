@@ -156,6 +156,7 @@ async def _chat_completion(request: Request, worker: ServeWorker, readers: Docum
     try:
         worker.submit(job)
     except queue.Full:
+        gone.cancel()
         raise ApiError(429, "the server is busy: too many requests are waiting; retry later",
                        type="rate_limit_error", code="queue_full",
                        headers={"Retry-After": str(RETRY_AFTER_SECONDS)}) from None
