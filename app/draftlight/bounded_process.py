@@ -250,6 +250,10 @@ def answer_stream():
     """The child's answers: its standard output, kept for them alone (binary); what a library
     prints goes to standard error from now on and can never be taken for an answer."""
     stream = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    sys.stdout.flush()
+    # Native code writes to descriptor 1, not to sys.stdout: it too goes to standard error, or
+    # a line llama.cpp printed would reach the app as junk among the answers (host_lines.py)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
     return stream
 

@@ -15,6 +15,7 @@ import psutil
 
 from draftlight.bounded_process import ending
 from draftlight.engine.core.errors import EngineCrashed, ModelLoadError
+from draftlight.engine.host.host_lines import HostBroken
 from draftlight.engine.host.host_spec import MEANINGS, ExtraBuffersCrashed
 
 BUSY_SHARE = 0.05  # a host silent that long but using this share of a core is working
@@ -31,8 +32,9 @@ class HostWaits:
 
     def _next(self, should_cancel: Callable[[], bool] | None = None, *, cancel_id: int = -1,
               loading: bool = False) -> dict:
-        """The host's next message. Raises EngineCrashed when it ended, or said nothing for
-        `silence_seconds` (it is killed); once `should_cancel` says so, request `cancel_id`
+        """The host's next message. Raises EngineCrashed when it ended, wrote what no host
+        writes (host_lines.HostBroken: it is killed), or said nothing for `silence_seconds`
+        (it is killed); once `should_cancel` says so, request `cancel_id`
         (-1: the load) is cancelled in the host, which then ends it as it does."""
         waited, asked, stop_waited = 0.0, False, 0.0
         limit = max(self.silence_seconds, 600.0) if loading else self.silence_seconds
@@ -42,6 +44,13 @@ class HostWaits:
         while True:
             try:
                 message = self._lines.next(_POLL_SECONDS)
+            except HostBroken as exc:  # what it says next cannot be trusted either
+                self._process.kill()
+                self._process.wait()
+                if loading:
+                    raise ModelLoadError(f"{exc}; it was ended") from None
+                raise EngineCrashed(f"{exc}; it was ended, and the next message starts it "
+                                    "again") from None
             except queue.Empty:
                 waited += _POLL_SECONDS
                 if busy_since is None:

@@ -6,7 +6,8 @@
 
 Every object carries VERSION; a reader refuses one of another version with one line (the host
 and the app are the same install, so they differ only when an update replaced one while the
-other ran). Stats travel as their fields (Stats.from_dict reads them back, ignoring what it
+other ran). A line is at most MAX_LINE_BYTES; what the app reads is checked for its shape by
+host_answers.py. Stats travel as their fields (Stats.from_dict reads them back, ignoring what it
 does not know); an origin as Origin.record's object.
 """
 
@@ -22,6 +23,18 @@ from draftlight.engine.step.origins import Origin
 from draftlight.engine.core.sampling import SamplingParams
 
 VERSION = 1
+# The longest line either side writes. The longest a host writes is a reply's last: its text
+# (ASCII JSON: up to 12 bytes a character), each pass and each drafted run's origin; a reply of
+# 131,072 tokens, a large context's whole, stays under 16 MiB of it.
+MAX_LINE_BYTES = 64 << 20
+
+
+class WireError(ValueError):
+    """A line that is not a message of the wire, and why (one line)."""
+
+
+class WireVersionError(EngineError):
+    """A message of another version of the wire: the host and the app are not one install."""
 
 
 def event_record(event: Event) -> dict:
@@ -79,10 +92,23 @@ def encode(message: dict) -> bytes:
 
 
 def decode(line: bytes) -> dict:
-    message = json.loads(line)
+    """One line of the wire as its message.
+
+    Raises:
+        WireError: the line is not a JSON object (not JSON, nested past the parser's reach,
+            a list, a number, …).
+        WireVersionError: an object of another version of the wire (or of none)."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested 1,000 deep or more
+        raise WireError(f"not JSON ({str(exc)[:80]})") from None
+    if not isinstance(message, dict):
+        raise WireError(f"a JSON {type(message).__name__}, not an object")
     if message.get("v") != VERSION:
-        raise EngineError(f"the engine process speaks version {message.get('v')} of the wire, "
-                          f"this app {VERSION}: restart Draftlight")
+        version = message.get("v")
+        raise WireVersionError(f"the engine process speaks version "
+                               f"{version if isinstance(version, int) else '(none)'} of the "
+                               f"wire, this app {VERSION}: restart Draftlight")
     return message
 
 
