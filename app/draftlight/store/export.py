@@ -12,6 +12,7 @@ shown. Version 1 files (before branches) are one list, each message following th
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from draftlight import bounded_json
@@ -25,6 +26,7 @@ READS = (1, 2)
 MAX_IMPORT_BYTES = 64 << 20  # an export this large is not one: refused before it is read
 ROLES = ("system", "user", "assistant")
 STATUSES = (COMPLETE, INTERRUPTED)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a str holds no pairs: any is alone
 
 
 class ExportError(StoreError):
@@ -141,7 +143,7 @@ def import_conversation(history: History, path: Path, *, notes: list[str] | None
     shown = data.get("shown") if version > 1 else len(checked)
     if checked and shown not in range(1, len(checked) + 1):
         raise ExportError(f"{path.name}: 'shown' is not one of its messages")
-    title = data.get("title") if isinstance(data.get("title"), str) else ""
+    title = _whole_characters(data.get("title")) if isinstance(data.get("title"), str) else ""
     conversation_id = history.create_conversation(title[:200] or path.stem)
     written: dict[int, int] = {}
     for number, (message, parent) in enumerate(zip(checked, parents), 1):
@@ -189,5 +191,19 @@ def _checked(message, number: int) -> dict:
     if status not in STATUSES:
         raise ExportError(f"{where}: status {status!r} is not one of {', '.join(STATUSES)}")
     mode = message.get("mode")
-    return {"role": role, "text": text, "runs": runs, "stats": stats, "status": status,
-            "mode": mode if isinstance(mode, str) else None}
+    return {"role": role, "text": _whole_characters(text), "runs": runs,
+            "stats": _whole_characters(stats), "status": status,
+            "mode": _whole_characters(mode) if isinstance(mode, str) else None}
+
+
+def _whole_characters(value):
+    """`value` with each lone surrogate (a `\\ud800` escape with no pair: JSON allows it, no
+    text can hold it, and SQLite refused the message half-way through the import) in its text
+    and keys as U+FFFD, one character for one, so runs still fall where they did."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_whole_characters(item) for item in value]
+    if isinstance(value, dict):  # nested at most bounded_json.MAX_DEPTH deep
+        return {_whole_characters(key): _whole_characters(item) for key, item in value.items()}
+    return value
