@@ -27,6 +27,7 @@ import numpy as np
 
 from draftlight.engine.auto.adaptive import AdaptiveDrafter
 from draftlight.engine.core.backend import LanguageModel
+from draftlight.engine.core.grammar import Grammar
 from draftlight.engine.reply.auto_setup import PROBE_TEXT, AutoSetup  # noqa: F401 - the bench's
 from draftlight.engine.text.chat_template import ChatTemplate
 from draftlight.engine.text.control_text import ControlText
@@ -244,6 +245,7 @@ class Engine(AutoSetup, ReplySetup):
 
     def generate(self, messages: list[dict[str, str]], params: SamplingParams, mode: Mode, *,
                  prediction: str | None = None, raw_prompt: RawPrompt | None = None,
+                 grammar: str | None = None,
                  should_stop: Callable[[], bool] | None = None,
                  on_read: Callable[[Reading], None] | None = None) -> Iterator[Event]:
         """Reply to `messages`, or with `raw_prompt` complete that text as given, without the
@@ -253,8 +255,30 @@ class Engine(AutoSetup, ReplySetup):
         while the prompt is read, within llama.cpp's passes (a long prompt is minutes of
         them; between tokens, closing the iterator stops the reply): once true, the reply
         ends there, cancelled, and the cache keeps what was read. `on_read` hears how far a
-        long read has come, as it goes (Reading)."""
+        long read has come, as it goes (Reading). `grammar` (GBNF, root rule "root")
+        constrains the reply's tokens, in every mode (structured output: core/grammar.py);
+        EngineError if it does not parse."""
         params.validate()
+        constraint = self.parse_grammar(grammar) if grammar is not None else None
+        try:
+            yield from self._generate(messages, params, mode, prediction, raw_prompt,
+                                      constraint, should_stop, on_read)
+        finally:
+            if constraint is not None:
+                constraint.close()
+
+    def parse_grammar(self, gbnf: str) -> Grammar:
+        """The grammar `gbnf` at its start, on the target's vocabulary (a scripted model brings
+        its own: its grammar(gbnf))."""
+        own = getattr(self.target, "grammar", None)
+        if own is not None:
+            return own(gbnf)
+        from draftlight.engine.llama.grammar_sampler import GrammarSampler
+        return GrammarSampler.parse(self.target.vocab, self.target.n_vocab, gbnf)
+
+    def _generate(self, messages, params: SamplingParams, mode: Mode, prediction: str | None,
+                  raw_prompt: RawPrompt | None, grammar: Grammar | None, should_stop,
+                  on_read) -> Iterator[Event]:
         started = time.perf_counter()
         target = self.target
         rng = np.random.default_rng(params.seed)
@@ -287,11 +311,11 @@ class Engine(AutoSetup, ReplySetup):
             drafter, self.draft_length(mode), prediction_tokens, len(prompt),
             ngram=self.ngram, own_length=self.prediction_tokens)
         yield from self._decode(prompt[-1], drafter, draft_length, predicted, origins, params,
-                                rng, stats, started)
+                                rng, stats, started, grammar)
 
     def _decode(self, last: int, drafter: Drafter | None, draft_length: int, predicted,
                 origins: OriginFinder, params: SamplingParams, rng, stats: Stats,
-                started: float) -> Iterator[Event]:
+                started: float, grammar: Grammar | None = None) -> Iterator[Event]:
         """The reply's speculative steps from the prompt's `last` token to its end: each step's
         pieces and a Progress, then the Done."""
         target = self.target
@@ -308,7 +332,8 @@ class Engine(AutoSetup, ReplySetup):
                     break
                 budget = params.max_tokens - stats.new_tokens - 1  # the step adds one token itself
                 gamma = max(0, min(draft_length, budget, room - 1))
-                step = up_to_the_end(speculative_step(target, drafter, last, gamma, params, rng),
+                step = up_to_the_end(speculative_step(target, drafter, last, gamma, params, rng,
+                                                      grammar),
                                      target)
                 why = getattr(drafter, "why_nothing", "") if not step.drafted else ""
                 stats.add_step(step, why)

@@ -12,6 +12,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from draftlight.engine.core.backend import Backend
+from draftlight.engine.core.grammar import Grammar, allowed_prefix, masked_rows
 from draftlight.engine.step.drafters import Draft, DraftOrigin, Drafter
 from draftlight.engine.core.sampling import SamplingParams, sample, to_probs
 
@@ -65,8 +66,10 @@ class StepContext(Sequence[int]):
 
 
 def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, gamma: int,
-                     params: SamplingParams, rng: np.random.Generator) -> StepResult:
-    """`target.tokens` is the context minus `last_token`, the newest token not yet evaluated."""
+                     params: SamplingParams, rng: np.random.Generator,
+                     grammar: Grammar | None = None) -> StepResult:
+    """`target.tokens` is the context minus `last_token`, the newest token not yet evaluated.
+    `grammar` (structured output) constrains the reply and accepts the step's tokens."""
     context = StepContext(target.token_view, last_token)
     n_past = len(context) - 1
     t0 = time.perf_counter()
@@ -75,6 +78,15 @@ def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, 
     else:
         draft = Draft([])
     guess = draft.tokens
+    cut_q = None  # q of a drafted token the grammar forbids, cut before the pass
+    if grammar is not None and guess:
+        # The grammar forbids d_{n+1}: p_n(d_{n+1}) = 0, so the rule below would reject it for
+        # sure, and nothing after it is looked at: cut it unevaluated, and at row n draw from
+        # the residual it leaves, max(0, p_n − q_n) (p_n itself when q is one-hot).
+        n_allowed = allowed_prefix(grammar, guess)
+        if n_allowed < len(guess) and draft.probs is not None:
+            cut_q = draft.probs[n_allowed]
+        guess = guess[:n_allowed]
     t1 = time.perf_counter()
     if guess:  # a recurrent target copies its state now, to come back after a rejection
         target.checkpoint(len(guess) + 1)
@@ -82,13 +94,18 @@ def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, 
     # distribution p_i for the token after d_i (d_0 = last_token): p_i judges d_{i+1}, and p_γ
     # supplies the bonus token.
     logits = target.eval([last_token, *guess], n_logits=len(guess) + 1)
+    if grammar is not None:  # p_i: the target's row i masked by the grammar after d_1..d_i
+        logits = masked_rows(grammar, logits, guess)
     t2 = time.perf_counter()
 
     def result(n_accepted: int, token: int) -> StepResult:
         if n_accepted < len(guess):
             target.truncate(n_past + 1 + n_accepted)  # keep last_token, d_1..d_n; drop the rest
-        return StepResult(guess[:n_accepted], token, len(guess), t1 - t0, t2 - t1, draft.origin,
-                          draft.left_out)
+        if grammar is not None:
+            for kept in (*guess[:n_accepted], token):
+                grammar.accept(kept)
+        return StepResult(guess[:n_accepted], token, len(draft.tokens), t1 - t0, t2 - t1,
+                          draft.origin, draft.left_out)
 
     if params.greedy:
         # p_i is one-hot at argmax(logits_i): d_{i+1} is accepted iff it is that argmax, and
@@ -121,4 +138,7 @@ def speculative_step(target: Backend, drafter: Drafter | None, last_token: int, 
             residual = p
         return result(i, sample(residual, rng))
     # Every draft accepted: the bonus token comes from p_γ; the cache keeps all of them.
-    return result(len(guess), sample(to_probs(logits[len(guess)], params)[0], rng))
+    p = to_probs(logits[len(guess)], params)[0]
+    if cut_q is not None and np.maximum(p - cut_q, 0.0).sum() > 0.0:
+        p = np.maximum(p - cut_q, 0.0)  # the residual the cut token leaves (above)
+    return result(len(guess), sample(p, rng))
