@@ -31,7 +31,7 @@ from draftlight.engine.reply.events import TextPiece
 from draftlight.store.attachments import attachment_origin
 from draftlight.serve.guard import CORS_HEADERS, CORS_METHODS, Access, GuardMiddleware, access_for
 from draftlight.serve.answer_bodies import chunk, completion, finish_reason, usage
-from draftlight.serve.schema import MAX_BODY_BYTES, ApiError, ChatRequest
+from draftlight.serve.schema import MAX_BODY_BYTES, MAX_USER_CHARS, ApiError, ChatRequest
 from draftlight.serve.serve_worker import ServeWorker, Finished, Job
 from draftlight.serve.file_reading import DocumentReaders, FileLimits, chat_request_from
 from draftlight.serve.completion_schema import parse_completion_request
@@ -152,7 +152,8 @@ async def _chat_completion(request: Request, worker: ServeWorker, readers: Docum
         raise
     loop = asyncio.get_running_loop()
     items: asyncio.Queue = asyncio.Queue()
-    job = Job(chat, _deliver_to(loop, items))
+    job = Job(chat, _deliver_to(loop, items), client=(
+        getattr(chat, "user", "") or request.headers.get("user-agent", "")[:MAX_USER_CHARS]))
     try:
         worker.submit(job)
     except queue.Full:

@@ -28,6 +28,7 @@ MAX_STOPS = 4  # as OpenAI
 MAX_BODY_BYTES = 4 * 2**20  # the JSON body
 MAX_MESSAGES = 2048  # messages in one conversation
 MAX_PREDICTION_CHARS = 512 * 1024  # Predicted Outputs' text; max_tokens is bounded by n_ctx
+MAX_USER_CHARS = 256  # of `user` kept: a label, not a place for a client to store text
 # max_tokens when a request gives none (the context, if smaller). Not the whole context: a
 # model caught in a loop would hold the engine, and every request queued behind it, until a
 # 32k context filled. 2,048 tokens hold a long answer or a source file of ~250 lines; a client
@@ -53,6 +54,7 @@ class ChatRequest:
     stop: tuple[str, ...] = ()
     prediction: str | None = None  # Predicted Outputs: text the reply is expected to resemble
     tools: ToolRequest | None = None  # functions the model may call (tool_request.py)
+    user: str = ""  # OpenAI's `user`: who the client says asks (the window's Served list names it)
 
 
 class TextPart(BaseModel):
@@ -173,6 +175,7 @@ class CheckedChat:
     files: tuple[FileToRead, ...]
     tools: ToolRequest | None = None
     message_keys: tuple[dict, ...] = ()  # each message's tool_calls or tool_call_id, if any
+    user: str = ""  # OpenAI's `user` (ChatRequest.user)
 
     def request(self, attachments: list[Attachment]) -> ChatRequest:
         """The request, `attachments` being the text of `files`, in their order. ApiError
@@ -187,7 +190,7 @@ class CheckedChat:
             raise ApiError(400, "the messages hold no user message with text", param="messages")
         return ChatRequest(messages=messages, params=self.params, stream=self.stream,
                            include_usage=self.include_usage, stop=self.stop,
-                           prediction=self.prediction, tools=self.tools)
+                           prediction=self.prediction, tools=self.tools, user=self.user)
 
 
 def checked_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> CheckedChat:
@@ -232,7 +235,10 @@ def checked_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> CheckedCh
         tools=tool_request(data),
         message_keys=tuple(message_tool_keys(m.role, m.tool_calls, m.tool_call_id,
                                              f"messages[{i}]")
-                           for i, m in enumerate(chat.messages)))
+                           for i, m in enumerate(chat.messages)),
+        # OpenAI's `user` is only a label for the client's end user: anything but a string is
+        # ignored rather than refused, as unknown fields are
+        user=data["user"][:MAX_USER_CHARS] if isinstance(data.get("user"), str) else "")
 
 
 def _field_error(error: dict) -> ApiError:

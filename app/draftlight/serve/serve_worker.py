@@ -63,6 +63,8 @@ class Job:
     request: ChatRequest | None  # None once cancelled (see cancel)
     deliver: Callable[[object], None]
     cancelled: threading.Event = field(default_factory=threading.Event)
+    # who asked, as the window's Served list names it: the request's `user`, else its User-Agent
+    client: str = ""
 
     def cancel(self) -> None:
         """The client left or the server stops: the engine skips the job, or stops it at its

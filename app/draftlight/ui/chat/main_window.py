@@ -29,6 +29,7 @@ from draftlight.ui.chat.window_models import WindowModels
 from draftlight.ui.chat.window_wiring import WindowWiring
 from draftlight.ui.chat.window_place import remember_place, restore_place
 from draftlight.ui.chat.session import ChatSession
+from draftlight.ui.chat.served_list import add_served_dock
 from draftlight.ui.chat.history_settle import HistorySettle
 from draftlight.engine_spec import EngineSpec
 from draftlight.ui.engine.model_loader import ModelLoader
@@ -78,6 +79,8 @@ class MainWindow(WindowWiring, WindowModels, QMainWindow):
         self.held_message = HeldMessage(self)  # Enter while nothing can be sent: why
         self._crash_line = ""  # the banner's line about the engine's crash, till it is back
         self._build_toolbar_and_menu()
+        # View ▸ Served requests: what the local server answers, watched live
+        self.served_dock = add_served_dock(self, self.serve_switch.runner.log)
         self._connect()
         restore_place(self)
         if settings_message:

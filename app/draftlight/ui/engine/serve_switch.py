@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 
 from draftlight.ui.engine.engine_thread import EngineThread
+from draftlight.ui.engine.served_log import ServedLog
 from draftlight.modes import AUTO, Mode
 from draftlight.ui.widgets.plain_text import plain_label
 
@@ -38,8 +39,9 @@ class WindowRunner(QObject):
         self.n_ctx = 4096
         self.mode = AUTO
         self.answered = 0
-        self._jobs: set = set()
+        self._jobs: dict = {}  # each waiting or running job, with its record in `log`
         self._lock = threading.Lock()
+        self.log = ServedLog()  # what the window's Served list shows (ui/chat/served_list.py)
         engine.worker.served.connect(self._ended, Qt.QueuedConnection)
 
     @property
@@ -55,13 +57,15 @@ class WindowRunner(QObject):
             live = sum(1 for waiting in self._jobs if not waiting.cancelled.is_set())
             if live > QUEUE_SIZE:  # one running, QUEUE_SIZE waiting; clients gone hold none
                 raise queue.Full
-            self._jobs.add(job)
+            served = self._jobs[job] = self.log.add(
+                job.request, getattr(job, "client", ""), str(self.mode))
         to_client = job.deliver
 
         def deliver(item) -> None:
             if isinstance(item, Finished):
                 with self._lock:
                     self.answered += 1
+            self.log.take(served, item)
             to_client(item)
 
         # The routes' own Job goes to the engine thread (not a copy), so that when its client
@@ -82,7 +86,9 @@ class WindowRunner(QObject):
 
     def _ended(self, job) -> None:
         with self._lock:
-            self._jobs.discard(job)
+            served = self._jobs.pop(job, None)
+        if served is not None:
+            self.log.ended(served)
         self.changed.emit()
 
 

@@ -28,6 +28,9 @@ class Source:
     role: str
     text: str
     number: int = 0
+    # how to name it outside the user's own chat ("the request's message 3" of a served
+    # request, ui/chat/served_chat.py); "" for the chat's own words (place)
+    place: str = ""
 
 
 def origins_of(runs: list, figures: ReplyFigures | None) -> list[RunOrigin | None]:
@@ -83,6 +86,8 @@ def describe(origin: RunOrigin | None, source: Source | None) -> str:
         return "copied from the earlier answer (the one Regenerate replaced)"
     if kind == "reply":
         where = place("reply")
+    elif kind == "message" and source is not None and source.place:
+        where = source.place
     elif kind == "message":
         where = place(origin.role or "", source.number if source else 0)
     else:
@@ -100,7 +105,8 @@ def describe(origin: RunOrigin | None, source: Source | None) -> str:
 
 SHARES = {"user": "copied from your messages", "system": "copied from the system prompt",
           "assistant": "copied from earlier replies", "reply": "copied from earlier in this reply",
-          "model": "guessed by the draft model"}
+          "model": "guessed by the draft model",
+          "request": "copied from the request's messages", "tool": "copied from tool results"}
 FILE = "file:"  # a share's key for a file: FILE + its name (attached, or the one edited)
 PREDICTION = "prediction:"  # a share's key for a Predicted Output that is no file
 
@@ -122,6 +128,8 @@ def share_key(origin: RunOrigin | None, source: Source | None) -> str | None:
         name = origin.source or "the earlier answer"
         return (FILE if origin.source and origin.file is not False else PREDICTION) + name
     key = category(origin)
+    if key is not None and origin.kind == "message" and source is not None and source.place:
+        return "tool" if origin.role == "tool" else "request"  # a served request's message
     if key == "user":
         return _attached_file(origin, source) or key
     return key
