@@ -126,6 +126,34 @@ def test_an_opened_request_streams_its_reply_while_it_is_written(qtbot, open_win
     assert reply.text == "The quick brown fox." and "done" in served.heading.text()
 
 
+def test_runs_copied_from_a_tool_result_or_the_prediction_say_so(qtbot, open_window):
+    script = [("It is", "target", 0),
+              (" 21 C", "draft", 1, {"kind": "message", "message": 3, "start": 0, "end": 4}),
+              (" in Paris", "draft", 2, {"kind": "prediction", "start": 10, "end": 19}),
+              (".", "target", 2)]
+    window = open_window(factory=ServableFactory(script=script), settings=Settings(serve_port=0))
+    window.serve_switch.action.trigger()
+    server = window.serve_switch.server
+    model = json.loads(request(server, "GET", "/v1/models")[2])["data"][0]["id"]
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}
+    ask(qtbot, server, {"model": model, "user": "agent", "messages": [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "21 C in Paris"}],
+        "prediction": {"type": "content", "content": "It is 21 C in Paris."}})
+    window.served_dock.show()
+    served = window.served_dock.widget()
+    served.refresh()
+    served.open_request(1)
+    reply = served.chat.reply
+    assert reply.text == "It is 21 C in Paris." and reply.runs == [[5, 10, 1], [10, 19, 1]]
+    assert reply.run_origins.tip(0) == "copied from the tool result in message 4: '21 C in Paris'"
+    assert reply.run_origins.tip(1) == "copied from the request's prediction"
+    assert [v.title.text() for v in served.chat.messages[:4]] == [
+        "Message 1 · system", "Message 2 · user", "Message 3 · assistant", "Message 4 · tool"]
+
+
 def test_the_log_keeps_the_latest_requests_and_a_bounded_share_of_their_text():
     class Sent:
         messages = [{"role": "user", "content": "x" * 300_000}]

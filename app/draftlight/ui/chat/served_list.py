@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QDockWidget, QHBoxLayout, QListWidget, QListWidge
                                QMainWindow, QPushButton, QStackedWidget, QVBoxLayout, QWidget)
 
 from draftlight.ui.chat.served_chat import ServedChat
-from draftlight.ui.engine.served_log import DONE, ServedLog, ServedRequest
+from draftlight.ui.engine.served_log import RUNNING, ServedLog, ServedRequest
 from draftlight.ui.widgets.elided_label import ElidedLabel
 
 REFRESH_MS = 150  # how often the list and an opened reply are redrawn, at most
@@ -35,8 +35,9 @@ def row_line(served: ServedRequest, now: float | None = None) -> str:
         rate = stats.new_tokens / stats.seconds
     else:
         started = served.first_piece_at
-        span = ((served.last_piece_at if served.state == DONE else now) - started
-                if started is not None else 0.0)
+        # a reply under way is measured up to now; one that ended, up to its last piece
+        end = now if served.state == RUNNING else served.last_piece_at or now
+        span = end - started if started is not None else 0.0
         rate = served.tokens / span if span > 0.05 else 0.0
     parts = [f"#{served.number} {served.client or 'a client'}", f"{tokens:,} tokens"]
     if rate:
