@@ -76,6 +76,8 @@ def test_served_requests_are_listed_by_client_and_open_read_only(qtbot, open_win
     assert first.startswith("#1 test-agent") and "4 tokens" in first
     assert "50% drafted" in first  # 2 of its 4 pieces were accepted drafts
 
+    if os.environ.get("DRAFTLIGHT_SCREENSHOTS"):
+        window.served_dock.grab().save("/tmp/served-rows-800x600.png")
     rows.setCurrentRow(1)
     rows.itemActivated.emit(rows.item(1))
     chat = window.served_dock.widget().chat

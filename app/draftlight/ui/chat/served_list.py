@@ -58,6 +58,8 @@ class ServedList(QWidget):
         self._seen = -1  # the log's version last drawn
         self.rows = QListWidget()
         self.rows.setObjectName("served-rows")
+        self.rows.setStyleSheet("QListWidget#served-rows::item { padding: 5px 6px; }")
+        self.rows.setAlternatingRowColors(True)  # rows of the same width read apart
         self.rows.setToolTip("Requests to File ▸ Serve on localhost, newest first; "
                              "open one to watch its reply")
         self.rows.itemActivated.connect(self._open_item)
