@@ -121,7 +121,7 @@ def test_prediction_is_text_or_text_parts():
     ({"model": MODEL, "messages": HELLO, "tools": [{"type": "function"}]}, "tools[0]"),
     ({"model": MODEL, "messages": HELLO, "functions": [{"name": "f"}]}, "functions"),
     ({"model": MODEL, "messages": HELLO, "logprobs": True}, "logprobs"),
-    ({"model": MODEL, "messages": HELLO, "response_format": {"type": "json_object"}},
+    ({"model": MODEL, "messages": HELLO, "response_format": {"type": "xml"}},
      "response_format"),
 ])
 def test_bad_requests_are_400_with_the_parameter_named(body, param):

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, StrictBool, StrictInt, StrictStr, Validat
 
 from draftlight.engine.core.sampling import SamplingParams
 from draftlight.serve.api_error import ApiError
+from draftlight.serve.response_format import response_grammar
 from draftlight.serve.file_parts import (MAX_REQUEST_FILE_TEXT, FileToRead, charged, file_error,
                                          identified_part)
 from draftlight.serve.tool_request import ToolRequest, message_tool_keys, tool_request
@@ -41,7 +42,7 @@ UNSUPPORTED = {
     "functions": "no functions (send 'tools')", "function_call": "'none' (send 'tool_choice')",
     "logprobs": "false", "top_logprobs": "0",
     "presence_penalty": "0", "frequency_penalty": "0", "logit_bias": "no bias",
-    "audio": "no audio", "response_format": "{'type': 'text'}", "modalities": "['text']",
+    "audio": "no audio", "modalities": "['text']",
 }
 
 
@@ -54,6 +55,7 @@ class ChatRequest:
     stop: tuple[str, ...] = ()
     prediction: str | None = None  # Predicted Outputs: text the reply is expected to resemble
     tools: ToolRequest | None = None  # functions the model may call (tool_request.py)
+    grammar: str | None = None  # structured output: GBNF the reply keeps to (response_format.py)
     user: str = ""  # OpenAI's `user`: who the client says asks (the window's Served list names it)
 
 
@@ -175,6 +177,7 @@ class CheckedChat:
     files: tuple[FileToRead, ...]
     tools: ToolRequest | None = None
     message_keys: tuple[dict, ...] = ()  # each message's tool_calls or tool_call_id, if any
+    grammar: str | None = None  # structured output (ChatRequest.grammar)
     user: str = ""  # OpenAI's `user` (ChatRequest.user)
 
     def request(self, attachments: list[Attachment]) -> ChatRequest:
@@ -190,7 +193,7 @@ class CheckedChat:
             raise ApiError(400, "the messages hold no user message with text", param="messages")
         return ChatRequest(messages=messages, params=self.params, stream=self.stream,
                            include_usage=self.include_usage, stop=self.stop,
-                           prediction=self.prediction, tools=self.tools, user=self.user)
+                           prediction=self.prediction, tools=self.tools, grammar=self.grammar, user=self.user)
 
 
 def checked_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> CheckedChat:
@@ -221,6 +224,10 @@ def checked_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> CheckedCh
                        param="prediction")
     files: list[FileToRead] = []
     messages = _messages(chat.messages, files)
+    tools, grammar = tool_request(data), response_grammar(data.get("response_format"))
+    if tools is not None and grammar is not None:  # the grammar would forbid a call's markup
+        raise ApiError(400, "'response_format' other than text cannot be combined with 'tools'",
+                       param="response_format", code="unsupported_parameter")
     return CheckedChat(
         messages=messages,
         params=SamplingParams(
@@ -232,7 +239,7 @@ def checked_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> CheckedCh
         stop=_stops(chat.stop),
         prediction=prediction or None,
         files=tuple(files),
-        tools=tool_request(data),
+        tools=tools, grammar=grammar,
         message_keys=tuple(message_tool_keys(m.role, m.tool_calls, m.tool_call_id,
                                              f"messages[{i}]")
                            for i, m in enumerate(chat.messages)),

@@ -20,6 +20,7 @@ progress, with what was written and finish_reason "length", as when max_tokens i
 
 from __future__ import annotations
 
+import inspect
 import logging
 import queue
 import threading
@@ -173,14 +174,22 @@ def run_job(engine, job: Job, mode: Mode, *,
         except ApiError as exc:
             job.deliver(exc)
             return
+    grammar = getattr(request, "grammar", None)  # structured output (response_format.py)
+    if grammar is not None and "grammar" not in inspect.signature(engine.generate).parameters:
+        job.deliver(ApiError(400, "'response_format' other than text needs Draftlight's own "
+                                  "engine; this server's engine applies no grammar",
+                             param="response_format", code="unsupported_parameter"))
+        return
     prompt_tokens = _prompt_that_fits(engine, job, request)
     if prompt_tokens is None:
         return
     job.deliver(Started(prompt_tokens, tools=plan))
     raw = getattr(request, "raw_prompt", None)  # a text completion (completion_schema.py)
+    extra = {"raw_prompt": raw} if raw is not None else {}
+    if grammar is not None:
+        extra["grammar"] = grammar
     events = engine.generate(request.messages, request.params, mode,
-                             prediction=request.prediction,
-                             **({"raw_prompt": raw} if raw is not None else {}))
+                             prediction=request.prediction, **extra)
     try:
         _stream_reply(events, job, request.stop, mode, deadline, prompt_tokens)
     except EngineCrashed as exc:  # the host ended mid-reply: the next request restarts it

@@ -9,7 +9,7 @@ ExtraOnTrust), loads the models SPEC names (Engine.load), says {"loading": fract
 weights load, then {"ready": {modes, n_ctx, load_notices}} (or {"failed": error}), and answers
 one request at a time, on this process's main thread, which owns the Llama:
 
-    {"id", "op": "generate", messages, params, mode, prediction, raw_prompt}
+    {"id", "op": "generate", messages, params, mode, prediction, raw_prompt, grammar}
                                                             -> {"id", "events"}...,
                                                                {"id", "events", "end"}
                              (one line a pass: its pieces and its Progress, together; quick
@@ -167,6 +167,7 @@ def _send_generation(engine, out: _Output, request: dict, should_cancel, debug) 
     events = engine.generate(request["messages"], wire.params_from(request["params"]),
                              Mode.parse(request["mode"]), prediction=request.get("prediction"),
                              raw_prompt=RawPrompt.from_record(request.get("raw_prompt")),
+                             grammar=request.get("grammar"),
                              should_stop=should_cancel, on_read=on_read)
     batch: list[dict] = []
     sent = 0.0

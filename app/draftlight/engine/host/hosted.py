@@ -74,15 +74,17 @@ class HostedEngine(HostWaits):
 
     def generate(self, messages: list[dict[str, str]], params: SamplingParams, mode: Mode, *,
                  prediction: str | None = None,
-                 raw_prompt: RawPrompt | None = None) -> Iterator[Event]:
+                 raw_prompt: RawPrompt | None = None,
+                 grammar: str | None = None) -> Iterator[Event]:
         """The host's events for this reply (Engine.generate's: `raw_prompt` completes a text
-        as given); closing the iterator cancels it there.
+        as given, `grammar` constrains it); closing the iterator cancels it there.
 
         Raises:
             EngineCrashed: the host ended or hung mid-reply (the events so far were given)."""
         request = {"op": "generate", "messages": messages, "params": wire.params_record(params),
                    "mode": str(mode), "prediction": prediction,
-                   "raw_prompt": raw_prompt.record() if raw_prompt is not None else None}
+                   "raw_prompt": raw_prompt.record() if raw_prompt is not None else None,
+                   "grammar": grammar}
         with self._lock:
             for attempt in range(2):
                 ident = self._send(request)
