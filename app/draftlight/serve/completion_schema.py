@@ -4,7 +4,6 @@ rules and worded by the same errors as schema.py's chat request. No I/O."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Annotated, Any, Optional, Union
 
@@ -13,6 +12,7 @@ from pydantic import BaseModel, Field, StrictBool, StrictInt, StrictStr, Validat
 from draftlight.engine.core.sampling import SamplingParams
 from draftlight.engine.text.raw_prompt import RawPrompt
 from draftlight.serve.schema import (DEFAULT_TEMPERATURE, MAX_PREDICTION_CHARS, ApiError, Number,
+                                     json_object_body,
                                      PredictionBody, StreamOptions, _field_error,
                                      _refuse_unsupported, _stops, _text)
 
@@ -55,12 +55,7 @@ class CompletionBody(BaseModel):
 def parse_completion_request(body: bytes, *, model_id: str, n_ctx: int) -> CompletionRequest:
     """Validate a POST /v1/completions body; raise ApiError (4xx) on anything wrong.
     `max_tokens` defaults to DEFAULT_COMPLETION_TOKENS (OpenAI's) and may reach `n_ctx`."""
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise ApiError(400, f"the body is not valid JSON ({exc})", code="invalid_json") from None
-    if not isinstance(data, dict):
-        raise ApiError(400, "the body must be a JSON object")
+    data = json_object_body(body)
     _refuse_what_is_not_done(data)
     _refuse_unsupported({k: v for k, v in data.items() if k != "logprobs"})
     try:

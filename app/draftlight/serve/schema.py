@@ -196,15 +196,21 @@ class CheckedChat:
                            prediction=self.prediction, tools=self.tools, grammar=self.grammar, user=self.user)
 
 
-def checked_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> CheckedChat:
-    """Validate a POST /v1/chat/completions body, its file parts identified but not read;
-    raise ApiError (4xx) on anything wrong."""
+def json_object_body(body: bytes) -> dict:
+    """A request's body as a JSON object; ApiError 400 where it is not one (every endpoint)."""
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ApiError(400, f"the body is not valid JSON ({exc})", code="invalid_json") from None
     if not isinstance(data, dict):
         raise ApiError(400, "the body must be a JSON object")
+    return data
+
+
+def checked_chat_request(body: bytes, *, model_id: str, n_ctx: int) -> CheckedChat:
+    """Validate a POST /v1/chat/completions body, its file parts identified but not read;
+    raise ApiError (4xx) on anything wrong."""
+    data = json_object_body(body)
     _refuse_unsupported(data)
     try:
         chat = ChatBody.model_validate(data)
